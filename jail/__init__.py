@@ -1,0 +1,7 @@
+"""What runs inside the jail: the OS layers (namespaces, rlimits, filesystem,
+privileges, seccomp), the Python layers (AST policy, builtins) and the runner.
+
+Every module here runs in a process that user code may later run in, or in the
+zygote that forks them. Nothing here may import launcher-side modules that open
+sockets or files outside the session.
+"""

@@ -1,0 +1,242 @@
+"""Profiles: declarative TOML files that say how tight the jail is.
+
+A profile is data, never code: it is parsed with :mod:`tomllib`, validated
+against the schema below, and turned into a frozen :class:`Profile`. Unknown
+keys and wrong types are errors (a typo must not silently loosen a layer).
+
+Profiles are looked up by name in ``$BUILD123D_LAUNCHER_PROFILES`` (if set),
+then in the repository's ``profiles/`` directory; a path to a ``.toml`` file is
+accepted too. ``extends = "default"`` starts from another profile and overrides
+tables key by key (test profiles use it so they test exactly what users run).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LAYERS = ("userns", "namespaces", "rlimits", "mountview", "landlock", "privileges",
+          "seccomp", "ast_policy", "builtins")
+OS_LAYERS = LAYERS[:6]
+MODES = ("required", "best-effort", "off")
+
+REPO_PROFILES = Path(__file__).resolve().parent.parent / "profiles"
+
+_LIMIT_KEYS = {
+    "timeout_s": float, "cpu_s": int, "memory_mb": int, "nproc": int, "nofile": int,
+    "max_code_bytes": int, "max_output_bytes": int, "max_result_bytes": int,
+    "max_export_bytes": int, "max_snapshots": int, "max_sessions": int,
+}
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be loaded; the message names the file and key."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout_s: float = 30.0
+    cpu_s: int = 60
+    memory_mb: int = 3072
+    nproc: int = 64
+    nofile: int = 128
+    max_code_bytes: int = 262144
+    max_output_bytes: int = 65536
+    max_result_bytes: int = 262144
+    max_export_bytes: int = 100 * 1024 * 1024
+    max_snapshots: int = 16
+    max_sessions: int = 64
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    source: str
+    limits: Limits
+    layers: dict[str, str]
+    read_paths: tuple[str, ...]
+    devices: tuple[str, ...]
+    allowed_imports: tuple[str, ...]
+    blocked_calls: tuple[str, ...]
+    seccomp_default: str
+    seccomp_allow: tuple[str, ...]
+    seccomp_kill: tuple[str, ...]
+    seccomp_enosys: tuple[str, ...]
+    require_landlock_abi: int = 1
+    extra: dict = field(default_factory=dict)
+
+    def mode(self, layer: str) -> str:
+        return self.layers[layer]
+
+    def on(self, layer: str) -> bool:
+        return self.layers[layer] != "off"
+
+    def required(self, layer: str) -> bool:
+        return self.layers[layer] == "required"
+
+    def to_wire(self) -> dict:
+        """The JSON-safe form sent to the zygote (which re-validates it)."""
+        return {
+            "name": self.name, "description": self.description, "source": self.source,
+            "limits": self.limits.__dict__.copy(), "layers": dict(self.layers),
+            "read_paths": list(self.read_paths), "devices": list(self.devices),
+            "allowed_imports": list(self.allowed_imports),
+            "blocked_calls": list(self.blocked_calls),
+            "seccomp_default": self.seccomp_default,
+            "seccomp_allow": list(self.seccomp_allow), "seccomp_kill": list(self.seccomp_kill),
+            "seccomp_enosys": list(self.seccomp_enosys),
+            "require_landlock_abi": self.require_landlock_abi,
+        }
+
+    @classmethod
+    def from_wire(cls, d: dict) -> "Profile":
+        return cls(
+            name=d["name"], description=d["description"], source=d["source"],
+            limits=Limits(**d["limits"]), layers=dict(d["layers"]),
+            read_paths=tuple(d["read_paths"]), devices=tuple(d["devices"]),
+            allowed_imports=tuple(d["allowed_imports"]), blocked_calls=tuple(d["blocked_calls"]),
+            seccomp_default=d["seccomp_default"], seccomp_allow=tuple(d["seccomp_allow"]),
+            seccomp_kill=tuple(d["seccomp_kill"]), seccomp_enosys=tuple(d["seccomp_enosys"]),
+            require_landlock_abi=int(d.get("require_landlock_abi", 1)),
+        )
+
+
+def search_dirs() -> list[Path]:
+    dirs = []
+    env = os.environ.get("BUILD123D_LAUNCHER_PROFILES")
+    if env:
+        dirs.extend(Path(p) for p in env.split(os.pathsep) if p)
+    dirs.append(REPO_PROFILES)
+    return dirs
+
+
+def find_profile(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix == ".toml":
+        if not p.is_file():
+            raise ProfileError(f"profile file {p} does not exist")
+        return p.resolve()
+    if "/" in name_or_path or not name_or_path.replace("-", "").replace("_", "").isalnum():
+        raise ProfileError(f"bad profile name {name_or_path!r}: use a name like 'default' or a path to a .toml file")
+    for d in search_dirs():
+        cand = d / f"{name_or_path}.toml"
+        if cand.is_file():
+            return cand.resolve()
+    raise ProfileError(f"no profile named {name_or_path!r} in {', '.join(map(str, search_dirs()))}")
+
+
+def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict:
+    if path in seen:
+        raise ProfileError(f"{path}: 'extends' loops back to itself")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ProfileError(f"{path}: not valid TOML: {e}") from None
+    base_name = data.pop("extends", None)
+    if base_name is None:
+        return data
+    if not isinstance(base_name, str):
+        raise ProfileError(f"{path}: 'extends' must be a profile name")
+    base_path = find_profile(base_name) if not base_name.endswith(".toml") else (path.parent / base_name).resolve()
+    base = _read(base_path, seen + (path,))
+    merged = dict(base)
+    for key, val in data.items():
+        if isinstance(val, dict) and isinstance(base.get(key), dict):
+            merged[key] = {**base[key], **val}
+        else:
+            merged[key] = val
+    return merged
+
+
+def _strlist(where: str, v) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ProfileError(f"{where} must be a list of strings")
+    return tuple(v)
+
+
+def interpreter_paths() -> dict[str, str]:
+    return {
+        "prefix": sys.prefix,
+        "base_prefix": sys.base_prefix,
+        "stdlib": sysconfig.get_paths()["stdlib"],
+        "site_packages": sysconfig.get_paths()["purelib"],
+        "platlib": sysconfig.get_paths()["platlib"],
+    }
+
+
+def expand_path(p: str) -> str:
+    try:
+        return p.format(**interpreter_paths())
+    except (KeyError, IndexError, ValueError):
+        raise ProfileError(f"filesystem path {p!r} uses an unknown placeholder "
+                           f"(known: {', '.join(sorted(interpreter_paths()))})") from None
+
+
+def load_profile(name_or_path: str = "default") -> Profile:
+    path = find_profile(name_or_path)
+    d = _read(path)
+    where = str(path)
+    known_top = {"name", "description", "limits", "layers", "filesystem", "python", "seccomp"}
+    unknown = set(d) - known_top
+    if unknown:
+        raise ProfileError(f"{where}: unknown key(s) {sorted(unknown)}")
+    lim = d.get("limits", {})
+    for k, v in lim.items():
+        if k not in _LIMIT_KEYS:
+            raise ProfileError(f"{where}: [limits] unknown key {k!r}")
+        typ = _LIMIT_KEYS[k]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (typ is int and not isinstance(v, int)):
+            raise ProfileError(f"{where}: [limits] {k} must be a {typ.__name__}")
+        if v <= 0:
+            raise ProfileError(f"{where}: [limits] {k} must be positive")
+    limits = Limits(**{k: _LIMIT_KEYS[k](v) for k, v in lim.items()})
+    layers_in = d.get("layers", {})
+    layers = {}
+    for k in LAYERS:
+        mode = layers_in.get(k, "required")
+        if mode not in MODES:
+            raise ProfileError(f"{where}: [layers] {k} = {mode!r}; use one of {', '.join(MODES)}")
+        layers[k] = mode
+    unknown = set(layers_in) - set(LAYERS)
+    if unknown:
+        raise ProfileError(f"{where}: [layers] unknown layer(s) {sorted(unknown)}")
+    fs = d.get("filesystem", {})
+    unknown = set(fs) - {"read_paths", "devices", "require_landlock_abi"}
+    if unknown:
+        raise ProfileError(f"{where}: [filesystem] unknown key(s) {sorted(unknown)}")
+    read_paths = tuple(expand_path(p) for p in _strlist(f"{where}: [filesystem] read_paths", fs.get("read_paths", [])))
+    for p in read_paths:
+        if not os.path.isabs(p):
+            raise ProfileError(f"{where}: [filesystem] read path {p!r} is not absolute")
+    devices = _strlist(f"{where}: [filesystem] devices", fs.get("devices", []))
+    py = d.get("python", {})
+    unknown = set(py) - {"allowed_imports", "blocked_calls"}
+    if unknown:
+        raise ProfileError(f"{where}: [python] unknown key(s) {sorted(unknown)}")
+    sc = d.get("seccomp", {})
+    unknown = set(sc) - {"default_action", "allow", "kill", "enosys"}
+    if unknown:
+        raise ProfileError(f"{where}: [seccomp] unknown key(s) {sorted(unknown)}")
+    default_action = sc.get("default_action", "errno")
+    if default_action not in ("errno", "kill"):
+        raise ProfileError(f"{where}: [seccomp] default_action must be 'errno' or 'kill'")
+    return Profile(
+        name=str(d.get("name", path.stem)),
+        description=str(d.get("description", "")),
+        source=where,
+        limits=limits,
+        layers=layers,
+        read_paths=read_paths,
+        devices=devices,
+        allowed_imports=_strlist(f"{where}: [python] allowed_imports", py.get("allowed_imports", [])),
+        blocked_calls=_strlist(f"{where}: [python] blocked_calls", py.get("blocked_calls", [])),
+        seccomp_default=default_action,
+        seccomp_allow=_strlist(f"{where}: [seccomp] allow", sc.get("allow", [])),
+        seccomp_kill=_strlist(f"{where}: [seccomp] kill", sc.get("kill", [])),
+        seccomp_enosys=_strlist(f"{where}: [seccomp] enosys", sc.get("enosys", [])),
+        require_landlock_abi=int(fs.get("require_landlock_abi", 1)),
+    )
