@@ -1,0 +1,75 @@
+"""The orchestrator: applies the "session, once" OS layers in DESIGN.md's order.
+
+Runs in the session init (pid 1 of the session's namespaces) before any user
+code exists; every head, next and snapshot inherits the result through fork.
+Layers are never re-applied (seccomp filters and Landlock domains stack).
+
+Fail closed: a layer the profile marks ``required`` that cannot be applied
+raises :class:`LayerError` and the session never starts. A ``best-effort``
+layer that fails is recorded as skipped (with the reason) for ``doctor``.
+"""
+from __future__ import annotations
+
+import os
+
+from .errors import LayerError
+
+
+def _run(profile, layer: str, evidence: dict, fn, *args, **kw) -> None:
+    mode = profile.mode(layer)
+    if mode == "off":
+        evidence[layer] = {"status": "off"}
+        return
+    try:
+        ev = fn(*args, **kw)
+    except LayerError as e:
+        if mode == "required":
+            raise
+        evidence[layer] = {"status": "skipped", "reason": e.reason}
+        return
+    except Exception as e:  # a bug in a layer must not open the jail
+        if mode == "required":
+            raise LayerError(layer, f"{type(e).__name__}: {e}") from None
+        evidence[layer] = {"status": "skipped", "reason": f"{type(e).__name__}: {e}"}
+        return
+    evidence[layer] = {"status": "applied", **(ev or {})}
+
+
+def apply_session_layers(profile, evidence: dict) -> dict:
+    """Layers 3–6 (2 was applied by the caller's unshare). Mutates and returns ``evidence``."""
+    import importlib
+
+    def mod(name):
+        return importlib.import_module(f"jail.{name}")
+
+    rlimits, namespaces = mod("rlimits"), mod("namespaces")
+    if profile.on("namespaces") and evidence.get("namespaces", {}).get("status") == "applied":
+        evidence["namespaces"].update(namespaces.finish_in_init())
+    lim = profile.limits
+    _run(profile, "rlimits", evidence, rlimits.apply_rlimits,
+         memory_mb=lim.memory_mb, nproc=lim.nproc, nofile=lim.nofile, cpu_s=lim.cpu_s)
+    if evidence.get("namespaces", {}).get("status") != "applied" and profile.on("mountview"):
+        # no mount namespace of our own: never mount on the host
+        _run(profile, "mountview", evidence, _raise, "mountview", "no private mount namespace (namespaces layer off)")
+    else:
+        _run(profile, "mountview", evidence, lambda *a, **k: mod('mountview').apply_mount_view(*a, **k),
+             list(profile.read_paths), list(profile.devices), mount_proc=True)
+    read_paths = list(profile.read_paths)
+    if evidence.get("mountview", {}).get("status") == "applied":
+        # the view's /proc is the session's own procfs (only its processes); the host's is never granted
+        read_paths.append("/proc")
+    _run(profile, "landlock", evidence, lambda *a, **k: mod('landlock').apply_landlock(*a, **k),
+         read_paths, list(profile.devices), min_abi=profile.require_landlock_abi)
+    _run(profile, "privileges", evidence, lambda: mod('privileges').drop_privileges())
+    _run(profile, "seccomp", evidence, lambda *a, **k: mod('seccomp_filter').apply_seccomp(*a, **k),
+         list(profile.seccomp_allow), list(profile.seccomp_kill), list(profile.seccomp_enosys),
+         default_action=profile.seccomp_default)
+    try:
+        os.chdir("/")
+    except OSError:
+        pass
+    return evidence
+
+
+def _raise(layer, reason):
+    raise LayerError(layer, reason)

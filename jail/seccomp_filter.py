@@ -1,0 +1,203 @@
+"""Layer 6: seccomp-bpf syscall allowlist, via pyseccomp (libseccomp). Applied last.
+
+The profile's ``[seccomp] allow`` list was traced from real workloads (the
+zygote's imports, then booleans/fillets/text/meshing/exports to BytesIO, numpy,
+tracebacks, lazy imports, fork/wait, pipes, poll/select, sendmsg/recvmsg on an
+inherited socketpair, sigtimedwait, sleep) with ``strace -f`` and cut to what
+ran after the zygote had imported everything. Everything else gets the
+default action: ``ERRNO(EPERM)`` (or ``KILL_PROCESS`` with
+``default_action = "kill"``); ``enosys`` names get ``ENOSYS`` (``clone3``, so
+glibc falls back to ``clone``); ``kill`` names kill the whole process
+(``SIGSYS``). The filter is synchronised to all threads (TSYNC), and any
+syscall from a foreign ABI (x32, i386 via ``int 0x80``) kills the process.
+
+Hard-coded, whatever the profile says (a profile that lists one of these in
+``allow`` is rejected with LayerError):
+
+* ``clone`` is allowed only with **no** ``CLONE_NEW*`` namespace flag and
+  **without ``CLONE_THREAD``**: the jail is single-threaded. OCCT's thread pool
+  must be pinned to one thread before the first geometry
+  (``OSD_ThreadPool.DefaultPool_s(1)``, done here too when OCP is loaded) and
+  OpenBLAS/OpenMP must be started with ``*_NUM_THREADS=1``; with that the traced
+  workload creates no thread at all. ``pthread_create`` then fails with EPERM
+  (Python: ``RuntimeError: can't start new thread``). Pass ``threads=True``
+  (code, not profile) to allow ``CLONE_THREAD``.
+* ``ioctl`` is allowed only for a few harmless commands (TCGETS, TIOCGWINSZ,
+  FIONREAD, FIONBIO, FIOCLEX, FIONCLEX; compared on the low 32 bits, which is
+  what the kernel uses), so ``TIOCSTI``/``TIOCLINUX`` terminal injection is out.
+* Always denied (see ``HARD_DENY``): socket creation and connect/bind/listen/
+  accept, exec, ptrace and process_vm_*, bpf, perf_event_open, userfaultfd,
+  io_uring, keyrings, every mount/namespace syscall, modules, kexec,
+  personality, kill-style signals to other processes (``tgkill`` stays, for
+  ``raise``/``abort``), setuid-family, reboot/swap/acct/quota, handle-based
+  opens, iopl/ioperm, syslog, clock setting, memfd_secret.
+
+What it does NOT block: the allowed syscalls themselves, on any path or fd the
+filesystem layers let through (``openat`` is allowed: read-only-ness and
+hidden paths are the mount view's and Landlock's job); ``sendmsg``/``recvmsg``
+on inherited sockets; CPU and memory use (rlimits); ``tgkill`` to threads of
+the own process. Seccomp cannot look behind pointers, so path or sockaddr
+arguments are never inspected.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+
+import pyseccomp as sc
+
+from jail.errors import LayerError
+
+LAYER = "seccomp"
+
+CLONE_THREAD = 0x00010000
+CLONE_NEWNS = 0x00020000
+CLONE_NEWCGROUP = 0x02000000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+CLONE_NS_FLAGS = (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC
+                  | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
+
+IOCTL_ALLOWED = {
+    "TCGETS": 0x5401, "TIOCGWINSZ": 0x5413, "FIONREAD": 0x541B, "FIONBIO": 0x5421,
+    "FIONCLEX": 0x5450, "FIOCLEX": 0x5451,
+}
+
+# Syscalls the profile cannot allow. ``clone`` and ``ioctl`` are not here: the
+# profile may list them, and they get the argument filters above.
+HARD_DENY = (
+    "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",
+    "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev",
+    "bpf", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "keyctl", "add_key", "request_key",
+    "mount", "umount", "umount2", "fsopen", "fsmount", "fsconfig", "fspick", "move_mount",
+    "open_tree", "open_tree_attr", "mount_setattr", "pivot_root", "chroot", "unshare", "setns",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+    "personality", "vfork",
+    "kill", "tkill", "pidfd_send_signal", "pidfd_open", "pidfd_getfd",
+    "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+    "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid",
+    "setfsuid", "setfsgid", "setgroups", "capset",
+    "reboot", "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "lookup_dcookie",
+    "name_to_handle_at", "open_by_handle_at", "vm86", "vm86old", "iopl", "ioperm",
+    "syslog", "uselib", "nfsservctl", "settimeofday", "clock_settime", "clock_adjtime",
+    "adjtimex", "stime", "memfd_secret", "landlock_create_ruleset", "landlock_add_rule",
+    "mknod", "mknodat", "sethostname", "setdomainname",
+)
+
+_libc = ctypes.CDLL(None, use_errno=True)
+PR_GET_SECCOMP = 21
+
+
+def _resolve(name: str, where: str) -> int:
+    nr = sc.resolve_syscall(sc.system_arch(), name)
+    if nr == -1:  # __NR_SCMP_ERROR: a name libseccomp does not know on any arch
+        raise LayerError(LAYER, f"unknown syscall name {name!r} in [seccomp] {where}; fix the profile")
+    return nr
+
+
+def pin_single_threaded() -> dict:
+    """Pin OCCT's default thread pool to one thread if OCP is loaded (no import
+    otherwise). Returns what was found: {occt_pool_threads, threads_in_process}."""
+    import sys
+    info = {"occt_pool_threads": None}
+    if "OCP.OSD" in sys.modules or "OCP" in sys.modules:
+        try:
+            from OCP.OSD import OSD_ThreadPool
+            info["occt_pool_threads"] = OSD_ThreadPool.DefaultPool_s(1).NbThreads()
+        except Exception as e:  # pragma: no cover - OCP without the binding
+            info["occt_pool_error"] = repr(e)
+    try:
+        info["threads_in_process"] = len(os.listdir("/proc/self/task"))
+    except OSError:
+        info["threads_in_process"] = None
+    return info
+
+
+def _seccomp_mode() -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Seccomp:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    res = _libc.prctl(ctypes.c_int(PR_GET_SECCOMP), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                      ctypes.c_ulong(0), ctypes.c_ulong(0))
+    return res if res >= 0 else None
+
+
+def apply_seccomp(allow, kill, enosys, default_action: str = "errno", *, threads: bool = False) -> dict:
+    """Load the filter (see the module docstring) into this process, all threads.
+
+    ``allow``/``kill``/``enosys`` are syscall names from the profile. Raises
+    LayerError on a forbidden or unknown name or when loading fails. Returns
+    evidence {allowed, denied_hardcoded, killed, enosys, threads_allowed,
+    default_action, ioctl_cmds, threading}."""
+    allow, kill, enosys = list(dict.fromkeys(allow)), list(dict.fromkeys(kill)), list(dict.fromkeys(enosys))
+    bad = sorted(set(allow) & set(HARD_DENY))
+    if bad:
+        raise LayerError(LAYER, f"profile [seccomp] allow lists always-denied syscall(s) {bad}; "
+                         "remove them (the jail never allows them)")
+    both = sorted(set(allow) & (set(kill) | set(enosys)))
+    if both:
+        raise LayerError(LAYER, f"[seccomp] {both} are both allowed and killed/ENOSYS; pick one")
+    if default_action not in ("errno", "kill"):
+        raise LayerError(LAYER, f"[seccomp] default_action {default_action!r}: use 'errno' or 'kill'")
+    default = sc.ERRNO(errno.EPERM) if default_action == "errno" else sc.KILL_PROCESS
+    for name in allow + kill + enosys:
+        _resolve(name, "lists")
+
+    threading = {} if threads else pin_single_threaded()
+    try:
+        f = sc.SyscallFilter(default)
+        f.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
+        f.set_attr(sc.Attr.CTL_TSYNC, 1)
+        f.set_attr(sc.Attr.CTL_NNP, 1)
+        allowed = 0
+        for name in allow:
+            if _resolve(name, "allow") < 0:
+                continue  # not a syscall on this architecture
+            if name == "clone":
+                mask = CLONE_NS_FLAGS | (0 if threads else CLONE_THREAD)
+                f.add_rule(sc.ALLOW, "clone", sc.Arg(0, sc.MASKED_EQ, mask, 0))
+            elif name == "ioctl":
+                for cmd in IOCTL_ALLOWED.values():
+                    f.add_rule(sc.ALLOW, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, cmd))
+            else:
+                f.add_rule(sc.ALLOW, name)
+            allowed += 1
+        killed = []
+        for name in kill:
+            if _resolve(name, "kill") >= 0:
+                if default_action != "kill":  # libseccomp refuses rules equal to the default
+                    f.add_rule(sc.KILL_PROCESS, name)
+                killed.append(name)
+        for name in enosys:
+            if _resolve(name, "enosys") >= 0:
+                f.add_rule(sc.ERRNO(errno.ENOSYS), name)
+        denied = []
+        for name in HARD_DENY:
+            if name in kill or sc.resolve_syscall(sc.system_arch(), name) < 0:
+                continue
+            if default_action != "errno":
+                f.add_rule(sc.ERRNO(errno.EPERM), name)
+            denied.append(name)
+        f.load()
+    except OSError as e:
+        name = errno.errorcode.get(e.errno or 0, str(e.errno))
+        raise LayerError(LAYER, f"building/loading the filter failed: {name} ({e.strerror}); "
+                         "seccomp needs no_new_privs or CAP_SYS_ADMIN and CONFIG_SECCOMP_FILTER") from None
+    mode = _seccomp_mode()
+    if mode != 2:
+        raise LayerError(LAYER, f"after loading, the process reports Seccomp: {mode} (want 2 = filter)")
+    return {
+        "allowed": allowed, "denied_hardcoded": denied, "killed": killed, "enosys": enosys,
+        "threads_allowed": bool(threads), "default_action": default_action,
+        "ioctl_cmds": sorted(IOCTL_ALLOWED) if "ioctl" in allow else [], "threading": threading,
+    }

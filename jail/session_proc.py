@@ -1,0 +1,316 @@
+"""The processes of one session, all forked from the zygote (see DESIGN.md).
+
+    keeper   forked from the zygote; unshares the session's namespaces, forks
+             init, waits for it. Outside the session's pid namespace, never
+             jailed by seccomp, never runs user code, holds no socket.
+    init     pid 1 of the session: applies the OS layers once (jail/apply.py),
+             forks the first head, then only reaps. Never runs user code.
+    head     holds the session's state (the exec namespace); forks ``next``
+             and waits on a pipe; when that pipe reaches EOF (next died, or
+             became a snapshot) it forks a new next. Reports the exit status
+             of a dead next to the launcher.
+    next     a copy of head, already jailed, waiting for one command. It is the
+             only process that reads the session socket. ``execute`` runs the
+             user code here: on success the launcher kills the old head and
+             tells this process to become the head; on failure it is killed.
+    snapshot a former next frozen in ``sigwaitinfo``; SIGUSR1 *from outside the
+             session* (``si_pid == 0``) makes it fork a new head.
+
+Everything these processes send is untrusted by the launcher (a process that
+ran user code may have been rewritten by it): they can lie about their own
+session's results, but all of them are inside the same jail.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import socket
+import sys
+import traceback
+
+from launcher import protocol
+
+SOCK_FD = 3
+
+
+def _send(sock, obj, blob=b""):
+    try:
+        protocol.send(sock, obj, blob)
+    except OSError:
+        os._exit(0)
+
+
+def _detach_stdio(keep: int) -> None:
+    devnull = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    if devnull > 2:
+        os.close(devnull)
+    if keep != SOCK_FD:
+        os.dup2(keep, SOCK_FD)
+        os.close(keep)
+    os.closerange(SOCK_FD + 1, 65536)
+
+
+def keeper_main(sock_fd: int, profile) -> None:
+    """Entry point in the process the zygote forks for a new session."""
+    import prctl
+    from .errors import LayerError
+    from . import namespaces
+
+    code = 0
+    try:
+        prctl.set_pdeathsig(signal.SIGKILL)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        _detach_stdio(sock_fd)
+        sock = socket.socket(fileno=SOCK_FD)
+        evidence: dict = {}
+        if profile.on("namespaces"):
+            try:
+                namespaces.unshare_session()
+                evidence["namespaces"] = {"status": "applied"}
+            except LayerError as e:
+                if profile.required("namespaces"):
+                    _send(sock, {"t": "jail_error", "layer": e.layer, "reason": e.reason})
+                    os._exit(3)
+                evidence["namespaces"] = {"status": "skipped", "reason": e.reason}
+        else:
+            evidence["namespaces"] = {"status": "off"}
+        pid = os.fork()
+        if pid == 0:
+            init_main(sock, profile, evidence)
+            os._exit(0)
+        sock.close()
+        while True:
+            try:
+                _, status = os.waitpid(pid, 0)
+                break
+            except ChildProcessError:
+                break
+            except InterruptedError:
+                continue
+    except BaseException:
+        code = 4
+    os._exit(code)
+
+
+def init_main(sock, profile, evidence) -> None:
+    import prctl
+    from .errors import LayerError
+    from .apply import apply_session_layers
+
+    prctl.set_pdeathsig(signal.SIGKILL)
+    try:
+        apply_session_layers(profile, evidence)
+    except LayerError as e:
+        _send(sock, {"t": "jail_error", "layer": e.layer, "reason": e.reason})
+        os._exit(3)
+    except BaseException as e:
+        _send(sock, {"t": "jail_error", "layer": "internal", "reason": f"{type(e).__name__}: {e}"})
+        os._exit(3)
+    _send(sock, {"t": "init_ok", "evidence": evidence})
+    pid = os.fork()
+    if pid == 0:
+        try:
+            head_main(sock, profile, None)
+        finally:
+            os._exit(0)
+    # pid 1: reap everything, forever; the launcher ends the session by killing us
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            os._exit(0)
+        except InterruptedError:
+            pass
+
+
+def _exit_description(status: int) -> dict:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return {"signal": name}
+    return {"exit_code": os.waitstatus_to_exitcode(status)}
+
+
+def head_main(sock, profile, namespace) -> None:
+    from . import runner
+
+    if namespace is None:
+        namespace = runner.new_namespace(list(profile.allowed_imports), list(profile.blocked_calls),
+                                         python_layers=profile.on("builtins"))
+    while True:
+        gc.collect()
+        gc.freeze()
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError as e:
+            _send(sock, {"t": "head_error", "reason": f"fork failed: {e}"})
+            os.close(r)
+            os.close(w)
+            import time
+            time.sleep(0.5)
+            continue
+        if pid == 0:
+            os.close(r)
+            try:
+                next_main(sock, profile, namespace, w)
+            finally:
+                os._exit(0)
+        os.close(w)
+        while True:
+            try:
+                if not os.read(r, 1):
+                    break
+            except InterruptedError:
+                continue
+        os.close(r)
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done, status = 0, 0
+        if done:
+            _send(sock, {"t": "next_exit", "pid_in_ns": pid, **_exit_description(status)})
+
+
+def _cap_result(result: dict, cap: int) -> dict:
+    import json
+    if len(json.dumps(result)) <= cap:
+        return result
+    result["objects"] = result.get("objects", [])[:20]
+    result["stdout"] = result.get("stdout", "")[: cap // 4]
+    result["stderr"] = result.get("stderr", "")[: cap // 8]
+    result["truncated"] = True
+    return result
+
+
+def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
+    from . import runner
+
+    _send(sock, {"t": "ready"})
+    while True:
+        got = protocol.recv_simple(sock)
+        if got is None:
+            os._exit(0)
+        msg, _ = got
+        op = msg["t"]
+        if op == "execute":
+            result = runner.run(str(msg.get("code", "")), namespace,
+                                python_layers=profile.on("ast_policy"),
+                                allowed_imports=list(profile.allowed_imports),
+                                blocked_calls=list(profile.blocked_calls),
+                                max_output_bytes=profile.limits.max_output_bytes)
+            result = _cap_result(result, profile.limits.max_result_bytes // 2)
+            _send(sock, {"t": "result", **result})
+            if not result.get("ok"):
+                os._exit(0)
+            got = protocol.recv_simple(sock)
+            if got is None or got[0]["t"] != "promote":
+                os._exit(0)
+            os.close(head_pipe_w)
+            head_main(sock, profile, namespace)
+            os._exit(0)
+        elif op == "state":
+            try:
+                objs = runner.summarize(namespace)
+                _send(sock, {"t": "state", "objects": objs})
+            except BaseException as e:
+                _send(sock, {"t": "state", "objects": [], "error": f"{type(e).__name__}: {e}"})
+            os._exit(0)
+        elif op == "export":
+            from . import serialize
+            try:
+                data, meta = serialize.serialize(namespace, str(msg.get("name")), str(msg.get("format")),
+                                                 max_bytes=profile.limits.max_export_bytes)
+                _send(sock, {"t": "export", "ok": True, "size": len(data), **meta}, data)
+            except BaseException as e:
+                _send(sock, {"t": "export", "ok": False, "error": f"{type(e).__name__}: {e}"})
+            os._exit(0)
+        elif op == "snapshot":
+            os.close(head_pipe_w)
+            _send(sock, {"t": "snapshot_ok"})
+            snapshot_main(sock, profile, namespace)
+            os._exit(0)
+        elif op == "probe":
+            _send(sock, {"t": "probe", "evidence": probe_evidence(msg)})
+            os._exit(0)
+        else:
+            _send(sock, {"t": "error", "reason": f"unknown op {op!r}"})
+
+
+def snapshot_main(sock, profile, namespace) -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    while True:
+        info = signal.sigwaitinfo({signal.SIGUSR1})
+        if info.si_pid != 0:  # sent from inside the session: not the launcher
+            continue
+        try:
+            pid = os.fork()
+        except OSError:
+            continue
+        if pid == 0:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+            try:
+                head_main(sock, profile, namespace)
+            finally:
+                os._exit(0)
+
+
+def probe_evidence(msg: dict) -> dict:
+    """What `doctor` shows: facts read back inside a jailed next."""
+    import errno
+    ev: dict = {}
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in ("Uid", "Gid", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs",
+                         "Seccomp", "Seccomp_filters", "NSpid"):
+                    ev[k] = v.strip()
+    except OSError as e:
+        ev["status_error"] = str(e)
+    for name in ("uid_map", "gid_map"):
+        try:
+            ev[name] = open(f"/proc/self/{name}").read().split()
+        except OSError as e:
+            ev[name] = f"unreadable: {e.strerror}"
+    for ns in ("net", "pid", "user", "mnt", "ipc", "uts"):
+        try:
+            ev[f"ns_{ns}"] = os.readlink(f"/proc/self/ns/{ns}")
+        except OSError as e:
+            ev[f"ns_{ns}"] = f"unreadable: {e.strerror}"
+    try:
+        ev["net_dev"] = [l.split(":")[0].strip() for l in open("/proc/net/dev").read().splitlines()[2:]]
+    except OSError as e:
+        ev["net_dev"] = f"unreadable: {e.strerror}"
+    import resource
+    ev["rlimits"] = {n: resource.getrlimit(getattr(resource, n)) for n in
+                     ("RLIMIT_AS", "RLIMIT_NPROC", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_CPU")}
+    ev["pid"] = os.getpid()
+    ev["uid"] = os.getuid()
+    probes = {}
+    for label, path in (("home", os.path.expanduser("~root")), ("etc_shadow", "/etc/shadow"),
+                        ("etc_passwd", "/etc/passwd"), ("tmp", "/tmp")):
+        try:
+            os.stat(path)
+            probes[label] = "visible"
+        except OSError as e:
+            probes[label] = errno.errorcode.get(e.errno, str(e.errno))
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.close()
+        probes["socket_inet"] = "created"
+    except OSError as e:
+        probes["socket_inet"] = errno.errorcode.get(e.errno, str(e.errno))
+    try:
+        os.close(os.open("/probe-write", os.O_WRONLY | os.O_CREAT, 0o600))
+        probes["write_root"] = "created"
+    except OSError as e:
+        probes["write_root"] = errno.errorcode.get(e.errno, str(e.errno))
+    ev["probes"] = probes
+    return ev

@@ -1,0 +1,163 @@
+"""Command line: ``build123d-launcher {mcp,serve,run,demo,doctor,audit}``."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+
+from jail.errors import LayerError
+
+from .profile import ProfileError
+
+DEMO_CODE = '''\
+length, width, thickness = 80.0, 60.0, 10.0
+with BuildPart() as plate:
+    Box(length, width, thickness)
+    with GridLocations(length - 20, width - 20, 2, 2):
+        Hole(radius=4)
+    fillet(plate.edges().filter_by(Axis.Z), radius=3)
+print(f"plate: {len(plate.part.faces())} faces")
+part = plate.part
+'''
+
+
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")
+
+
+def _launcher(args):
+    from .core import Launcher
+    return Launcher(args.profile, output_dir=args.output_dir, jail_uid=args.jail_uid)
+
+
+def cmd_run(args) -> int:
+    from .tools import ToolSet, render
+    code = sys.stdin.read() if args.file == "-" else open(args.file).read()
+    with _launcher(args) as launcher:
+        ts = ToolSet(launcher)
+        res = ts.execute(code)
+        print(render("execute", res) if not args.json else json.dumps(res, indent=1))
+        ts.close()
+        return 0 if res.get("ok") else 1
+
+
+def cmd_demo(args) -> int:
+    from .tools import ToolSet, render
+    print("build123d-launcher demo: a plate with four holes, run in the jail\n")
+    print(DEMO_CODE)
+    with _launcher(args) as launcher:
+        ts = ToolSet(launcher)
+        res = ts.execute(DEMO_CODE)
+        print(render("execute", res))
+        if not res.get("ok"):
+            return 1
+        probe = ts._session().probe()
+        p = probe.get("probes", {})
+        print("\nInside the jail: "
+              f"Seccomp={probe.get('Seccomp')} NoNewPrivs={probe.get('NoNewPrivs')} CapEff={probe.get('CapEff')} "
+              f"uid_map={' '.join(probe.get('uid_map', []) if isinstance(probe.get('uid_map'), list) else [])} "
+              f"net={probe.get('net_dev')} socket(AF_INET)={p.get('socket_inet')} /etc/shadow={p.get('etc_shadow')}")
+        bad = ts.execute("import os\nos.system('id')")
+        print("\nAn escape attempt (import os) is refused:\n" + render("execute", bad))
+        ts.close()
+    return 0
+
+
+def cmd_mcp(args) -> int:
+    from .mcp_server import serve_stdio
+    backend = None
+    if not args.embedded:
+        try:
+            from .daemon_client import connect_backend
+            backend = connect_backend(args.socket, required=bool(args.socket))
+        except ImportError:
+            backend = None
+    if backend is None:
+        from .tools import ToolSet
+        launcher = _launcher(args)
+        backend = ToolSet(launcher)
+        logging.getLogger("build123d_launcher").info("running embedded (profile %s)", launcher.profile.name)
+    try:
+        serve_stdio(backend)
+    finally:
+        try:
+            backend.close()
+        except Exception:
+            pass
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from .doctor import run_doctor
+    return run_doctor(args)
+
+
+def cmd_serve(args) -> int:
+    from .daemon import serve
+    return serve(args)
+
+
+def cmd_audit(args) -> int:
+    from .audit import run_audit
+    return run_audit(args)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="build123d-launcher",
+                                 description="Run untrusted build123d code from AI assistants in an OS jail.")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    def common(p):
+        p.add_argument("--profile", default=os.environ.get("BUILD123D_LAUNCHER_PROFILE", "default"),
+                       help="profile name (profiles/NAME.toml) or path to a .toml file")
+        p.add_argument("--output-dir", default=None, help="where export() writes (default ./build123d-out)")
+        p.add_argument("--jail-uid", default=None, help="host uid/user the jail maps to when run as root "
+                                                        "(default: nobody)")
+
+    p = sub.add_parser("mcp", help="MCP stdio server (uses the daemon if its socket answers)")
+    common(p)
+    p.add_argument("--embedded", action="store_true", help="never use the daemon")
+    p.add_argument("--socket", default=None, help="daemon socket path (fail if it does not answer)")
+    p.set_defaults(fn=cmd_mcp)
+    p = sub.add_parser("serve", help="daemon on a unix socket (systemd user service)")
+    common(p)
+    p.add_argument("--socket", default=None)
+    p.set_defaults(fn=cmd_serve)
+    p = sub.add_parser("run", help="run a file (or - for stdin) in a fresh jailed session")
+    common(p)
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_run)
+    p = sub.add_parser("demo", help="run a small model through the jail")
+    common(p)
+    p.set_defaults(fn=cmd_demo)
+    p = sub.add_parser("doctor", help="show every jail layer: kernel support, applied, evidence")
+    common(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_doctor)
+    p = sub.add_parser("audit", help="run the escape-attempt matrix on this host")
+    common(p)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--markdown", action="store_true")
+    p.add_argument("--only", default=None, help="comma-separated payload ids")
+    p.add_argument("--columns", default="all,os_only,python_only")
+    p.set_defaults(fn=cmd_audit)
+    args = ap.parse_args(argv)
+    _setup_logging(args.verbose)
+    try:
+        return args.fn(args)
+    except LayerError as e:
+        print(f"build123d-launcher: jail layer '{e.layer}' cannot be applied on this host, so no code runs: "
+              f"{e.reason}", file=sys.stderr)
+        return 3
+    except ProfileError as e:
+        print(f"build123d-launcher: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

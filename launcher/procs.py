@@ -1,0 +1,130 @@
+"""Process helpers for the launcher: pidfds, /proc tree walks, certain kills.
+
+Signals go through pidfds (``pidfd_open`` + ``pidfd_send_signal``) so a pid
+recycled by the kernel can never receive a kill meant for a dead process.
+"""
+from __future__ import annotations
+
+import os
+import select
+import signal
+import time
+
+
+def ppid_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # comm may contain spaces/parens: the state field follows the last ')'
+    rest = data[data.rfind(")") + 2:].split()
+    try:
+        return int(rest[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def state_of(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return data[data.rfind(")") + 2:].split()[0]
+
+
+def children_of(pid: int) -> list[int]:
+    out = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out.extend(int(x) for x in f.read().split())
+        except OSError:
+            pass
+    return out
+
+
+def descendants(pid: int) -> list[int]:
+    seen, stack = [], [pid]
+    while stack:
+        p = stack.pop()
+        for c in children_of(p):
+            if c not in seen:
+                seen.append(c)
+                stack.append(c)
+    return seen
+
+
+class Proc:
+    """A process held by pidfd."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.fd = os.pidfd_open(pid)
+
+    def alive(self) -> bool:
+        if self.fd < 0:
+            return False
+        r, _, _ = select.select([self.fd], [], [], 0)
+        if r:
+            return False
+        st = state_of(self.pid)
+        return st is not None and st not in ("Z", "X")
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.fd >= 0:
+            try:
+                signal.pidfd_send_signal(self.fd, sig)
+            except ProcessLookupError:
+                pass
+
+    def wait_dead(self, timeout: float = 2.0) -> bool:
+        """Wait until the process has exited (a zombie counts as exited)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if not self.alive():
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            select.select([self.fd], [], [], min(left, 0.05))
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def kill_strays(root: int, keep: set[int], rounds: int = 50) -> int:
+    """SIGKILL every descendant of ``root`` not in ``keep``, until none is left.
+
+    Each stray is opened by pidfd and re-checked to still descend from ``root``
+    before the signal, so a recycled pid is never hit. Returns how many were killed.
+    """
+    killed = 0
+    for _ in range(rounds):
+        strays = [p for p in descendants(root) if p not in keep and state_of(p) not in (None, "Z", "X")]
+        if not strays:
+            return killed
+        for p in strays:
+            try:
+                pr = Proc(p)
+            except OSError:
+                continue
+            if p in descendants(root):
+                pr.kill()
+                killed += 1
+            pr.close()
+        time.sleep(0.002)
+    return killed

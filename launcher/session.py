@@ -1,0 +1,414 @@
+"""One session, seen from the launcher: a transactional fork chain.
+
+Every call goes to the pre-forked, already jailed ``next`` process. The
+launcher alone decides what happens after it (DESIGN.md invariant 3):
+
+* success: the old head is SIGKILLed (pidfd), strays are killed, and ``next``
+  is told to become the head; it forks the following ``next`` off the
+  critical path (the reply is returned before that fork is awaited);
+* exception, timeout, crash, CPU/memory limit, invalid reply: ``next`` is
+  SIGKILLed, strays are killed; the head, untouched, forks a new next.
+
+So whatever the code did, the session is exactly as it was before a failed
+call. Messages are accepted only from the process expected to send them
+(kernel-stamped pid), and a ``ready`` only from a child of the current head.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import select
+import signal
+import threading
+import time
+
+from jail.errors import LayerError
+
+from . import protocol
+from .procs import Proc, children_of, kill_strays, ppid_of
+
+log = logging.getLogger("build123d_launcher.session")
+
+SNAPSHOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class SessionError(RuntimeError):
+    """A request the session cannot serve; the message is meant for the user."""
+
+
+class SessionDead(SessionError):
+    pass
+
+
+def _err(type_: str, message: str, **kw) -> dict:
+    return {"ok": False, "stdout": "", "stderr": "", "truncated": False, "objects": [],
+            "error": {"type": type_, "message": message, "line": None, "source_line": None, **kw}}
+
+
+class Session:
+    def __init__(self, zygote, profile, sid: str, *, start_timeout: float = 60.0):
+        self.zygote = zygote
+        self.profile = profile
+        self.id = sid
+        self.lock = threading.RLock()
+        self.sock, keeper_pid = zygote.spawn(profile)
+        lim = profile.limits
+        self.rx = protocol.Receiver(self.sock, max(lim.max_result_bytes, lim.max_export_bytes + 65536))
+        self.keeper = Proc(keeper_pid)
+        self.init: Proc | None = None
+        self.head: Proc | None = None
+        self.next: Proc | None = None
+        self.snapshots: dict[str, tuple[Proc, float]] = {}
+        self.last_error: dict | None = None
+        self.last_next_exit: dict | None = None
+        self.ignored_messages = 0
+        self.calls = 0
+        self.evidence: dict = {}
+        self.closed = False
+        try:
+            deadline = time.monotonic() + start_timeout
+            pid, msg, _ = self._wait(("init_ok", "jail_error"), None, deadline, watch=self.keeper,
+                                     accept=lambda p: ppid_of(p) == keeper_pid or p == keeper_pid)
+            if msg["t"] == "jail_error":
+                raise LayerError(str(msg.get("layer", "?")), str(msg.get("reason", "?")))
+            self.init = Proc(pid)
+            self.evidence = msg.get("evidence", {}) if isinstance(msg.get("evidence"), dict) else {}
+            self._await_ready(deadline, parent_of_head=self.init.pid)
+        except BaseException:
+            self.close()
+            raise
+
+    # ------------------------------------------------------------ plumbing
+    def _wait(self, types, pid_expected, deadline, *, watch: Proc | None = None, accept=None):
+        """Next valid message of one of ``types`` from the expected sender.
+
+        Raises TimeoutError at the deadline, SessionDead if ``watch`` dies first.
+        Messages from anyone else are dropped (and counted).
+        """
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            fds = [self.sock] + ([watch.fd] if watch is not None and watch.fd >= 0 else [])
+            r, _, _ = select.select(fds, [], [], left)
+            if not r:
+                continue
+            if self.sock in r:
+                got = self.rx.read_one()
+                if got is None:
+                    raise SessionDead("the session's socket closed")
+                pid, msg, blob, err = got
+                ok_sender = (pid == pid_expected) if pid_expected is not None else bool(accept and accept(pid))
+                if pid_expected is None and accept is None:
+                    ok_sender = True
+                if msg is None and err is None:
+                    continue  # more datagrams to come
+                if err is not None:
+                    if ok_sender:
+                        raise protocol.ProtocolError(err)
+                    self.ignored_messages += 1
+                    continue
+                if msg["t"] == "next_exit" and self.head is not None and pid == self.head.pid:
+                    self.last_next_exit = msg
+                    continue
+                if ok_sender and msg["t"] in types:
+                    return pid, msg, blob
+                self.ignored_messages += 1
+                continue
+            if watch is not None and not watch.alive():
+                # drain what it may have sent just before dying
+                while select.select([self.sock], [], [], 0)[0]:
+                    got = self.rx.read_one()
+                    if got is None:
+                        break
+                    pid, msg, blob, err = got
+                    if msg is not None and msg["t"] in types and (pid == pid_expected):
+                        return pid, msg, blob
+                    if msg is not None and msg["t"] == "next_exit" and self.head and pid == self.head.pid:
+                        self.last_next_exit = msg
+                raise SessionDead(f"process {watch.pid} died")
+
+    def _await_ready(self, deadline, *, parent_of_head: int | None = None) -> None:
+        """Wait for a `ready` from a child of the head (or, at start, from the first head)."""
+        def accept(p):
+            pp = ppid_of(p)
+            if self.head is not None:
+                return pp == self.head.pid
+            return pp is not None and ppid_of(pp) == parent_of_head
+
+        watch = self.head or self.init
+        pid, _msg, _ = self._wait(("ready",), None, deadline, watch=watch, accept=accept)
+        if self.head is None:
+            self.head = Proc(ppid_of(pid))
+        self.next = Proc(pid)
+
+    def _ensure_next(self, timeout: float = 30.0) -> None:
+        if self.closed:
+            raise SessionDead("this session is closed")
+        if self.next is not None and self.next.alive():
+            return
+        if self.head is None or not self.head.alive():
+            raise SessionDead("the session lost its head process")
+        self.next = None
+        try:
+            self._await_ready(time.monotonic() + timeout)
+        except TimeoutError:
+            raise SessionDead("the head did not fork a new child in time") from None
+
+    def _known(self) -> set[int]:
+        keep = {p.pid for p in (self.init, self.head, self.next) if p is not None}
+        keep |= {p.pid for p, _ in self.snapshots.values()}
+        return keep
+
+    def _discard_next(self) -> None:
+        if self.next is not None:
+            self.next.kill()
+            self.next.wait_dead(2.0)
+            self.next.close()
+            self.next = None
+        self._sweep()
+
+    def _sweep(self) -> None:
+        # children of the head are its (re)forked nexts: the head runs only our loop
+        # since it was promoted, and strays of the call that promoted it were killed then
+        if self.init is not None:
+            keep = self._known()
+            if self.head is not None:
+                keep |= set(children_of(self.head.pid))
+            n = kill_strays(self.init.pid, keep)
+            if n:
+                log.info("session %s: killed %d stray process(es) left by user code", self.id, n)
+
+    def _send(self, obj: dict) -> None:
+        try:
+            protocol.send(self.sock, obj)
+        except OSError as e:
+            raise SessionDead(f"cannot reach the session: {e}") from None
+
+    def _died_reason(self) -> str:
+        time.sleep(0.02)
+        ne = self.last_next_exit
+        if ne and "signal" in ne:
+            sig = ne["signal"]
+            hint = {"SIGXCPU": "the CPU-time limit (RLIMIT_CPU) was reached",
+                    "SIGSYS": "a forbidden system call was made (seccomp)",
+                    "SIGSEGV": "it crashed (segmentation fault)",
+                    "SIGABRT": "it aborted",
+                    "SIGKILL": "it was killed (out of memory, or from outside)"}.get(sig, "it was killed")
+            return f"the child process died from {sig}: {hint}"
+        if ne and "exit_code" in ne:
+            return f"the child process exited with code {ne['exit_code']} before replying"
+        return "the child process died before replying"
+
+    # ------------------------------------------------------------ tools
+    def execute(self, code: str) -> dict:
+        with self.lock:
+            lim = self.profile.limits
+            if not isinstance(code, str):
+                return _err("InvalidRequest", "code must be a string")
+            if len(code.encode("utf-8", "surrogatepass")) > lim.max_code_bytes:
+                return self._record(_err("InvalidRequest", f"code is larger than the profile's "
+                                                           f"{lim.max_code_bytes}-byte limit"), code, 0.0, "too-large")
+            self._ensure_next()
+            self.calls += 1
+            self.last_next_exit = None
+            start = time.monotonic()
+            self._send({"t": "execute", "code": code})
+            nxt = self.next
+            try:
+                _pid, msg, _ = self._wait(("result",), nxt.pid, start + lim.timeout_s, watch=nxt)
+            except TimeoutError:
+                self._discard_next()
+                return self._record(_err("Timeout", f"execution exceeded the {lim.timeout_s:g}s wall-clock limit "
+                                                    "and was killed; the session is unchanged"),
+                                    code, start, "timeout")
+            except SessionDead:
+                reason = self._died_reason()
+                self._discard_next()
+                return self._record(_err("ChildDied", f"{reason}; the session is unchanged"), code, start, "died")
+            except protocol.ProtocolError as e:
+                self._discard_next()
+                return self._record(_err("ProtocolError", f"the child sent an invalid reply ({e}) and was "
+                                                          "killed; the session is unchanged"), code, start, "protocol")
+            result = self._validate_result(msg)
+            if not result["ok"]:
+                self._discard_next()
+                return self._record(result, code, start, "error")
+            # success: nxt becomes head
+            old_head = self.head
+            old_head.kill()
+            old_head.wait_dead(2.0)
+            old_head.close()
+            self.head, self.next = nxt, None
+            self._sweep()
+            self._send({"t": "promote"})
+            return self._record(result, code, start, "ok")
+
+    def _validate_result(self, msg: dict) -> dict:
+        ok = msg.get("ok") is True
+        out = {
+            "ok": ok,
+            "stdout": msg.get("stdout") if isinstance(msg.get("stdout"), str) else "",
+            "stderr": msg.get("stderr") if isinstance(msg.get("stderr"), str) else "",
+            "truncated": bool(msg.get("truncated", False)),
+            "objects": [o for o in msg.get("objects", []) if isinstance(o, dict)][:500]
+            if isinstance(msg.get("objects"), list) else [],
+            "error": None,
+            "duration_ms": msg.get("duration_ms") if isinstance(msg.get("duration_ms"), (int, float)) else None,
+        }
+        if not ok:
+            e = msg.get("error") if isinstance(msg.get("error"), dict) else {}
+            out["error"] = {k: e.get(k) for k in ("type", "message", "line", "col", "source_line", "rule")
+                            if isinstance(e.get(k), (str, int, type(None)))}
+            out["error"].setdefault("type", "Error")
+            out["error"].setdefault("message", "")
+        return out
+
+    def _record(self, result: dict, code: str, start: float, outcome: str) -> dict:
+        dur = (time.monotonic() - start) * 1000 if start else 0.0
+        result["wall_ms"] = round(dur, 2)
+        if not result.get("ok"):
+            self.last_error = {**(result.get("error") or {}), "outcome": outcome}
+            line = self.last_error.get("line")
+            if isinstance(line, int) and line > 0 and not self.last_error.get("source_line"):
+                lines = code.splitlines()
+                if line <= len(lines):
+                    self.last_error["source_line"] = lines[line - 1]
+        logging.getLogger("build123d_launcher.audit").info(
+            "execute session=%s sha256=%s outcome=%s duration_ms=%.1f layer=%s", self.id,
+            hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()[:16], outcome, dur,
+            (result.get("error") or {}).get("rule") or (result.get("error") or {}).get("type") or "-")
+        return result
+
+    def _one_shot(self, request: dict, reply: str, timeout: float | None = None):
+        """Serve a read-only request from a disposable next (it exits after replying)."""
+        with self.lock:
+            self._ensure_next()
+            nxt = self.next
+            self._send(request)
+            timeout = timeout or max(self.profile.limits.timeout_s, 10.0)
+            try:
+                _pid, msg, blob = self._wait((reply,), nxt.pid, time.monotonic() + timeout, watch=nxt)
+            except TimeoutError:
+                self._discard_next()
+                raise SessionError(f"{request['t']} did not finish within {timeout:g}s") from None
+            except SessionDead:
+                reason = self._died_reason()
+                self._discard_next()
+                raise SessionError(f"{request['t']} failed: {reason}") from None
+            except protocol.ProtocolError as e:
+                self._discard_next()
+                raise SessionError(f"{request['t']}: invalid reply from the child ({e})") from None
+            self._discard_next()
+            return msg, blob
+
+    def state(self) -> list[dict]:
+        msg, _ = self._one_shot({"t": "state"}, "state")
+        objs = msg.get("objects")
+        return [o for o in objs if isinstance(o, dict)] if isinstance(objs, list) else []
+
+    def probe(self) -> dict:
+        msg, _ = self._one_shot({"t": "probe"}, "probe", timeout=20)
+        return msg.get("evidence") if isinstance(msg.get("evidence"), dict) else {}
+
+    def export_bytes(self, name: str, fmt: str) -> tuple[dict, bytes]:
+        msg, blob = self._one_shot({"t": "export", "name": name, "format": fmt}, "export", timeout=120)
+        if msg.get("ok") is not True:
+            raise SessionError(f"export of {name!r} as {fmt} failed: {msg.get('error', '?')}")
+        if msg.get("size") != len(blob):
+            raise SessionError("export reply size does not match its data")
+        return msg, blob
+
+    # ------------------------------------------------------------ snapshots
+    def save_snapshot(self, name: str) -> dict:
+        with self.lock:
+            if not isinstance(name, str) or not SNAPSHOT_NAME.match(name):
+                raise SessionError("snapshot names are 1–64 characters of letters, digits, '_', '.', '-' "
+                                   "and start with a letter or digit")
+            if name in self.snapshots:
+                raise SessionError(f"snapshot {name!r} exists; delete it first or pick another name")
+            cap = self.profile.limits.max_snapshots
+            if len(self.snapshots) >= cap:
+                raise SessionError(f"this session already holds {cap} snapshots (the profile's max_snapshots); "
+                                   f"delete one first: {', '.join(sorted(self.snapshots))}")
+            self._ensure_next()
+            nxt = self.next
+            self._send({"t": "snapshot"})
+            try:
+                self._wait(("snapshot_ok",), nxt.pid, time.monotonic() + 10, watch=nxt)
+            except (TimeoutError, SessionDead, protocol.ProtocolError):
+                self._discard_next()
+                raise SessionError("the snapshot could not be taken (its process did not answer)") from None
+            self.snapshots[name] = (nxt, time.time())
+            self.next = None
+            return {"name": name, "snapshots": sorted(self.snapshots)}
+
+    def restore_snapshot(self, name: str) -> dict:
+        with self.lock:
+            if name not in self.snapshots:
+                raise SessionError(f"no snapshot named {name!r} (have: {', '.join(sorted(self.snapshots)) or 'none'})")
+            snap, _ = self.snapshots[name]
+            if not snap.alive():
+                del self.snapshots[name]
+                raise SessionError(f"snapshot {name!r} no longer exists (its process was killed)")
+            old_head, old_next = self.head, self.next
+            snap.kill(signal.SIGUSR1)
+
+            def accept(p):
+                pp = ppid_of(p)
+                return pp is not None and ppid_of(pp) == snap.pid
+
+            try:
+                pid, _m, _ = self._wait(("ready",), None, time.monotonic() + 10, watch=snap, accept=accept)
+            except (TimeoutError, SessionDead):
+                raise SessionError(f"snapshot {name!r} did not fork a new head; the session is unchanged") from None
+            new_next = Proc(pid)
+            new_head = Proc(ppid_of(pid))
+            for p in (old_head, old_next):
+                if p is not None:
+                    p.kill()
+            for p in (old_head, old_next):
+                if p is not None:
+                    p.wait_dead(2.0)
+                    p.close()
+            self.head, self.next = new_head, new_next
+            self._sweep()
+            return {"restored": name}
+
+    def delete_snapshot(self, name: str) -> dict:
+        with self.lock:
+            if name not in self.snapshots:
+                raise SessionError(f"no snapshot named {name!r}")
+            snap, _ = self.snapshots.pop(name)
+            snap.kill()
+            snap.wait_dead(2.0)
+            snap.close()
+            return {"deleted": name, "snapshots": sorted(self.snapshots)}
+
+    def list_snapshots(self) -> list[dict]:
+        return [{"name": n, "created": t, "alive": p.alive()} for n, (p, t) in sorted(self.snapshots.items())]
+
+    # ------------------------------------------------------------ lifetime
+    def pids(self) -> dict:
+        return {"keeper": self.keeper.pid, "init": self.init and self.init.pid, "head": self.head and self.head.pid,
+                "next": self.next and self.next.pid,
+                "snapshots": {n: p.pid for n, (p, _) in self.snapshots.items()}}
+
+    def close(self) -> None:
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            procs = [p for p in (self.init, self.keeper) if p is not None]
+            for p in procs:
+                p.kill()
+            for p in procs:
+                p.wait_dead(2.0)
+            for p in [self.init, self.keeper, self.head, self.next] + [p for p, _ in self.snapshots.values()]:
+                if p is not None:
+                    p.close()
+            try:
+                self.sock.close()
+            except OSError:
+                pass
