@@ -202,7 +202,7 @@ class _Checker:
 
     # -- passes ----------------------------------------------------------
     def prepare(self) -> None:
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Call):
                 self.call_funcs.add(id(node.func))
                 f = node.func
@@ -230,8 +230,9 @@ class _Checker:
                     self.module_names[a.asname or a.name] = val
 
     def run(self) -> None:
+        self.nodes = list(ast.walk(self.tree))
         self.prepare()
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Import):
                 self.check_import(node)
             elif isinstance(node, ast.ImportFrom):

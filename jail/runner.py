@@ -56,6 +56,7 @@ def new_namespace(allowed_imports: Sequence[str], blocked_calls: Sequence[str],
         bt = vars(_builtins)  # the real builtins module dict
     ns: dict = {"__builtins__": bt, "__name__": "__main__", "__doc__": None}
     exec(compile("from build123d import *", "<namespace>", "exec"), ns)
+    _star_exports()  # computed once here, inherited by every forked child
     return ns
 
 
@@ -245,6 +246,9 @@ def _error(type_: str, message: str, line: int | None, code_lines: list[str], **
 def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Sequence[str],
         blocked_calls: Sequence[str], max_output_bytes: int) -> dict:
     """Check (optionally), compile and exec ``code`` in ``namespace``.
+
+    ``python_layers`` switches the AST policy (layer 7) only; the builtins
+    (layer 8) are whatever ``new_namespace`` put in the namespace.
 
     Returns ``{"ok", "stdout", "stderr", "truncated", "error", "objects",
     "duration_ms"}``; ``error`` is None or ``{"type", "message", "line",

@@ -23,6 +23,10 @@ class Launcher:
         self.lock = threading.Lock()
         self.sessions: dict[str, Session] = {}
         self._ids = itertools.count(1)
+        if os.geteuid() == 0 and self.profile.on("userns"):
+            from jail.userns import resolve_jail_uid
+            from .preflight import check_jail_can_read
+            check_jail_can_read(*resolve_jail_uid(jail_uid))
         self.zygote = Zygote(userns=self.profile.mode("userns"), jail_uid=jail_uid)
 
     def _zygote(self) -> Zygote:

@@ -1,0 +1,44 @@
+"""Checks made before the zygote starts, so failures name their cause.
+
+When the launcher runs as root the jail maps to an unprivileged host uid
+(``nobody`` by default). That uid must be able to traverse to and read the
+interpreter, the venv and this package, or lazily imported modules fail inside
+the jail with EACCES. We check the permission bits of every ancestor directory.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+from jail.errors import LayerError
+
+
+def _can_traverse(path: Path, uid: int, gid: int) -> str | None:
+    """Return the first ancestor of ``path`` that ``uid`` cannot enter, or None."""
+    p = Path("/")
+    for part in path.resolve().parts[1:]:
+        try:
+            st = p.stat()
+        except OSError:
+            return str(p)
+        mode = st.st_mode
+        ok = (mode & stat.S_IXOTH) or (st.st_uid == uid and mode & stat.S_IXUSR) or (
+            st.st_gid == gid and mode & stat.S_IXGRP)
+        if not ok:
+            return str(p)
+        p = p / part
+    return None
+
+
+def check_jail_can_read(uid: int, gid: int) -> None:
+    import jail
+    paths = [Path(sys.prefix), Path(sys.base_prefix), Path(jail.__file__).parent, Path(os.__file__).parent]
+    for path in paths:
+        bad = _can_traverse(path, uid, gid)
+        if bad:
+            raise LayerError("userns", f"the jail runs as host uid {uid}, which cannot enter {bad} "
+                                       f"(needed to read {path}). Fix: `chmod o+x {bad}`, or install the "
+                                       f"venv and checkout under a world-readable directory, or pass "
+                                       f"--jail-uid with a uid that can read them")
