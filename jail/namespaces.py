@@ -56,9 +56,16 @@ def finish_in_init() -> dict:
     except OSError:
         pass  # reported by the seccomp layer, which denies unshare/setns anyway
     ifaces = []
-    try:
-        ifaces = sorted(os.listdir("/sys/class/net"))
+    try:  # per-process view of the network namespace (sysfs would show the host's)
+        with open("/proc/self/net/dev") as f:
+            for line in f.read().splitlines()[2:]:
+                name, _, rest = line.partition(":")
+                ifaces.append(name.strip())
+        with open(f"/proc/self/net/route") as f:
+            routes = len(f.read().splitlines()) - 1
     except OSError:
-        pass
+        routes = None
+
     return {"pid": os.getpid(), "netns": os.readlink("/proc/self/ns/net"),
-            "pidns": os.readlink("/proc/self/ns/pid"), "interfaces": ifaces}
+            "pidns": os.readlink("/proc/self/ns/pid"), "interfaces": ifaces,
+            "routes": routes}

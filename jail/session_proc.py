@@ -285,12 +285,16 @@ def probe_evidence(msg: dict) -> dict:
         except OSError as e:
             ev[f"ns_{ns}"] = f"unreadable: {e.strerror}"
     try:
-        ev["net_dev"] = [l.split(":")[0].strip() for l in open("/proc/net/dev").read().splitlines()[2:]]
+        ev["net_dev"] = [l.split(":")[0].strip() for l in open("/proc/self/net/dev").read().splitlines()[2:]]
     except OSError as e:
         ev["net_dev"] = f"unreadable: {e.strerror}"
     import resource
     ev["rlimits"] = {n: resource.getrlimit(getattr(resource, n)) for n in
                      ("RLIMIT_AS", "RLIMIT_NPROC", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_CPU")}
+    try:
+        ev["routes"] = len(open("/proc/self/net/route").read().splitlines()) - 1
+    except OSError as e:
+        ev["routes"] = f"unreadable: {e.strerror}"
     ev["pid"] = os.getpid()
     ev["uid"] = os.getuid()
     probes = {}

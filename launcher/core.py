@@ -16,13 +16,17 @@ log = logging.getLogger("build123d_launcher")
 
 class Launcher:
     def __init__(self, profile: Profile | str = "default", *, output_dir: str | os.PathLike | None = None,
-                 jail_uid: str | None = None):
+                 jail_uid: str | None = None, spare_sessions: int = 1):
         self.profile = load_profile(profile) if isinstance(profile, str) else profile
         self.output_dir = Path(output_dir) if output_dir else Path.cwd() / "build123d-out"
         self.jail_uid = jail_uid
         self.lock = threading.Lock()
         self.sessions: dict[str, Session] = {}
         self._ids = itertools.count(1)
+        self.spare_target = spare_sessions
+        self.spares: list[Session] = []
+        self._refilling = False
+        self._closed = False
         if os.geteuid() == 0 and self.profile.on("userns"):
             from jail.userns import resolve_jail_uid
             from .preflight import check_jail_can_read
@@ -37,16 +41,57 @@ class Launcher:
             return self.zygote
 
     def new_session(self) -> Session:
+        """A fresh session; served from a pre-made spare when one is ready (new_session/reset then
+        cost one execute), and a new spare is made in the background."""
         with self.lock:
             live = [s for s in self.sessions.values() if not s.closed]
             if len(live) >= self.profile.limits.max_sessions:
                 raise SessionError(f"the launcher already runs {len(live)} sessions "
                                    f"(the profile's max_sessions); close one first")
-            sid = f"s{next(self._ids)}"
-        s = Session(self._zygote(), self.profile, sid)
+            s = None
+            while self.spares:
+                cand = self.spares.pop()
+                if not cand.closed and cand.head is not None and cand.head.alive():
+                    s = cand
+                    break
+                cand.close()
+            if s is None:
+                sid = f"s{next(self._ids)}"
+        if s is None:
+            s = Session(self._zygote(), self.profile, sid)
         with self.lock:
-            self.sessions[sid] = s
+            self.sessions[s.id] = s
+        self._refill_spares()
         return s
+
+    def _refill_spares(self) -> None:
+        with self.lock:
+            if self._refilling or self._closed or len(self.spares) >= self.spare_target:
+                return
+            self._refilling = True
+
+        def work():
+            try:
+                while True:
+                    with self.lock:
+                        if self._closed or len(self.spares) >= self.spare_target:
+                            return
+                        sid = f"s{next(self._ids)}"
+                    try:
+                        s = Session(self._zygote(), self.profile, sid)
+                    except Exception as e:  # the next new_session() will report it
+                        log.warning("could not pre-make a spare session: %s", e)
+                        return
+                    with self.lock:
+                        if self._closed:
+                            s.close()
+                            return
+                        self.spares.append(s)
+            finally:
+                with self.lock:
+                    self._refilling = False
+
+        threading.Thread(target=work, daemon=True, name="spare-sessions").start()
 
     def close_session(self, s: Session) -> None:
         s.close()
@@ -54,7 +99,10 @@ class Launcher:
             self.sessions.pop(s.id, None)
 
     def close(self) -> None:
-        for s in list(self.sessions.values()):
+        with self.lock:
+            self._closed = True
+            spares, self.spares = self.spares, []
+        for s in list(self.sessions.values()) + spares:
             s.close()
         self.sessions.clear()
         self.zygote.close()
