@@ -232,6 +232,8 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
                 _send(sock, {"t": "export", "ok": False, "error": f"{type(e).__name__}: {e}"})
             os._exit(0)
         elif op == "snapshot":
+            # block SIGUSR1 *before* saying ok: an immediate restore must not kill us
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
             os.close(head_pipe_w)
             _send(sock, {"t": "snapshot_ok"})
             snapshot_main(sock, profile, namespace)

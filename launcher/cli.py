@@ -72,7 +72,8 @@ def cmd_mcp(args) -> int:
     if not args.embedded:
         try:
             from .daemon_client import connect_backend
-            backend = connect_backend(args.socket, required=bool(args.socket))
+            backend = connect_backend(args.socket, required=bool(args.socket), profile=args.profile,
+                                      output_dir=args.output_dir)
         except ImportError:
             backend = None
     if backend is None:
