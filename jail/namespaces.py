@@ -62,7 +62,7 @@ def finish_in_init() -> dict:
                 name, _, rest = line.partition(":")
                 ifaces.append(name.strip())
         with open(f"/proc/self/net/route") as f:
-            routes = len(f.read().splitlines()) - 1
+            routes = max(0, len(f.read().splitlines()) - 1)
     except OSError:
         routes = None
 

@@ -102,20 +102,34 @@ def _resolve(name: str, where: str) -> int:
 
 
 def pin_single_threaded() -> dict:
-    """Pin OCCT's default thread pool to one thread if OCP is loaded (no import
-    otherwise). Returns what was found: {occt_pool_threads, threads_in_process}."""
+    """Pin OCCT's default thread pool to one thread if OCP is loaded (never
+    imports it otherwise). With ``CLONE_THREAD`` denied, a pool of N > 1 threads
+    makes the first boolean wait forever on a futex for a worker that could not
+    be started, so this fails closed instead. Returns {occt_pool_threads,
+    threads_in_process}."""
     import sys
-    info = {"occt_pool_threads": None}
+    info: dict = {"occt_pool_threads": None}
     if "OCP.OSD" in sys.modules or "OCP" in sys.modules:
         try:
             from OCP.OSD import OSD_ThreadPool
-            info["occt_pool_threads"] = OSD_ThreadPool.DefaultPool_s(1).NbThreads()
+            pool = OSD_ThreadPool.DefaultPool_s(1)  # sizes it if nobody created it yet
+            if pool.NbThreads() > 1:
+                # created earlier with more threads; safe only while its workers
+                # were never launched (no geometry ran before the fork)
+                pool.Init(1)
+            info["occt_pool_threads"] = pool.NbThreads()
         except Exception as e:  # pragma: no cover - OCP without the binding
             info["occt_pool_error"] = repr(e)
     try:
         info["threads_in_process"] = len(os.listdir("/proc/self/task"))
     except OSError:
         info["threads_in_process"] = None
+    if (info["occt_pool_threads"] or 1) > 1:
+        raise LayerError(LAYER, f"OCCT's thread pool has {info['occt_pool_threads']} threads but the filter "
+                         "denies CLONE_THREAD: call OSD_ThreadPool.DefaultPool_s(1) in the zygote before any geometry")
+    if (info["threads_in_process"] or 1) > 1:
+        raise LayerError(LAYER, f"the process has {info['threads_in_process']} threads; the jail is "
+                         "single-threaded (set OPENBLAS_NUM_THREADS=1, OMP_NUM_THREADS=1 before numpy)")
     return info
 
 

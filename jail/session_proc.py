@@ -294,7 +294,7 @@ def probe_evidence(msg: dict) -> dict:
     ev["rlimits"] = {n: resource.getrlimit(getattr(resource, n)) for n in
                      ("RLIMIT_AS", "RLIMIT_NPROC", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_CPU")}
     try:
-        ev["routes"] = len(open("/proc/self/net/route").read().splitlines()) - 1
+        ev["routes"] = max(0, len(open("/proc/self/net/route").read().splitlines()) - 1)
     except OSError as e:
         ev["routes"] = f"unreadable: {e.strerror}"
     ev["pid"] = os.getpid()

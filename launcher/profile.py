@@ -165,6 +165,8 @@ def interpreter_paths() -> dict[str, str]:
         "stdlib": sysconfig.get_paths()["stdlib"],
         "site_packages": sysconfig.get_paths()["purelib"],
         "platlib": sysconfig.get_paths()["platlib"],
+        "platstdlib": sysconfig.get_paths()["platstdlib"],
+        "libdir": sysconfig.get_config_var("LIBDIR") or sys.base_prefix + "/lib",
     }
 
 

@@ -1,0 +1,260 @@
+"""Seccomp layer on the real kernel: a forked child loads the default profile's
+filter, then tries what it must block; plus the whole stack (mount view,
+Landlock, privilege drop, seccomp, in that order, in fresh namespaces) still
+runs a real build123d workload. Needs unprivileged user namespaces, not root."""
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import ctypes  # noqa: E402
+import errno  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import sys  # noqa: E402
+import traceback  # noqa: E402
+
+import pyseccomp  # noqa: E402
+import pytest  # noqa: E402
+
+from jail.errors import LayerError  # noqa: E402
+from jail.seccomp_filter import apply_seccomp  # noqa: E402
+from launcher.profile import load_profile  # noqa: E402
+
+# --- session harness (kept in each layer test so the files stand alone) ------
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _send(w, obj):
+    os.write(w, (json.dumps(obj) + "\n").encode())
+
+
+def in_session(fn, *, namespaces=True):
+    """Run fn() like a session init would: in a forked child that unshares
+    user+pid+net+ipc+uts+mount namespaces, maps uid/gid 0 to the caller's ids,
+    then forks the pid-1 process that calls fn(). Returns fn's result merged
+    with {"signal": <signal that killed pid 1 or None>}. Works unprivileged."""
+    r, w = os.pipe()
+    uid, gid = os.getuid(), os.getgid()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            if namespaces:
+                flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS
+                if _libc.unshare(flags) != 0:
+                    raise OSError(ctypes.get_errno(), "unshare")
+                for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+                    with open(f"/proc/self/{name}", "w") as f:
+                        f.write(text)
+            child = os.fork()
+            if child == 0:
+                try:
+                    _send(w, {"ok": fn()})
+                except BaseException as e:
+                    _send(w, {"error": repr(e), "tb": traceback.format_exc()})
+                os._exit(0)
+            _, st = os.waitpid(child, 0)
+            _send(w, {"signal": os.WTERMSIG(st) if os.WIFSIGNALED(st) else None})
+        except BaseException as e:
+            _send(w, {"error": repr(e), "tb": traceback.format_exc()})
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 1 << 20):
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    out = {}
+    for line in data.decode().splitlines():
+        out.update(json.loads(line))
+    assert "error" not in out, out.get("tb")
+    return out
+
+
+def errno_of(f):
+    try:
+        f()
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+    return "OK"
+# ------------------------------------------------------------------------------
+
+
+PROFILE = load_profile("default")
+_libc.syscall.restype = ctypes.c_long
+
+
+def nr(name):
+    return pyseccomp.resolve_syscall(pyseccomp.system_arch(), name)
+
+
+def raw(name, *args):
+    """syscall(name, args...) -> 'OK' or errno name."""
+    res = _libc.syscall(ctypes.c_long(nr(name)), *[ctypes.c_long(a) for a in args])
+    return "OK" if res >= 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+
+
+def load_default(**kw):
+    return apply_seccomp(PROFILE.seccomp_allow, PROFILE.seccomp_kill, PROFILE.seccomp_enosys,
+                         PROFILE.seccomp_default, **kw)
+
+
+def test_denied_calls_get_eperm_or_enosys(tmp_path):
+    def fn():
+        ev = load_default()
+        out = {"ev": ev}
+        out["socket_inet"] = errno_of(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+        out["socket_unix"] = errno_of(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+        out["socketpair"] = errno_of(lambda: socket.socketpair())
+        out["execv"] = errno_of(lambda: os.execv("/bin/true", ["true"]))
+        out["unshare"] = raw("unshare", CLONE_NEWUSER)
+        out["clone3"] = raw("clone3", 0, 0)
+        out["clone_newuser"] = raw("clone", CLONE_NEWUSER | signal.SIGCHLD, 0, 0, 0, 0)
+        out["mount"] = raw("mount", 0, 0, 0, 0, 0)
+        out["kill_parent"] = errno_of(lambda: os.kill(os.getppid(), 0))
+        out["personality"] = raw("personality", 0xFFFFFFFF)
+        out["setuid"] = raw("setuid", 0)
+        fd = os.open("/dev/null", os.O_RDONLY)
+        out["tiocsti"] = raw("ioctl", fd, 0x5412, 0)
+        out["tiocsti_hi"] = raw("ioctl", fd, (1 << 32) | 0x5412, 0)
+        out["tcgets"] = raw("ioctl", fd, 0x5401, 0)  # allowed: kernel says ENOTTY
+        import threading
+        try:
+            threading.Thread(target=lambda: None).start()
+            out["thread"] = "OK"
+        except RuntimeError as e:
+            out["thread"] = str(e)
+        pid = os.fork()  # plain fork still works
+        if pid == 0:
+            os._exit(7)
+        out["fork"] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        out["pipe"] = errno_of(lambda: os.pipe())
+        out["open_read"] = errno_of(lambda: open(os.__file__).read(10))
+        return out
+
+    out = in_session(fn, namespaces=False)["ok"]
+    ev = out["ev"]
+    assert ev["allowed"] == len(PROFILE.seccomp_allow)
+    assert ev["threads_allowed"] is False
+    assert "socket" in ev["denied_hardcoded"] and "execve" in ev["denied_hardcoded"]
+    assert "ptrace" in ev["killed"]
+    for k in ("socket_inet", "socket_unix", "socketpair", "execv", "unshare", "clone_newuser",
+              "mount", "kill_parent", "personality", "setuid", "tiocsti", "tiocsti_hi"):
+        assert out[k] == "EPERM", k
+    assert out["clone3"] == "ENOSYS"
+    assert out["tcgets"] == "ENOTTY"
+    assert out["thread"] == "can't start new thread"
+    assert out["fork"] == 7 and out["pipe"] == "OK" and out["open_read"] == "OK"
+
+
+@pytest.mark.parametrize("name,args", [("ptrace", (0, 0, 0, 0)), ("bpf", (0, 0, 0)),
+                                       ("perf_event_open", (0, 0, -1, -1, 0))])
+def test_kill_list_kills_with_sigsys(name, args):
+    def fn():
+        load_default()
+        raw(name, *args)
+        return "survived"
+
+    out = in_session(fn, namespaces=False)
+    assert out.get("ok") is None and out["signal"] == signal.SIGSYS
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x32 ABI is x86_64 only")
+def test_x32_abi_is_killed():
+    def fn():
+        load_default()
+        _libc.syscall(ctypes.c_long(0x40000000 | 39))  # x32 getpid
+        return "survived"
+
+    out = in_session(fn, namespaces=False)
+    assert out.get("ok") is None and out["signal"] == signal.SIGSYS
+
+
+def test_default_kill_action():
+    def fn():
+        apply_seccomp(PROFILE.seccomp_allow, PROFILE.seccomp_kill, PROFILE.seccomp_enosys, "kill")
+        out = {"socket": errno_of(lambda: socket.socket())}  # hard-coded deny stays EPERM
+        _libc.syscall(ctypes.c_long(nr("sync")))  # not allowed -> killed
+        return out
+
+    out = in_session(fn, namespaces=False)
+    assert "ok" not in out and out["signal"] == signal.SIGSYS
+
+
+@pytest.mark.parametrize("bad", ["socket", "execve", "ptrace", "unshare", "mount"])
+def test_profile_cannot_allow_hard_denied(bad):
+    with pytest.raises(LayerError) as ei:
+        apply_seccomp(list(PROFILE.seccomp_allow) + [bad], [], [])
+    assert ei.value.layer == "seccomp" and bad in ei.value.reason
+
+
+def test_unknown_syscall_name_is_an_error():
+    with pytest.raises(LayerError):
+        apply_seccomp(["read", "not_a_syscall"], [], [])
+
+
+def test_profiles_lists_are_sane():
+    strict = load_profile("strict")
+    assert strict.seccomp_allow == PROFILE.seccomp_allow and strict.seccomp_kill == PROFILE.seccomp_kill
+    assert list(PROFILE.seccomp_allow) == sorted(PROFILE.seccomp_allow)
+    assert "clone3" in PROFILE.seccomp_enosys
+    for must in ("read", "write", "mmap", "futex", "clone", "wait4", "sendmsg", "recvmsg", "exit_group"):
+        assert must in PROFILE.seccomp_allow
+    assert strict.required("mountview") and strict.require_landlock_abi == 4
+
+
+def test_all_four_layers_then_build123d_workload(tmp_path):
+    from jail.landlock import abi_version, apply_landlock
+    from jail.mountview import apply_mount_view
+    from jail.privileges import drop_privileges
+
+    if abi_version() < 1:
+        pytest.skip("no Landlock")
+    import io
+    from OCP.OSD import OSD_ThreadPool
+    OSD_ThreadPool.DefaultPool_s(1)  # what the zygote does before any geometry
+    import build123d as bd
+
+    secret = tmp_path / "secret"
+    secret.write_text("s3cret")
+    home_secret = str(secret)
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # made before the jail
+
+    def fn():
+        ev = {"mv": apply_mount_view(list(PROFILE.read_paths), list(PROFILE.devices)),
+              "ll": apply_landlock(list(PROFILE.read_paths), list(PROFILE.devices)),
+              "pr": drop_privileges(),
+              "sc": load_default()}
+        part = bd.Box(10, 10, 10) - bd.Cylinder(2, 20)
+        buf = io.BytesIO()
+        bd.export_step(part, buf)
+        b.sendmsg([b"step", buf.getvalue()[:64]])
+        return {
+            "pid": os.getpid(), "volume": part.volume, "valid": part.is_valid,
+            "step_len": len(buf.getvalue()),
+            "secret": errno_of(lambda: open(home_secret).read()),
+            "socket": errno_of(lambda: socket.socket()),
+            "exec": errno_of(lambda: os.execv(os.path.realpath(sys.executable), ["python"])),
+            "write": errno_of(lambda: open("/usr/lib/evil", "w")),
+            "cap_eff": ev["pr"]["CapEff"],
+        }
+
+    out = in_session(fn)["ok"]
+    msg = a.recv(1 << 16)
+    a.close()
+    b.close()
+    import math
+    assert out["pid"] == 1
+    assert math.isclose(out["volume"], 1000 - math.pi * 4 * 10, rel_tol=1e-6)
+    assert out["valid"] is True and out["step_len"] > 1000
+    assert msg.startswith(b"step")
+    assert out["secret"] == "ENOENT"          # not even in the view
+    assert out["socket"] == "EPERM"
+    assert out["exec"] == "EPERM"
+    assert out["write"] == "EROFS"
+    assert int(out["cap_eff"], 16) == 0
