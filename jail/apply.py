@@ -15,11 +15,16 @@ import os
 from .errors import LayerError
 
 
+_on_layer = None
+
+
 def _run(profile, layer: str, evidence: dict, fn, *args, **kw) -> None:
     mode = profile.mode(layer)
     if mode == "off":
         evidence[layer] = {"status": "off"}
         return
+    if _on_layer is not None:
+        _on_layer(layer)
     try:
         ev = fn(*args, **kw)
     except LayerError as e:
@@ -35,8 +40,14 @@ def _run(profile, layer: str, evidence: dict, fn, *args, **kw) -> None:
     evidence[layer] = {"status": "applied", **(ev or {})}
 
 
-def apply_session_layers(profile, evidence: dict) -> dict:
-    """Layers 3–6 (2 was applied by the caller's unshare). Mutates and returns ``evidence``."""
+def apply_session_layers(profile, evidence: dict, on_layer=None) -> dict:
+    """Layers 3–6 (2 was applied by the caller's unshare). Mutates and returns ``evidence``.
+
+    ``on_layer(name)`` is called before each layer, so that if a layer kills the
+    process the launcher can still say which one it was.
+    """
+    global _on_layer
+    _on_layer = on_layer
     import importlib
 
     def mod(name):

@@ -53,6 +53,13 @@ def _detach_stdio(keep: int) -> None:
     os.closerange(SOCK_FD + 1, 65536)
 
 
+def _send_quiet(sock, obj) -> None:
+    try:
+        protocol.send(sock, obj)
+    except OSError:
+        pass
+
+
 def keeper_main(sock_fd: int, profile) -> None:
     """Entry point in the process the zygote forks for a new session."""
     import prctl
@@ -64,6 +71,7 @@ def keeper_main(sock_fd: int, profile) -> None:
         prctl.set_pdeathsig(signal.SIGKILL)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         _detach_stdio(sock_fd)
+        os.setpgid(0, 0)  # one process group per session: the zygote kills it if the launcher dies
         sock = socket.socket(fileno=SOCK_FD)
         evidence: dict = {}
         if profile.on("namespaces"):
@@ -81,10 +89,11 @@ def keeper_main(sock_fd: int, profile) -> None:
         if pid == 0:
             init_main(sock, profile, evidence)
             os._exit(0)
-        sock.close()
         while True:
             try:
                 _, status = os.waitpid(pid, 0)
+                # tells the launcher how init ended (e.g. killed by a layer while applying it)
+                _send_quiet(sock, {"t": "init_exit", **_exit_description(status)})
                 break
             except ChildProcessError:
                 break
@@ -101,8 +110,12 @@ def init_main(sock, profile, evidence) -> None:
     from .apply import apply_session_layers
 
     prctl.set_pdeathsig(signal.SIGKILL)
+    # orphans (a replaced head's children) must come back to us, not to the host's init:
+    # pid 1 of a pid namespace gets them anyway; without one, being a subreaper does it
+    prctl.set_child_subreaper(True)
     try:
-        apply_session_layers(profile, evidence)
+        apply_session_layers(profile, evidence,
+                             on_layer=lambda name: _send(sock, {"t": "applying", "layer": name}))
     except LayerError as e:
         _send(sock, {"t": "jail_error", "layer": e.layer, "reason": e.reason})
         os._exit(3)
@@ -163,19 +176,41 @@ def head_main(sock, profile, namespace) -> None:
             finally:
                 os._exit(0)
         os.close(w)
+        became_snapshot = False
         while True:
             try:
-                if not os.read(r, 1):
-                    break
+                b = os.read(r, 1)
             except InterruptedError:
                 continue
+            if not b:
+                break
+            if b == b"S":
+                became_snapshot = True
         os.close(r)
+        if not became_snapshot:
+            # EOF without "S": the next is dead or dying; wait for it (the launcher
+            # SIGKILLs a next that keeps running after closing its pipe)
+            while True:
+                try:
+                    _, status = os.waitpid(pid, 0)
+                    _send(sock, {"t": "next_exit", "pid_in_ns": pid, **_exit_description(status)})
+                    break
+                except ChildProcessError:
+                    break
+                except InterruptedError:
+                    continue
+        _reap_dead_children()
+
+
+def _reap_dead_children() -> None:
+    """Reap any other dead child (snapshots the launcher deleted): zombies count against RLIMIT_NPROC."""
+    while True:
         try:
-            done, status = os.waitpid(pid, os.WNOHANG)
+            pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            done, status = 0, 0
-        if done:
-            _send(sock, {"t": "next_exit", "pid_in_ns": pid, **_exit_description(status)})
+            return
+        if pid == 0:
+            return
 
 
 def _cap_result(result: dict, cap: int) -> dict:
@@ -234,6 +269,10 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
         elif op == "snapshot":
             # block SIGUSR1 *before* saying ok: an immediate restore must not kill us
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+            try:
+                os.write(head_pipe_w, b"S")
+            except OSError:
+                pass
             os.close(head_pipe_w)
             _send(sock, {"t": "snapshot_ok"})
             snapshot_main(sock, profile, namespace)

@@ -118,13 +118,28 @@ def main(argv=None) -> None:
     gc.collect()
     gc.freeze()
     protocol.send(ctl, {"t": "zygote_ready", "pid": os.getpid(), "evidence": evidence})
+    keepers: dict[int, int] = {}  # keeper pid -> pidfd
     while True:
         try:
             data, fds, _flags, _addr = socket.recv_fds(ctl, protocol.CHUNK + 1, 4)
         except InterruptedError:
             continue
         if not data:
+            # the launcher is gone: kill every session's process group (each keeper made one);
+            # pid namespaces and pdeathsig cover the rest
+            import select
+            for kpid, pfd in keepers.items():
+                if not select.select([pfd], [], [], 0)[0]:
+                    try:
+                        os.killpg(kpid, signal.SIGKILL)
+                    except OSError:
+                        pass
             os._exit(0)
+        for kpid, pfd in list(keepers.items()):  # forget keepers that have exited
+            import select
+            if select.select([pfd], [], [], 0)[0]:
+                os.close(pfd)
+                del keepers[kpid]
         try:
             msg, _ = protocol.decode(data[1:])
         except protocol.ProtocolError:
@@ -147,6 +162,10 @@ def main(argv=None) -> None:
                 finally:
                     os._exit(5)
             os.close(fds[0])
+            try:
+                keepers[pid] = os.pidfd_open(pid)
+            except OSError:
+                pass
             protocol.send(ctl, {"t": "spawned", "id": msg.get("id"), "pid": pid})
         else:
             for fd in fds:

@@ -81,7 +81,10 @@ def collect(args) -> dict:
     except LayerError as e:
         report["ok"] = False
         report["error"] = f"layer '{e.layer}' cannot be applied: {e.reason}"
-        applied_all.setdefault(e.layer, {"status": "FAILED", "reason": e.reason})
+        applied_all[e.layer] = {"status": "FAILED", "reason": e.reason}
+    except Exception as e:  # a probe session that dies is a failure to report, not a crash
+        report["ok"] = False
+        report["error"] = f"the probe session failed: {type(e).__name__}: {e}"
     for layer in LAYERS:
         mode = profile.mode(layer)
         a = applied_all.get(layer, {})

@@ -42,7 +42,7 @@ class SessionDead(SessionError):
 
 
 def _err(type_: str, message: str, **kw) -> dict:
-    return {"ok": False, "stdout": "", "stderr": "", "truncated": False, "objects": [],
+    return {"ok": False, "stdout": "", "stderr": "", "truncated": False, "objects": [], "duration_ms": None,
             "error": {"type": type_, "message": message, "line": None, "source_line": None, **kw}}
 
 
@@ -63,21 +63,52 @@ class Session:
         self.last_error: dict | None = None
         self.last_next_exit: dict | None = None
         self.ignored_messages = 0
+        self._early_ready: list[int] = []
         self.calls = 0
         self.evidence: dict = {}
         self.closed = False
         try:
-            deadline = time.monotonic() + start_timeout
-            pid, msg, _ = self._wait(("init_ok", "jail_error"), None, deadline, watch=self.keeper,
-                                     accept=lambda p: ppid_of(p) == keeper_pid or p == keeper_pid)
-            if msg["t"] == "jail_error":
-                raise LayerError(str(msg.get("layer", "?")), str(msg.get("reason", "?")))
-            self.init = Proc(pid)
-            self.evidence = msg.get("evidence", {}) if isinstance(msg.get("evidence"), dict) else {}
-            self._await_ready(deadline, parent_of_head=self.init.pid)
+            self._start(keeper_pid, time.monotonic() + start_timeout)
         except BaseException:
             self.close()
             raise
+
+    def _start(self, keeper_pid: int, deadline: float) -> None:
+        """Wait for init to apply the layers, then for the first ready next.
+
+        Fail closed with the layer's name: init announces each layer before
+        applying it, and the keeper reports how init ended if it dies.
+        """
+        applying = None
+        while True:
+            try:
+                pid, msg, _ = self._wait(("init_ok", "jail_error", "applying", "init_exit"), None, deadline,
+                                         watch=self.keeper,
+                                         accept=lambda p: p == keeper_pid or ppid_of(p) == keeper_pid)
+            except (SessionDead, TimeoutError, protocol.ProtocolError) as e:
+                raise LayerError(applying or "namespaces",
+                                 f"the session could not start ({e or 'timed out'}); no user code ran") from None
+            t = msg["t"]
+            if t == "applying" and pid != keeper_pid:
+                applying = str(msg.get("layer", "?"))[:40]
+                continue
+            if t == "init_exit" and pid == keeper_pid:
+                how = msg.get("signal") or f"exit code {msg.get('exit_code')}"
+                raise LayerError(applying or "namespaces",
+                                 f"the session's init process died ({how}) while this layer was applied or just "
+                                 f"after; no user code ran")
+            if t == "jail_error":
+                raise LayerError(str(msg.get("layer", "?"))[:40], str(msg.get("reason", "?"))[:2000])
+            if t == "init_ok" and pid != keeper_pid:
+                break
+        self.init = Proc(pid)
+        self.evidence = msg.get("evidence", {}) if isinstance(msg.get("evidence"), dict) else {}
+        try:
+            self._await_ready(deadline, parent_of_head=self.init.pid)
+        except (SessionDead, TimeoutError, protocol.ProtocolError) as e:
+            raise LayerError(applying or "startup", f"the jailed session started but its first process died "
+                                                    f"({e or 'timed out'}); likely a syscall the seccomp allowlist "
+                                                    f"lacks on this host. No user code ran") from None
 
     # ------------------------------------------------------------ plumbing
     def _wait(self, types, pid_expected, deadline, *, watch: Proc | None = None, accept=None):
@@ -114,6 +145,9 @@ class Session:
                     continue
                 if ok_sender and msg["t"] in types:
                     return pid, msg, blob
+                if msg["t"] == "ready" and len(self._early_ready) < 16:
+                    self._early_ready.append(pid)  # a next that got ready while we waited for something else
+                    continue
                 self.ignored_messages += 1
                 continue
             if watch is not None and not watch.alive():
@@ -138,7 +172,12 @@ class Session:
             return pp is not None and ppid_of(pp) == parent_of_head
 
         watch = self.head or self.init
-        pid, _msg, _ = self._wait(("ready",), None, deadline, watch=watch, accept=accept)
+        early, self._early_ready = self._early_ready, []
+        for pid in early:
+            if accept(pid) and Proc(pid).alive():
+                break
+        else:
+            pid, _msg, _ = self._wait(("ready",), None, deadline, watch=watch, accept=accept)
         if self.head is None:
             self.head = Proc(ppid_of(pid))
         self.next = Proc(pid)
@@ -187,7 +226,13 @@ class Session:
             raise SessionDead(f"cannot reach the session: {e}") from None
 
     def _died_reason(self) -> str:
-        time.sleep(0.02)
+        # the head reaps the dead next and reports its exit status; wait briefly for that
+        deadline = time.monotonic() + 0.5
+        while self.last_next_exit is None and time.monotonic() < deadline:
+            try:
+                self._wait(("__never__",), -1, min(deadline, time.monotonic() + 0.05))
+            except (TimeoutError, SessionDead, protocol.ProtocolError):
+                pass
         ne = self.last_next_exit
         if ne and "signal" in ne:
             sig = ne["signal"]
