@@ -356,7 +356,34 @@ def _b3d_types():
     return shape, builders
 
 
+# Shape summaries survive from call to call (the dict is inherited by every fork): a
+# 1000-solid compound is validated once, not on every execute. Keyed by the object's
+# identity *and* its OCCT shape hash (TShape + Location), so a moved or rebuilt shape
+# is measured again. Each entry holds the shape itself, so an id cannot be reused while
+# the entry exists; entries of shapes no longer bound to a name are dropped each call.
+_SHAPE_CACHE: dict = {}
+_shape_cache_next: dict = {}
+
+
+def _shape_key(shape: Any):
+    try:
+        return (id(shape), type(shape), hash(shape.wrapped))
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def _shape_summary(shape: Any) -> dict:
+    key = _shape_key(shape)
+    if key is not None and key in _SHAPE_CACHE:
+        _shape_cache_next[key] = _SHAPE_CACHE[key]
+        return dict(_SHAPE_CACHE[key][1])
+    d = _measure_shape(shape)
+    if key is not None:
+        _shape_cache_next[key] = (shape, d)
+    return dict(d)
+
+
+def _measure_shape(shape: Any) -> dict:
     d: dict = {}
     solids = len(shape.solids())
     faces = len(shape.faces())
@@ -470,6 +497,8 @@ def summarize(namespace: dict, *, max_items: int = 200) -> list[dict]:
         items.append(item)
     if omitted:
         items.append({"name": "...", "type": "", "kind": "omitted", "count": omitted})
+    global _SHAPE_CACHE, _shape_cache_next
+    _SHAPE_CACHE, _shape_cache_next = _shape_cache_next, {}
     return items
 
 
