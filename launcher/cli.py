@@ -56,7 +56,9 @@ def cmd_demo(args) -> int:
             return 1
         probe = ts._session().probe()
         p = probe.get("probes", {})
-        print("\nInside the jail: "
+        host = launcher.zygote.evidence.get("userns", {})
+        print(f"\nThe jail runs as host uid {host.get('host_uid', '?')} (uid 0 only inside its user namespaces).")
+        print("Inside the jail: "
               f"Seccomp={probe.get('Seccomp')} NoNewPrivs={probe.get('NoNewPrivs')} CapEff={probe.get('CapEff')} "
               f"uid_map={' '.join(probe.get('uid_map', []) if isinstance(probe.get('uid_map'), list) else [])} "
               f"net={probe.get('net_dev')} socket(AF_INET)={p.get('socket_inet')} /etc/shadow={p.get('etc_shadow')}")
