@@ -63,6 +63,7 @@ class Session:
         self.last_error: dict | None = None
         self.last_next_exit: dict | None = None
         self.ignored_messages = 0
+        self._dying: list[Proc] = []
         self._early_ready: list[int] = []
         self.calls = 0
         self.evidence: dict = {}
@@ -185,6 +186,8 @@ class Session:
     def _ensure_next(self, timeout: float = 30.0) -> None:
         if self.closed:
             raise SessionDead("this session is closed")
+        if self._dying:
+            self._reap_dying()
         if self.next is not None and self.next.alive():
             return
         if self.head is None or not self.head.alive():
@@ -198,14 +201,29 @@ class Session:
     def _known(self) -> set[int]:
         keep = {p.pid for p in (self.init, self.head, self.next) if p is not None}
         keep |= {p.pid for p, _ in self.snapshots.values()}
+        keep |= {p.pid for p in self._dying}  # already SIGKILLed, still being torn down
         return keep
 
+    def _bury(self, p: Proc | None) -> None:
+        """SIGKILL ``p`` without waiting for the kernel to tear it down (that takes ~20 ms for a
+        process mapping build123d); it can run no more user-space code once the signal is queued."""
+        if p is None:
+            return
+        p.kill()
+        self._dying.append(p)
+
+    def _reap_dying(self) -> None:
+        still = []
+        for p in self._dying:
+            if p.alive():
+                still.append(p)
+            else:
+                p.close()
+        self._dying = still
+
     def _discard_next(self) -> None:
-        if self.next is not None:
-            self.next.kill()
-            self.next.wait_dead(2.0)
-            self.next.close()
-            self.next = None
+        self._bury(self.next)
+        self.next = None
         self._sweep()
 
     def _sweep(self) -> None:
@@ -281,10 +299,7 @@ class Session:
                 self._discard_next()
                 return self._record(result, code, start, "error")
             # success: nxt becomes head
-            old_head = self.head
-            old_head.kill()
-            old_head.wait_dead(2.0)
-            old_head.close()
+            self._bury(self.head)
             self.head, self.next = nxt, None
             self._sweep()
             self._send({"t": "promote"})
@@ -410,13 +425,8 @@ class Session:
                 raise SessionError(f"snapshot {name!r} did not fork a new head; the session is unchanged") from None
             new_next = Proc(pid)
             new_head = Proc(ppid_of(pid))
-            for p in (old_head, old_next):
-                if p is not None:
-                    p.kill()
-            for p in (old_head, old_next):
-                if p is not None:
-                    p.wait_dead(2.0)
-                    p.close()
+            self._bury(old_head)
+            self._bury(old_next)
             self.head, self.next = new_head, new_next
             self._sweep()
             return {"restored": name}
@@ -426,9 +436,7 @@ class Session:
             if name not in self.snapshots:
                 raise SessionError(f"no snapshot named {name!r}")
             snap, _ = self.snapshots.pop(name)
-            snap.kill()
-            snap.wait_dead(2.0)
-            snap.close()
+            self._bury(snap)
             return {"deleted": name, "snapshots": sorted(self.snapshots)}
 
     def list_snapshots(self) -> list[dict]:
@@ -450,7 +458,8 @@ class Session:
                 p.kill()
             for p in procs:
                 p.wait_dead(2.0)
-            for p in [self.init, self.keeper, self.head, self.next] + [p for p, _ in self.snapshots.values()]:
+            for p in [self.init, self.keeper, self.head, self.next] + [p for p, _ in self.snapshots.values()] \
+                    + self._dying:
                 if p is not None:
                     p.close()
             try:
