@@ -149,23 +149,10 @@ def wait_until(pred, timeout: float = 5.0, interval: float = 0.01):
 
 
 def next_pid(session, timeout: float = 10.0) -> int:
-    """Host pid of the process the session's next ``execute`` goes to.
-
-    ``session.pids()['next']`` is None between a call and the launcher's next
-    ``ready``: then the next is the one live child of the head (the head forks
-    it right after the previous call).
-    """
-    def find():
-        p = session.pids()
-        if p["next"] and alive(p["next"]):
-            return p["next"]
-        snaps = set(p["snapshots"].values())
-        kids = [c for c in children(p["head"]) if alive(c) and c not in snaps]
-        return kids[0] if len(kids) == 1 else None
-
-    pid = wait_until(find, timeout)
-    assert pid, f"the head {session.pids()['head']} did not fork a next within {timeout}s"
-    return pid
+    """Host pid of the process the session's next ``execute`` goes to (waits for its ``ready``)."""
+    with session.lock:
+        session._ensure_next(timeout)
+        return session.next.pid
 
 
 def settled_tree(root: int, expect_min: int, timeout: float = 5.0, quiet: float = 0.05) -> list[int]:
