@@ -31,6 +31,8 @@ The runner's own ``from build123d import *`` goes through the wrapper too.
 
 from __future__ import annotations
 
+import sys
+
 import builtins as _builtins
 from typing import Sequence
 
@@ -65,15 +67,19 @@ def make_import(allowed_imports: Sequence[str]):
         root = name.partition(".")[0]
         if root not in allowed:
             raise ImportError(f"import of {name!r} is not allowed (allowed: {allowed_txt})", name=name)
+        # C extensions import their own private modules through this same hook when called
+        # from a user frame (numpy's ndarray.__str__, fromfile, ...): private modules of an
+        # allowed package that are *already loaded* are therefore allowed; new ones are not.
+        loaded = sys.modules
         for part in name.split(".")[1:]:
-            if part.startswith("_"):
+            if part.startswith("_") and name not in loaded:
                 raise ImportError(f"import of private module {name!r} is not allowed", name=name)
         for item in fromlist or ():
             if not isinstance(item, str):
                 raise TypeError("fromlist items must be str")
-            if item != "*" and item.startswith("_"):
-                raise ImportError(f"import of private name {name + '.' + item!r} is not allowed",
-                                  name=name)
+            if item != "*" and item.startswith("_") and (item.startswith("__")
+                                                          or f"{name}.{item}" not in loaded):
+                raise ImportError(f"import of private name {name + '.' + item!r} is not allowed", name=name)
         return real_import(name, globals, locals, fromlist, 0)
 
     __import__.__qualname__ = "__import__"

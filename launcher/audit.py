@@ -50,7 +50,6 @@ import logging
 import os
 import platform
 import re
-import select
 import shutil
 import signal
 import socket
@@ -538,8 +537,7 @@ class Canaries:
         m = {"$HOME secret file": t["home"], "$HOME/.ssh key": t["ssh"], "$HOME .npy secret": t["npy"],
              "other session's /tmp file": t["tmp"], "/dev/shm file": t["shm"], "SysV shared memory": t["sysv"],
              "launcher environment": t["env"], "bystander variable": t["bystander"]}
-        if True:  # CAD files, SVG, STL all carry it
-            m["secret number (CAD/SVG files)"] = self.secret_num
+        m["secret number (CAD/SVG files)"] = self.secret_num
         m.update(self.static_markers)
         return m
 
@@ -749,6 +747,7 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     if out_len > out_cap + 4096:
         fired.append(f"output-cap: {out_len} bytes of output came back (cap {out_cap})")
     # nothing the call started may outlive it (DESIGN invariant 3)
+    next_ok = True
     try:
         from .procs import descendants, state_of
 
@@ -759,7 +758,7 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
         try:
             a._ensure_next(timeout=5)  # the head's new next is then known, not a stray
         except Exception:
-            pass  # no new next: the session is broken (the health check below says so)
+            next_ok = False  # no new next: the session is broken; it is replaced below
         if a.init is not None:
             extra = live_strays()
             if extra:
@@ -780,8 +779,10 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
         except Exception:
             pass
     # health of the attacker session (and the Python layers still on)
-    healthy = True
+    healthy = next_ok
     try:
+        if not healthy:
+            raise RuntimeError("the session has no next process")
         h = rig.attacker.execute("print('alive-check')")
         healthy = bool(h.get("ok")) and "alive-check" in h.get("stdout", "")
         if healthy and rig.ast_on:
@@ -941,7 +942,8 @@ def _cell_text(c: dict | None) -> str:
         return "—"
     v = c["verdict"]
     if v == "blocked":
-        return f"blocked ({c['layer']})"
+        note = f"; note: {'; '.join(c['notes'])}" if c.get("notes") else ""
+        return f"blocked ({c['layer']}{note})"
     if v == "ESCAPED":
         return "**ESCAPED**: " + "; ".join(c["canaries"])[:200]
     if v == "skipped":
@@ -1049,6 +1051,12 @@ def run_audit(args) -> int:
         if not quiet:
             print(f"  [{col}] {p.id}: {cell.verdict} {cell.layer}", file=sys.stderr, flush=True)
 
+    def _term(signum, frame):  # SIGTERM: leave through the context managers (canaries cleaned up)
+        raise SystemExit(128 + signum)
+    try:
+        signal.signal(signal.SIGTERM, _term)
+    except ValueError:  # not the main thread
+        pass
     report = run_matrix(payloads, columns, jail_uid=getattr(args, "jail_uid", None), progress=progress)
     if getattr(args, "json", False):
         print(json.dumps(report, indent=1, default=str))

@@ -226,12 +226,17 @@ class Session:
         self.next = None
         self._sweep()
 
-    def _sweep(self) -> None:
-        # children of the head are its (re)forked nexts: the head runs only our loop
-        # since it was promoted, and strays of the call that promoted it were killed then
+    def _sweep(self, *, keep_head_children: bool = True) -> None:
+        """Kill every session process that is not init, head, next, a snapshot or dying.
+
+        After a *failed* call the head's children are its own freshly forked nexts (the
+        head has not run user code since the sweep that promoted it), so they are kept.
+        When a call *succeeds* its process becomes the head, and its children are whatever
+        the user's code forked: then nothing but the known processes is kept.
+        """
         if self.init is not None:
             keep = self._known()
-            if self.head is not None:
+            if keep_head_children and self.head is not None:
                 keep |= set(children_of(self.head.pid))
             n = kill_strays(self.init.pid, keep)
             if n:
@@ -301,7 +306,7 @@ class Session:
             # success: nxt becomes head
             self._bury(self.head)
             self.head, self.next = nxt, None
-            self._sweep()
+            self._sweep(keep_head_children=False)
             self._send({"t": "promote"})
             return self._record(result, code, start, "ok")
 
