@@ -173,8 +173,12 @@ def head_main(sock, profile, namespace) -> None:
             os.close(r)
             try:
                 next_main(sock, profile, namespace, w)
-            finally:
+            except BaseException:
                 os._exit(0)
+            # next_main returns only when this process must become the head (promoted after a
+            # successful call, or restored from a snapshot): continue this loop as the head.
+            # A loop, not a call: heads chain for the whole session, frames must not pile up.
+            continue
         os.close(w)
         became_snapshot = False
         while True:
@@ -225,6 +229,7 @@ def _cap_result(result: dict, cap: int) -> dict:
 
 
 def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
+    """Serve one command. Returns only when this process must become the head; otherwise exits."""
     from . import runner
 
     _send(sock, {"t": "ready"})
@@ -248,8 +253,7 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
             if got is None or got[0]["t"] != "promote":
                 os._exit(0)
             os.close(head_pipe_w)
-            head_main(sock, profile, namespace)
-            os._exit(0)
+            return
         elif op == "state":
             try:
                 objs = runner.summarize(namespace)
@@ -275,8 +279,8 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
                 pass
             os.close(head_pipe_w)
             _send(sock, {"t": "snapshot_ok"})
-            snapshot_main(sock, profile, namespace)
-            os._exit(0)
+            snapshot_main(sock, profile, namespace)  # returns in a restored head
+            return
         elif op == "probe":
             _send(sock, {"t": "probe", "evidence": probe_evidence(msg)})
             os._exit(0)
@@ -296,13 +300,17 @@ def _in_pid_namespace() -> bool:
 
 
 def snapshot_main(sock, profile, namespace) -> None:
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    """Wait frozen; on a restore fork a child and *return in it* (it becomes the head)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGCHLD})
     # In a pid namespace the launcher is invisible, so its signals carry si_pid == 0 and any
     # other sender is a process of this session. Without one (test profiles with the
     # namespaces layer off) there is nothing to tell them apart by.
     strict = _in_pid_namespace()
     while True:
-        info = signal.sigwaitinfo({signal.SIGUSR1})
+        info = signal.sigwaitinfo({signal.SIGUSR1, signal.SIGCHLD})
+        if info.si_signo == signal.SIGCHLD:
+            _reap_dead_children()  # heads restored from us that were replaced since
+            continue
         if strict and info.si_pid != 0:  # sent from inside the session: not the launcher
             continue
         try:
@@ -310,11 +318,8 @@ def snapshot_main(sock, profile, namespace) -> None:
         except OSError:
             continue
         if pid == 0:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
-            try:
-                head_main(sock, profile, namespace)
-            finally:
-                os._exit(0)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1, signal.SIGCHLD})
+            return
 
 
 def probe_evidence(msg: dict) -> dict:

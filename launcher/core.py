@@ -26,6 +26,7 @@ class Launcher:
         self.spare_target = spare_sessions
         self.spares: list[Session] = []
         self._refilling = False
+        self._creating = 0
         self._closed = False
         if os.geteuid() == 0 and self.profile.on("userns"):
             from jail.userns import resolve_jail_uid
@@ -45,9 +46,10 @@ class Launcher:
         cost one execute), and a new spare is made in the background."""
         with self.lock:
             live = [s for s in self.sessions.values() if not s.closed]
-            if len(live) >= self.profile.limits.max_sessions:
-                raise SessionError(f"the launcher already runs {len(live)} sessions "
+            if len(live) + self._creating >= self.profile.limits.max_sessions:
+                raise SessionError(f"the launcher already runs {len(live) + self._creating} sessions "
                                    f"(the profile's max_sessions); close one first")
+            self._creating += 1
             s = None
             while self.spares:
                 cand = self.spares.pop()
@@ -57,10 +59,14 @@ class Launcher:
                 cand.close()
             if s is None:
                 sid = f"s{next(self._ids)}"
-        if s is None:
-            s = Session(self._zygote(), self.profile, sid)
-        with self.lock:
-            self.sessions[s.id] = s
+        try:
+            if s is None:
+                s = Session(self._zygote(), self.profile, sid)
+            with self.lock:
+                self.sessions[s.id] = s
+        finally:
+            with self.lock:
+                self._creating -= 1
         self._refill_spares()
         return s
 

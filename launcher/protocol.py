@@ -83,6 +83,14 @@ class Receiver:
         self.partial: dict[int, bytearray] = {}
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
 
+    MAX_PARTIAL_SENDERS = 8
+
+    def drop_partials(self, keep_pids) -> None:
+        """Forget half-sent messages of processes that are gone (or not expected to talk)."""
+        for pid in list(self.partial):
+            if pid not in keep_pids:
+                del self.partial[pid]
+
     def read_one(self) -> tuple[int, dict | None, bytes, str | None] | None:
         """Read one datagram. Returns None on EOF, else (pid, msg|None, blob, error|None).
 
@@ -111,6 +119,8 @@ class Receiver:
         if not data or data[:1] not in (b"M", b"E"):
             self.partial.pop(pid, None)
             return pid, None, b"", "datagram without a valid flag byte"
+        if pid not in self.partial and len(self.partial) >= self.MAX_PARTIAL_SENDERS:
+            self.partial.pop(next(iter(self.partial)))  # oldest half-sent message goes
         buf = self.partial.setdefault(pid, bytearray())
         buf += data[1:]
         if len(buf) > self.max_bytes:

@@ -127,7 +127,10 @@ class Session:
             if not r:
                 continue
             if self.sock in r:
-                got = self.rx.read_one()
+                try:
+                    got = self.rx.read_one()
+                except OSError as e:
+                    raise SessionDead(f"the session's socket failed: {e}") from None
                 if got is None:
                     raise SessionDead("the session's socket closed")
                 pid, msg, blob, err = got
@@ -137,7 +140,7 @@ class Session:
                 if msg is None and err is None:
                     continue  # more datagrams to come
                 if err is not None:
-                    if ok_sender:
+                    if ok_sender and "ready" not in types:  # garbage is only fatal from the process asked
                         raise protocol.ProtocolError(err)
                     self.ignored_messages += 1
                     continue
@@ -239,6 +242,7 @@ class Session:
             if keep_head_children and self.head is not None:
                 keep |= set(children_of(self.head.pid))
             n = kill_strays(self.init.pid, keep)
+            self.rx.drop_partials(keep)
             if n:
                 log.info("session %s: killed %d stray process(es) left by user code", self.id, n)
 

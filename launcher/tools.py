@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 import threading
 
+from jail.errors import LayerError
+
 from .session import Session, SessionDead, SessionError
 
 log = logging.getLogger("build123d_launcher.tools")
@@ -43,6 +45,11 @@ class ToolSet:
                                  "Snapshots of the old session are gone."}
             except SessionError as e:
                 return {"error": str(e)}
+            except LayerError as e:
+                return {"error": f"jail layer '{e.layer}' cannot be applied, so no code runs: {e.reason}"}
+            except OSError as e:  # e.g. the launcher ran out of file descriptors
+                return {"error": f"the launcher could not serve this call: {e.strerror or e}; "
+                                 "the session is unchanged if it existed"}
 
     def call(self, tool: str, args: dict) -> dict:
         if tool not in TOOLS:
