@@ -11,11 +11,19 @@ import signal
 import time
 
 
-def ppid_of(pid: int) -> int | None:
+def _read_stat(pid: int) -> str | None:
+    """/proc/PID/stat, or None when the process is gone. Other errors (EMFILE…) propagate:
+    treating them as "gone" would make the launcher drop messages from live processes."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            data = f.read()
-    except OSError:
+            return f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def ppid_of(pid: int) -> int | None:
+    data = _read_stat(pid)
+    if data is None:
         return None
     # comm may contain spaces/parens: the state field follows the last ')'
     rest = data[data.rfind(")") + 2:].split()
@@ -26,10 +34,8 @@ def ppid_of(pid: int) -> int | None:
 
 
 def state_of(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            data = f.read()
-    except OSError:
+    data = _read_stat(pid)
+    if data is None:
         return None
     return data[data.rfind(")") + 2:].split()[0]
 
