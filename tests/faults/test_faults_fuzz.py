@@ -1,0 +1,221 @@
+"""Hostile input, fuzzed with hypothesis: the AST policy and the launcher's message reader.
+
+* ``jail.policy.check(code, allowed, blocked)`` must raise only ``PolicyError``
+  (or return), for any string, and never hang (a SIGALRM guard fails a case
+  that takes more than 10 s).
+* ``launcher.protocol.Receiver`` on a SEQPACKET socketpair, fed by a forked
+  sender random datagrams (flag bytes, truncated/oversized, valid and invalid
+  framing, JSON, ancillary fds): ``read_one`` never raises, returns only the
+  documented shapes, stamps the real sender pid, and leaks no fd.
+
+About 500 cases each normally; 100,000 each with ``--soak``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+from contextlib import contextmanager
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from faultutil import fd_count
+
+ALLOWED = ["build123d", "math", "numpy", "typing", "collections", "itertools", "functools", "copy"]
+BLOCKED = ["eval", "exec", "compile", "open", "__import__", "breakpoint", "input", "getattr", "vars", "dir",
+           "hasattr"]
+
+FRAGMENTS = [
+    "import os", "import numpy", "from build123d import *", "from . import x", "import numpy._core",
+    "x", "y", "n", "=", "==", ":", ";", ",", ".", "(", ")", "[", "]", "{", "}", "\n", " ", "    ", "\t", "\\",
+    "'", '"', '"""', "f'", "f\"{", "{0.__class__}", "{x!r:>{w}}", "rb'", "u'", "#", "@", "*", "**", "->",
+    "lambda", "def f(a, *b, **c):", "class C(object):", "async def g():", "await", "yield", "yield from",
+    "return", "global", "nonlocal", "del", "with", "as", "try:", "except* E:", "finally:", "match x:",
+    "case C(__y__=1):", "case [*_]:", "if", "elif", "else:", "for", "in", "while", "not", "and", "or", "is",
+    "__class__", "__mro__", "__subclasses__()", "__globals__", "__builtins__", "__name__", "gi_frame",
+    "f_globals", "tb_frame", "co_consts", "mro", "_getframe", "getattr", "eval", "exec", "open",
+    "super().__init__()", "typing.sys", "collections._sys", "build123d.os", "1", "0x1F", "1e999", "1j",
+    "10**10**10", "...", "None", "True", "\x00", "\ufeff", "\u2028", "\ud800", "é", "ℕ", "🙂", "\r", "\x0c",
+    ":=", "print", "type", "object", "numpy.fromfile", "import_step", "\"{0[__globals__]}\".format",
+]
+
+
+@contextmanager
+def alarm(seconds: int):
+    def boom(signum, frame):
+        raise TimeoutError(f"check() ran for more than {seconds}s")
+    old = signal.signal(signal.SIGALRM, boom)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def nested(draw_kind: str, n: int) -> str:
+    return {
+        "paren": "(" * n + "1" + ")" * n,
+        "list": "[" * n + "]" * n,
+        "unary": "-" * n + "1",
+        "not": "not " * n + "x",
+        "attr": "x" + ".a" * n,
+        "call": "f(" * n + ")" * n,
+        "binop": "+".join(["1"] * n),
+        "lambda": "lambda: " * n + "0",
+        "indent": "".join("    " * i + "if x:\n" for i in range(min(n, 150))) + "    " * min(n, 150) + "pass\n",
+        "fstring": "f'{" * min(n, 300) + "x" + "}'" * min(n, 300),
+        "dict": "{1:" * n + "1" + "}" * n,
+    }[draw_kind]
+
+
+code_strategy = st.one_of(
+    st.text(max_size=300),
+    st.lists(st.sampled_from(FRAGMENTS), max_size=60).map("".join),
+    st.lists(st.sampled_from(FRAGMENTS), max_size=30).map(" ".join),
+    st.builds(nested, st.sampled_from(["paren", "list", "unary", "not", "attr", "call", "binop", "lambda",
+                                       "indent", "fstring", "dict"]), st.integers(1, 20000)),
+    st.binary(max_size=200).map(lambda b: b.decode("utf-8", "surrogateescape")),
+)
+
+
+def test_policy_raises_only_policy_error(soak):
+    from jail.policy import RULES, PolicyError, check
+
+    @settings(max_examples=100_000 if soak else 500, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(code=code_strategy, max_bytes=st.one_of(st.none(), st.integers(1, 5000)))
+    def inner(code, max_bytes):
+        with alarm(10):
+            try:
+                check(code, ALLOWED, BLOCKED, max_bytes=max_bytes)
+            except PolicyError as e:
+                assert e.rule in RULES, e.rule
+                assert isinstance(e.line, int) and isinstance(str(e), str)
+
+    inner()
+
+
+def test_policy_non_string_input():
+    from jail.policy import PolicyError, check
+    for bad in (None, b"import os", 1, ["x"], object()):
+        with pytest.raises(PolicyError):
+            check(bad, ALLOWED, BLOCKED)
+
+
+# ------------------------------------------------------------------ protocol
+dgram_strategy = st.one_of(
+    # raw bytes with a random (maybe valid) flag byte
+    st.tuples(st.sampled_from([b"", b"M", b"E", b"X", b"\x00"]), st.binary(max_size=300)).map(lambda t: t[0] + t[1]),
+    # a well-framed message with a random JSON payload (maybe not an object, maybe no "t")
+    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                 lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=5), c, max_size=4),
+                 max_leaves=10).map(lambda o: b"E" + struct.pack(">I", len(json.dumps(o))) + json.dumps(o).encode()),
+    # a valid message
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=3).map(
+        lambda d: b"E" + struct.pack(">I", len(json.dumps({"t": "x", **d}).encode()))
+        + json.dumps({"t": "x", **d}).encode()),
+    # a lying length header
+    st.tuples(st.integers(0, 2**32 - 1), st.binary(max_size=50)).map(lambda t: b"E" + struct.pack(">I", t[0]) + t[1]),
+    # large datagrams (past the receiver's CHUNK, so MSG_TRUNC) and continuation floods
+    st.integers(30_000, 70_000).map(lambda n: b"M" + b"a" * n),
+    st.just(b"M" + b"\xff" * 32768),
+)
+
+case_strategy = st.lists(st.tuples(dgram_strategy, st.integers(0, 3)), min_size=1, max_size=12)
+
+
+def _sender(sock: socket.socket, case) -> None:
+    try:
+        for data, nfds in case:
+            fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(nfds)]
+            try:
+                if fds:
+                    socket.send_fds(sock, [data], fds)
+                else:
+                    sock.send(data)
+            except OSError:
+                pass
+            for fd in fds:
+                os.close(fd)
+    finally:
+        os._exit(0)
+
+
+def test_protocol_receiver_fuzz(soak):
+    import select
+    from launcher import protocol
+
+    base_fds = fd_count()
+
+    @settings(max_examples=100_000 if soak else 500, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(case=case_strategy, cap=st.sampled_from([100, 40_000, 1 << 20]))
+    def inner(case, cap):
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        b.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+        try:
+            rx = protocol.Receiver(a, cap)
+            pid = os.fork()
+            if pid == 0:
+                a.close()
+                _sender(b, case)
+            b.close()
+            got = 0
+            with alarm(20):
+                while True:
+                    r, _, _ = select.select([a], [], [], 10)
+                    assert r, "the receiver's socket never became readable (no EOF?)"
+                    out = rx.read_one()  # must never raise
+                    if out is None:
+                        break
+                    got += 1
+                    spid, msg, blob, err = out
+                    assert spid == pid, (spid, pid)
+                    assert isinstance(blob, bytes)
+                    if msg is not None:
+                        assert err is None and isinstance(msg, dict) and isinstance(msg.get("t"), str)
+                    if err is not None:
+                        assert msg is None and isinstance(err, str)
+                    assert sum(len(v) for v in rx.partial.values()) <= cap
+                    assert got < 10_000
+            os.waitpid(pid, 0)
+        finally:
+            a.close()
+            try:
+                b.close()
+            except OSError:
+                pass
+        assert fd_count() == base_fds, "the receiver leaked a file descriptor"
+
+    inner()
+
+
+def test_protocol_roundtrip_large():
+    """A valid multi-datagram message with a blob comes through intact; one over the cap is refused."""
+    from launcher import protocol
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    b.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    rx = protocol.Receiver(a, 300_000)
+    blob = os.urandom(200_000)
+    protocol.send(b, {"t": "export", "size": len(blob)}, blob)
+    out = None
+    while out is None or out[1] is None and out[3] is None:
+        out = rx.read_one()
+    assert out[1] == {"t": "export", "size": len(blob)} and out[2] == blob and out[0] == os.getpid()
+    protocol.send(b, {"t": "big"}, b"x" * 400_000)
+    errs = []
+    while True:
+        out = rx.read_one()
+        if out[3] is not None:
+            errs.append(out[3])
+        if errs or out[1] is not None:
+            break
+    assert errs and "cap" in errs[0]
+    a.close()
+    b.close()
