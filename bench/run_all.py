@@ -173,7 +173,7 @@ def bench_timeout(L, n: int) -> dict:
         t = time.perf_counter()
         r = s.execute("while True:\n    pass")
         t1 = time.perf_counter()
-        assert r["error"]["type"] == "Timeout", r
+        assert r["error"]["type"] == "ExecutionTimeout", r
         r = s.execute("x = 1")
         t2 = time.perf_counter()
         assert r["ok"], r

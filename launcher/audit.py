@@ -593,7 +593,7 @@ def classify(res: dict) -> tuple[str, str]:
                     kv["errnos"] += v + ","
     if et == "PolicyError":
         return "ast_policy", f"rule {err.get('rule')}"
-    if et == "Timeout":
+    if et == "ExecutionTimeout":
         return "wall-clock", "killed at the wall-clock limit"
     if et == "ChildDied":
         for sig, layer in SIGNAL_LAYER.items():

@@ -29,9 +29,11 @@ def build_server(backend) -> MCPServer:
 
     @mcp.tool(description="Run build123d Python code in the session. Top-level names persist. "
                           "Returns stdout/stderr and a summary (type, volume, bounding box) of the "
-                          "build123d objects bound to top-level names, or the error with its line.")
-    async def execute(code: str) -> str:
-        return await call("execute", code=code)
+                          "build123d objects bound to top-level names, or the error with its line. "
+                          "timeout_s (optional) shortens the wall-clock limit (the profile caps it).")
+    async def execute(code: str, timeout_s: float | None = None) -> str:
+        args = {"code": code} if timeout_s is None else {"code": code, "timeout_s": timeout_s}
+        return await call("execute", **args)
 
     @mcp.tool(description="List the session's top-level names: type, volume, bounding box, validity.")
     async def session_state() -> str:

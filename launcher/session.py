@@ -274,9 +274,15 @@ class Session:
         return "the child process died before replying"
 
     # ------------------------------------------------------------ tools
-    def execute(self, code: str) -> dict:
+    def execute(self, code: str, timeout_s: float | None = None) -> dict:
+        """Run ``code``; ``timeout_s`` may shorten the profile's wall-clock limit, never extend it."""
         with self.lock:
             lim = self.profile.limits
+            limit = lim.timeout_s
+            if timeout_s is not None:
+                if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not timeout_s > 0:
+                    return _err("InvalidRequest", "timeout_s must be a positive number of seconds")
+                limit = min(float(timeout_s), lim.timeout_s)
             if not isinstance(code, str):
                 return _err("InvalidRequest", "code must be a string")
             if len(code.encode("utf-8", "surrogatepass")) > lim.max_code_bytes:
@@ -289,10 +295,10 @@ class Session:
             self._send({"t": "execute", "code": code})
             nxt = self.next
             try:
-                _pid, msg, _ = self._wait(("result",), nxt.pid, start + lim.timeout_s, watch=nxt)
+                _pid, msg, _ = self._wait(("result",), nxt.pid, start + limit, watch=nxt)
             except TimeoutError:
                 self._discard_next()
-                return self._record(_err("Timeout", f"execution exceeded the {lim.timeout_s:g}s wall-clock limit "
+                return self._record(_err("ExecutionTimeout", f"execution exceeded the {limit:g}s wall-clock limit "
                                                     "and was killed; the session is unchanged"),
                                     code, start, "timeout")
             except SessionDead:

@@ -59,8 +59,8 @@ class ToolSet:
         except TypeError as e:
             return {"error": f"bad arguments for {tool}: {e}"}
 
-    def execute(self, code: str) -> dict:
-        return self._guard(lambda s: s.execute(code))
+    def execute(self, code: str, timeout_s: float | None = None) -> dict:
+        return self._guard(lambda s: s.execute(code, timeout_s))
 
     def session_state(self) -> dict:
         return self._guard(lambda s: {"objects": s.state()})

@@ -63,7 +63,7 @@ def test_destructive_payloads_never_run_without_os_layers():
     ({"error": {"type": "PermissionError", "message": "[Errno 13] Permission denied: '/x'"}}, "landlock"),
     ({"error": {"type": "FileNotFoundError", "message": "[Errno 2] No such file"}}, "mountview"),
     ({"error": {"type": "MemoryError", "message": ""}}, "rlimits"),
-    ({"error": {"type": "Timeout", "message": "..."}}, "wall-clock"),
+    ({"error": {"type": "ExecutionTimeout", "message": "..."}}, "wall-clock"),
     ({"error": {"type": "ChildDied", "message": "the child process died from SIGSYS: ..."}}, "seccomp(kill)"),
     ({"error": {"type": "ChildDied", "message": "the child process died from SIGXCPU: ..."}}, "rlimits(cpu)"),
     ({"ok": True, "stdout": "ESCAPE-RESULT: errno=EPERM\n"}, "seccomp"),

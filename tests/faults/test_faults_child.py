@@ -82,7 +82,7 @@ def test_child_garbage(os_only, name):
     assert isinstance(r, dict)
     lost = "ok" not in r and LOST in r.get("error", "")
     if "ok" in r and not r["ok"]:
-        assert r["error"]["type"] in ("ProtocolError", "Timeout", "ChildDied", "ValueError"), r
+        assert r["error"]["type"] in ("ProtocolError", "ExecutionTimeout", "ChildDied", "ValueError"), r
     elif "ok" not in r:
         assert lost, r
     # the session recovers: the model is intact (or the loss was reported and a new session works)
@@ -90,7 +90,7 @@ def test_child_garbage(os_only, name):
         r2 = ts.call("execute", {"code": "print(n)"})
         if r2.get("ok") or "ok" not in r2:
             break
-        assert r2["error"]["type"] in ("ChildDied", "ProtocolError", "Timeout", "NameError"), r2
+        assert r2["error"]["type"] in ("ChildDied", "ProtocolError", "ExecutionTimeout", "NameError"), r2
         if r2["error"]["type"] == "NameError":
             break
     if "ok" not in r2:

@@ -152,8 +152,8 @@ def _read_n(ts, model: Model, log: list) -> None:
             assert model.n is None, f"state lost: n should be {model.n}, got {err}"
             return
         # Timeout: a request left unread by a killed next is consumed by the following one (reported bug)
-        assert err["type"] in ("ChildDied", "ProtocolError", "Timeout"), r
-        if err["type"] == "Timeout":
+        assert err["type"] in ("ChildDied", "ProtocolError", "ExecutionTimeout"), r
+        if err["type"] == "ExecutionTimeout":
             KNOWN_BUGS.append("stale request consumed by the following next (Timeout on a trivial call)")
         log.append(f"retry after {err['type']}")
     pytest.fail(f"the session did not recover after a kill: {log}")
@@ -169,8 +169,8 @@ def _must_ok(ts, code: str, model: Model, log: list) -> dict:
             model.lost()
             log.append("lost")
         else:
-            assert r["error"]["type"] in ("ChildDied", "ProtocolError", "Timeout"), r
-            if r["error"]["type"] == "Timeout":
+            assert r["error"]["type"] in ("ChildDied", "ProtocolError", "ExecutionTimeout"), r
+            if r["error"]["type"] == "ExecutionTimeout":
                 KNOWN_BUGS.append("stale request consumed by the following next (Timeout on a trivial call)")
             log.append(f"retry after {r['error']['type']}")
     pytest.fail(f"{code!r} never succeeded: {log}")
@@ -207,7 +207,7 @@ def _inflight(ts, model: Model, rng: random.Random, k: int, kill_pid, delay: flo
             if r["ok"]:
                 model.n = k
             else:
-                assert r["error"]["type"] in ("ChildDied", "ProtocolError", "Timeout"), r
+                assert r["error"]["type"] in ("ChildDied", "ProtocolError", "ExecutionTimeout"), r
         else:
             assert LOST in r["error"], r
             model.lost()

@@ -122,9 +122,9 @@ def test_timeout_over_mcp(client):
     t0 = time.monotonic()
     text = client.text("execute", {"code": "w = 99\nwhile True: pass"})
     took = time.monotonic() - t0
-    assert text.startswith("Timeout: execution exceeded the 2s wall-clock limit"), text
+    assert text.startswith("ExecutionTimeout: execution exceeded the 2s wall-clock limit"), text
     assert 1.9 < took < 8
-    assert client.text("last_error").startswith("Timeout: ")
+    assert client.text("last_error").startswith("ExecutionTimeout: ")
     assert "5 keep" in client.text("execute", {"code": "print(w, label)"})
 
 

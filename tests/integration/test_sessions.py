@@ -91,11 +91,11 @@ def test_timeout_leaves_state_exact(session):
     r = session.execute(MUTATE + "while True: pass\n")
     took = time.monotonic() - t0
     assert not r["ok"]
-    assert r["error"]["type"] == "Timeout", r
+    assert r["error"]["type"] == "ExecutionTimeout", r
     assert "2s" in r["error"]["message"] and "unchanged" in r["error"]["message"]
     assert 1.9 <= took < 6, f"timeout after {took:.2f}s with a 2 s limit"
     assert wait_until(lambda: not alive(victim), 2), f"the timed-out child {victim} is still alive"
-    assert session.last_error["type"] == "Timeout"
+    assert session.last_error["type"] == "ExecutionTimeout"
     check_unchanged(session, before, pids)
 
 
@@ -206,7 +206,7 @@ def test_restore_snapshot_taken_before_a_timeout(session):
     session.save_snapshot("pre")
     assert session.execute("x = 2\nshape = Box(5, 5, 5)")["ok"]
     r = session.execute("x = 3\nwhile True: pass")
-    assert r["error"]["type"] == "Timeout"
+    assert r["error"]["type"] == "ExecutionTimeout"
     assert session.execute("print(x, round(shape.volume, 6))")["stdout"] == "2 125.0\n"
     session.restore_snapshot("pre")
     assert session.execute("print(x, round(shape.volume, 6))")["stdout"] == "1 6.0\n"
@@ -505,7 +505,7 @@ def test_session_state_and_last_error_tools(launcher):
 
         ts.call("execute", {"code": "while True: pass"})
         le = ts.call("last_error", {})["last_error"]
-        assert le["type"] == "Timeout" and "2s" in le["message"]
+        assert le["type"] == "ExecutionTimeout" and "2s" in le["message"]
         assert render("last_error", {"last_error": le}).startswith("Timeout: ")
         # none of the failures touched the state
         assert render("session_state", ts.call("session_state", {})) == text_state(ts)

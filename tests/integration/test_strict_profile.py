@@ -1,0 +1,57 @@
+"""The strict profile: the demo model and every export format still work under it,
+and the per-call timeout_s can shorten (never extend) the profile's limit."""
+from __future__ import annotations
+
+import pytest
+
+from launcher.cli import DEMO_CODE
+from launcher.core import Launcher
+from launcher.tools import ToolSet
+
+
+@pytest.fixture(scope="module")
+def strict(tmp_path_factory):
+    out = tmp_path_factory.mktemp("strict-out")
+    with Launcher("strict", output_dir=out, spare_sessions=0) as L:
+        ts = ToolSet(L)
+        yield L, ts, out
+        ts.close()
+
+
+def test_strict_profile_is_tighter_than_default():
+    from launcher.profile import load_profile
+    d, s = load_profile("default"), load_profile("strict")
+    assert s.limits.timeout_s < d.limits.timeout_s and s.limits.memory_mb < d.limits.memory_mb
+    assert s.required("mountview") and s.require_landlock_abi >= 4
+
+
+def test_demo_model_under_strict(strict):
+    _, ts, _ = strict
+    r = ts.call("execute", {"code": DEMO_CODE})
+    assert r.get("ok"), r
+    part = next(o for o in r["objects"] if o["name"] == "part")
+    assert part["volume"] == pytest.approx(45912.1, rel=1e-3)
+    probe = ts.session.probe()
+    assert probe["Seccomp"] == "2" and probe["NoNewPrivs"] == "1" and probe["CapEff"] == "0" * 16
+
+
+@pytest.mark.parametrize("fmt", ["step", "stl", "brep", "svg", "dxf", "3mf"])
+def test_every_export_format_under_strict(strict, fmt):
+    _, ts, out = strict
+    assert ts.call("execute", {"code": "box = Box(10, 20, 30) - Cylinder(3, 30)"}).get("ok")
+    r = ts.call("export", {"object_name": "box", "filename": f"strict-box.{fmt}", "format": fmt})
+    assert "error" not in r, r
+    assert (out / f"strict-box.{fmt}").stat().st_size == r["size"] > 0
+
+
+def test_per_call_timeout_shortens_but_never_extends(strict):
+    _, ts, _ = strict
+    assert ts.call("execute", {"code": "keep = 7"}).get("ok")
+    r = ts.call("execute", {"code": "while True:\n    pass", "timeout_s": 1})
+    assert r["error"]["type"] == "ExecutionTimeout" and "1s wall-clock" in r["error"]["message"], r
+    assert r["wall_ms"] < 5000
+    r = ts.call("execute", {"code": "while True:\n    pass", "timeout_s": 10_000})
+    assert r["error"]["type"] == "ExecutionTimeout" and "10s wall-clock" in r["error"]["message"], r  # strict caps at 10 s
+    r = ts.call("execute", {"code": "print(keep)", "timeout_s": -1})
+    assert r["error"]["type"] == "InvalidRequest"
+    assert ts.call("execute", {"code": "print(keep)"})["stdout"] == "7\n"
