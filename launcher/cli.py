@@ -38,6 +38,7 @@ def cmd_run(args) -> int:
     code = sys.stdin.read() if args.file == "-" else open(args.file).read()
     with _launcher(args) as launcher:
         ts = ToolSet(launcher)
+        ts.session = launcher.new_session()  # a layer that cannot be applied raises here: exit 3
         res = ts.execute(code)
         print(render("execute", res) if not args.json else json.dumps(res, indent=1))
         ts.close()
@@ -50,6 +51,7 @@ def cmd_demo(args) -> int:
     print(DEMO_CODE)
     with _launcher(args) as launcher:
         ts = ToolSet(launcher)
+        ts.session = launcher.new_session()
         res = ts.execute(DEMO_CODE)
         print(render("execute", res))
         if not res.get("ok"):
