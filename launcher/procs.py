@@ -112,25 +112,39 @@ class Proc:
             pass
 
 
-def kill_strays(root: int, keep: set[int], rounds: int = 50) -> int:
-    """SIGKILL every descendant of ``root`` not in ``keep``, until none is left.
+def kill_strays(root: int, keep: set[int], rounds: int = 50) -> list[int]:
+    """SIGKILL every descendant of ``root`` not in ``keep``, until no new one appears.
 
     Each stray is opened by pidfd and re-checked to still descend from ``root``
-    before the signal, so a recycled pid is never hit. Returns how many were killed.
+    before the signal, so a recycled pid is never hit. A process that has been
+    sent SIGKILL can run no more code (and so fork no more), so it is not waited
+    for: the scan repeats only while it finds strays it has not killed yet
+    (children forked before the signal landed). Returns the pids killed.
     """
-    killed = 0
-    for _ in range(rounds):
-        strays = [p for p in descendants(root) if p not in keep and state_of(p) not in (None, "Z", "X")]
-        if not strays:
-            return killed
-        for p in strays:
-            try:
-                pr = Proc(p)
-            except OSError:
-                continue
-            if p in descendants(root):
-                pr.kill()
-                killed += 1
+    killed: list[int] = []
+    held: list[Proc] = []
+    try:
+        for _ in range(rounds):
+            fresh = [p for p in descendants(root)
+                     if p not in keep and p not in killed and state_of(p) not in (None, "Z", "X")]
+            if not fresh:
+                break
+            for p in fresh:
+                try:
+                    pr = Proc(p)
+                except OSError:
+                    continue
+                if p in descendants(root):
+                    pr.kill()
+                    killed.append(p)
+                    held.append(pr)
+                else:
+                    pr.close()
+        # Strays are rare (user code forked, or an untracked next): wait until they are gone, so
+        # that none can still be blocked in recv() on the session socket when the next command is sent.
+        for pr in held:
+            pr.wait_dead(1.0)
+    finally:
+        for pr in held:
             pr.close()
-        time.sleep(0.002)
     return killed

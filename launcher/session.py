@@ -165,6 +165,8 @@ class Session:
                         return pid, msg, blob
                     if msg is not None and msg["t"] == "next_exit" and self.head and pid == self.head.pid:
                         self.last_next_exit = msg
+                    elif msg is not None and msg["t"] == "ready" and len(self._early_ready) < 16:
+                        self._early_ready.append(pid)
                 raise SessionDead(f"process {watch.pid} died")
 
     def _await_ready(self, deadline, *, parent_of_head: int | None = None) -> None:
@@ -177,8 +179,15 @@ class Session:
 
         watch = self.head or self.init
         early, self._early_ready = self._early_ready, []
+        dying = {p.pid for p in self._dying} | ({self.next.pid} if self.next is not None else set())
+        def usable(pid):
+            try:
+                return pid not in dying and accept(pid) and Proc(pid).alive()
+            except OSError:
+                return False
+
         for pid in early:
-            if accept(pid) and Proc(pid).alive():
+            if usable(pid):
                 break
         else:
             pid, _msg, _ = self._wait(("ready",), None, deadline, watch=watch, accept=accept)
@@ -241,10 +250,10 @@ class Session:
             keep = self._known()
             if keep_head_children and self.head is not None:
                 keep |= set(children_of(self.head.pid))
-            n = kill_strays(self.init.pid, keep)
+            killed = kill_strays(self.init.pid, keep)
             self.rx.drop_partials(keep)
-            if n:
-                log.info("session %s: killed %d stray process(es) left by user code", self.id, n)
+            if killed:
+                log.info("session %s: killed %d stray process(es) left by user code", self.id, len(killed))
 
     def _send(self, obj: dict) -> None:
         try:
@@ -437,11 +446,21 @@ class Session:
             try:
                 pid, _m, _ = self._wait(("ready",), None, time.monotonic() + 10, watch=snap, accept=accept)
             except (TimeoutError, SessionDead):
-                raise SessionError(f"snapshot {name!r} did not fork a new head; the session is unchanged") from None
+                if not snap.wait_dead(0.2):
+                    raise SessionError(f"snapshot {name!r} did not fork a new head; the session is unchanged") \
+                        from None
+                self.snapshots.pop(name, None)
+                self._bury(snap)
+                raise SessionError(f"snapshot {name!r} no longer exists (its process was killed); "
+                                   "the session is unchanged") from None
             new_next = Proc(pid)
             new_head = Proc(ppid_of(pid))
             self._bury(old_head)
             self._bury(old_next)
+            if old_head is not None:
+                # its untracked children (a next forked after the snapshot) move to init only once
+                # it is gone: wait for that, so the sweep below sees and kills them
+                old_head.wait_dead(2.0)
             self.head, self.next = new_head, new_next
             self._sweep()
             return {"restored": name}
