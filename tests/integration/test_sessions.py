@@ -506,7 +506,7 @@ def test_session_state_and_last_error_tools(launcher):
         ts.call("execute", {"code": "while True: pass"})
         le = ts.call("last_error", {})["last_error"]
         assert le["type"] == "ExecutionTimeout" and "2s" in le["message"]
-        assert render("last_error", {"last_error": le}).startswith("Timeout: ")
+        assert render("last_error", {"last_error": le}).startswith("ExecutionTimeout: ")
         # none of the failures touched the state
         assert render("session_state", ts.call("session_state", {})) == text_state(ts)
         assert {o["name"] for o in ts.call("session_state", {})["objects"]} >= {"b", "n", "label"}
