@@ -3,50 +3,16 @@
 Landlock needs no privileges (no_new_privs is enough), so a plain fork suffices;
 runs the same as root or not.
 """
-import errno
-import json
 import os
 import socket
-import traceback
 
 import pytest
 
 from jail import landlock
 from jail.errors import LayerError
+from jailchild import errno_of, in_child
 
 pytestmark = pytest.mark.skipif(landlock.abi_version() < 1, reason="kernel without Landlock")
-
-
-def in_child(fn):
-    """Run fn() in a forked child; return its JSON-able result (or raise on error)."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-            res = {"ok": fn()}
-        except BaseException as e:  # report everything
-            res = {"error": repr(e), "tb": traceback.format_exc()}
-        os.write(w, json.dumps(res).encode())
-        os._exit(0)
-    os.close(w)
-    data = b""
-    while chunk := os.read(r, 1 << 16):
-        data += chunk
-    os.close(r)
-    _, st = os.waitpid(pid, 0)
-    assert os.WIFEXITED(st), f"child died: {st}"
-    out = json.loads(data)
-    assert "error" not in out, out.get("tb")
-    return out["ok"]
-
-
-def errno_of(f):
-    try:
-        f()
-    except OSError as e:
-        return errno.errorcode[e.errno]
-    return "OK"
 
 
 @pytest.fixture

@@ -9,12 +9,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import ctypes  # noqa: E402
 import errno  # noqa: E402
-import json  # noqa: E402
 import platform  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import sys  # noqa: E402
-import traceback  # noqa: E402
 
 import pyseccomp  # noqa: E402
 import pytest  # noqa: E402
@@ -23,66 +21,7 @@ from jail.errors import LayerError  # noqa: E402
 from jail.seccomp_filter import apply_seccomp  # noqa: E402
 from launcher.profile import load_profile  # noqa: E402
 
-# --- session harness (kept in each layer test so the files stand alone) ------
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x04000000, 0x08000000
-CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _send(w, obj):
-    os.write(w, (json.dumps(obj) + "\n").encode())
-
-
-def in_session(fn, *, namespaces=True):
-    """Run fn() like a session init would: in a forked child that unshares
-    user+pid+net+ipc+uts+mount namespaces, maps uid/gid 0 to the caller's ids,
-    then forks the pid-1 process that calls fn(). Returns fn's result merged
-    with {"signal": <signal that killed pid 1 or None>}. Works unprivileged."""
-    r, w = os.pipe()
-    uid, gid = os.getuid(), os.getgid()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-            if namespaces:
-                flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS
-                if _libc.unshare(flags) != 0:
-                    raise OSError(ctypes.get_errno(), "unshare")
-                for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
-                    with open(f"/proc/self/{name}", "w") as f:
-                        f.write(text)
-            child = os.fork()
-            if child == 0:
-                try:
-                    _send(w, {"ok": fn()})
-                except BaseException as e:
-                    _send(w, {"error": repr(e), "tb": traceback.format_exc()})
-                os._exit(0)
-            _, st = os.waitpid(child, 0)
-            _send(w, {"signal": os.WTERMSIG(st) if os.WIFSIGNALED(st) else None})
-        except BaseException as e:
-            _send(w, {"error": repr(e), "tb": traceback.format_exc()})
-        os._exit(0)
-    os.close(w)
-    data = b""
-    while chunk := os.read(r, 1 << 20):
-        data += chunk
-    os.close(r)
-    os.waitpid(pid, 0)
-    out = {}
-    for line in data.decode().splitlines():
-        out.update(json.loads(line))
-    assert "error" not in out, out.get("tb")
-    return out
-
-
-def errno_of(f):
-    try:
-        f()
-    except OSError as e:
-        return errno.errorcode.get(e.errno, str(e.errno))
-    return "OK"
-# ------------------------------------------------------------------------------
+from jailchild import CLONE_NEWUSER, _libc, errno_of, in_session
 
 
 PROFILE = load_profile("default")
