@@ -38,6 +38,7 @@ import platform
 import stat
 
 from jail.errors import LayerError
+from jail.libc import prctl
 
 LAYER = "landlock"
 
@@ -193,9 +194,10 @@ def apply_landlock(read_paths, devices, *, min_abi: int = 1) -> dict:
                 rules.append({"path": path, "access": fs_names(rights & handled_fs)})
             finally:
                 os.close(fd)
-        if _libc.prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), ctypes.c_ulong(0),
-                       ctypes.c_ulong(0), ctypes.c_ulong(0)) != 0:
-            raise _err("prctl(PR_SET_NO_NEW_PRIVS)", ctypes.get_errno())
+        try:
+            prctl(PR_SET_NO_NEW_PRIVS, 1)
+        except OSError as e:
+            raise _err("prctl(PR_SET_NO_NEW_PRIVS)", e.errno) from None
         res = _syscall(_NR_RESTRICT, ctypes.c_int(rfd), ctypes.c_uint32(0))
         if res < 0:
             raise _err("landlock_restrict_self", -res)

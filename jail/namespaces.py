@@ -61,7 +61,7 @@ def finish_in_init() -> dict:
             for line in f.read().splitlines()[2:]:
                 name, _, rest = line.partition(":")
                 ifaces.append(name.strip())
-        with open(f"/proc/self/net/route") as f:
+        with open("/proc/self/net/route") as f:
             routes = max(0, len(f.read().splitlines()) - 1)
     except OSError:
         routes = None

@@ -60,16 +60,7 @@ SECUREBITS = (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP
 _STATUS_KEYS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs",
                 "Seccomp", "Seccomp_filters")
 
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _prctl(option: int, a2: int = 0, a3: int = 0, a4: int = 0, a5: int = 0) -> int:
-    res = _libc.prctl(ctypes.c_int(option), ctypes.c_ulong(a2), ctypes.c_ulong(a3),
-                      ctypes.c_ulong(a4), ctypes.c_ulong(a5))
-    if res < 0:
-        e = ctypes.get_errno()
-        raise OSError(e, f"prctl({option}): {os.strerror(e)}")
-    return res
+from jail.libc import libc as _libc, prctl as _prctl  # noqa: E402
 
 
 class _CapHeader(ctypes.Structure):

@@ -41,7 +41,6 @@ arguments are never inspected.
 """
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
 
@@ -51,14 +50,8 @@ from jail.errors import LayerError
 
 LAYER = "seccomp"
 
-CLONE_THREAD = 0x00010000
-CLONE_NEWNS = 0x00020000
-CLONE_NEWCGROUP = 0x02000000
-CLONE_NEWUTS = 0x04000000
-CLONE_NEWIPC = 0x08000000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWNET = 0x40000000
+from jail.libc import (CLONE_NEWCGROUP, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS,  # noqa: E402
+                       CLONE_NEWPID, CLONE_NEWUSER, CLONE_NEWUTS, CLONE_THREAD, prctl)
 CLONE_NS_FLAGS = (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC
                   | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
 
@@ -90,7 +83,6 @@ HARD_DENY = (
     "mknod", "mknodat", "sethostname", "setdomainname",
 )
 
-_libc = ctypes.CDLL(None, use_errno=True)
 PR_GET_SECCOMP = 21
 
 
@@ -141,9 +133,10 @@ def _seccomp_mode() -> int | None:
                     return int(line.split()[1])
     except OSError:
         pass
-    res = _libc.prctl(ctypes.c_int(PR_GET_SECCOMP), ctypes.c_ulong(0), ctypes.c_ulong(0),
-                      ctypes.c_ulong(0), ctypes.c_ulong(0))
-    return res if res >= 0 else None
+    try:
+        return prctl(PR_GET_SECCOMP)
+    except OSError:
+        return None
 
 
 def apply_seccomp(allow, kill, enosys, default_action: str = "errno", *, threads: bool = False) -> dict:

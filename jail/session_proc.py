@@ -26,8 +26,7 @@ import gc
 import os
 import signal
 import socket
-import sys
-import traceback
+
 
 from launcher import protocol
 

@@ -650,13 +650,17 @@ class Rig:
         self._bystander()
         self._attacker()
 
-    def _attacker(self):
-        if self.attacker is not None:
+    def _fresh(self, old):
+        """Close ``old`` (if any) and return a new session."""
+        if old is not None:
             try:
-                self.launcher.close_session(self.attacker)
+                self.launcher.close_session(old)
             except Exception:
                 pass
-        self.attacker = self.launcher.new_session()
+        return self.launcher.new_session()
+
+    def _attacker(self):
+        self.attacker = self._fresh(self.attacker)
         self.resets += 1
 
     def restore_attacker(self) -> None:
@@ -665,12 +669,7 @@ class Rig:
         self._attacker()
 
     def _bystander(self):
-        if self.bystander is not None:
-            try:
-                self.launcher.close_session(self.bystander)
-            except Exception:
-                pass
-        self.bystander = self.launcher.new_session()
+        self.bystander = self._fresh(self.bystander)
         r = self.bystander.execute(f"bystander_secret = {self.canaries.tokens['bystander']!r}\n")
         if not r.get("ok"):
             raise RuntimeError(f"the bystander session could not set its variable: {r.get('error')}")
