@@ -231,12 +231,17 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
     """Serve one command. Returns only when this process must become the head; otherwise exits."""
     from . import runner
 
-    _send(sock, {"t": "ready"})
+    # Requests carry the nonce of the next they are for: one left unread in the socket by a
+    # next that was killed is skipped here instead of being run a second time.
+    nonce = os.urandom(8).hex()
+    _send(sock, {"t": "ready", "nonce": nonce})
     while True:
         got = protocol.recv_simple(sock)
         if got is None:
             os._exit(0)
         msg, _ = got
+        if msg.get("to") != nonce:
+            continue
         op = msg["t"]
         if op == "execute":
             result = runner.run(str(msg.get("code", "")), namespace,
@@ -248,8 +253,13 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
             _send(sock, {"t": "result", **result})
             if not result.get("ok"):
                 os._exit(0)
-            got = protocol.recv_simple(sock)
-            if got is None or got[0]["t"] != "promote":
+            while True:
+                got = protocol.recv_simple(sock)
+                if got is None:
+                    os._exit(0)
+                if got[0].get("to") == nonce:
+                    break
+            if got[0]["t"] != "promote":
                 os._exit(0)
             os.close(head_pipe_w)
             return

@@ -33,6 +33,11 @@ log = logging.getLogger("build123d_launcher.session")
 SNAPSHOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
+def _nonce(msg: dict) -> str:
+    n = msg.get("nonce")
+    return n if isinstance(n, str) and len(n) <= 64 else ""
+
+
 class SessionError(RuntimeError):
     """A request the session cannot serve; the message is meant for the user."""
 
@@ -64,7 +69,8 @@ class Session:
         self.last_next_exit: dict | None = None
         self.ignored_messages = 0
         self._dying: list[Proc] = []
-        self._early_ready: list[int] = []
+        self._early_ready: list[tuple[int, str]] = []  # (pid, nonce) of readies that came early
+        self.next_nonce = ""
         self.calls = 0
         self.evidence: dict = {}
         self.closed = False
@@ -150,7 +156,8 @@ class Session:
                 if ok_sender and msg["t"] in types:
                     return pid, msg, blob
                 if msg["t"] == "ready" and len(self._early_ready) < 16:
-                    self._early_ready.append(pid)  # a next that got ready while we waited for something else
+                    # a next that got ready while we waited for something else
+                    self._early_ready.append((pid, _nonce(msg)))
                     continue
                 self.ignored_messages += 1
                 continue
@@ -166,7 +173,7 @@ class Session:
                     if msg is not None and msg["t"] == "next_exit" and self.head and pid == self.head.pid:
                         self.last_next_exit = msg
                     elif msg is not None and msg["t"] == "ready" and len(self._early_ready) < 16:
-                        self._early_ready.append(pid)
+                        self._early_ready.append((pid, _nonce(msg)))
                 raise SessionDead(f"process {watch.pid} died")
 
     def _await_ready(self, deadline, *, parent_of_head: int | None = None) -> None:
@@ -186,14 +193,15 @@ class Session:
             except OSError:
                 return False
 
-        for pid in early:
+        for pid, nonce in early:
             if usable(pid):
                 break
         else:
-            pid, _msg, _ = self._wait(("ready",), None, deadline, watch=watch, accept=accept)
+            pid, msg, _ = self._wait(("ready",), None, deadline, watch=watch, accept=accept)
+            nonce = _nonce(msg)
         if self.head is None:
             self.head = Proc(ppid_of(pid))
-        self.next = Proc(pid)
+        self.next, self.next_nonce = Proc(pid), nonce
 
     def _ensure_next(self, timeout: float = 30.0) -> None:
         if self.closed:
@@ -255,6 +263,11 @@ class Session:
             if killed:
                 log.info("session %s: killed %d stray process(es) left by user code", self.id, len(killed))
 
+    def _send_next(self, obj: dict) -> None:
+        """A request addressed to the current next by its nonce: a request left unread by a
+        next that died stays in the socket, and the following next must not run it."""
+        self._send({**obj, "to": self.next_nonce})
+
     def _send(self, obj: dict) -> None:
         try:
             protocol.send(self.sock, obj)
@@ -301,7 +314,7 @@ class Session:
             self.calls += 1
             self.last_next_exit = None
             start = time.monotonic()
-            self._send({"t": "execute", "code": code})
+            self._send_next({"t": "execute", "code": code})
             nxt = self.next
             try:
                 _pid, msg, _ = self._wait(("result",), nxt.pid, start + limit, watch=nxt)
@@ -324,9 +337,10 @@ class Session:
                 return self._record(result, code, start, "error")
             # success: nxt becomes head
             self._bury(self.head)
+            nonce = self.next_nonce
             self.head, self.next = nxt, None
             self._sweep(keep_head_children=False)
-            self._send({"t": "promote"})
+            self._send({"t": "promote", "to": nonce})
             return self._record(result, code, start, "ok")
 
     def _validate_result(self, msg: dict) -> dict:
@@ -370,7 +384,7 @@ class Session:
         with self.lock:
             self._ensure_next()
             nxt = self.next
-            self._send(request)
+            self._send_next(request)
             timeout = timeout or max(self.profile.limits.timeout_s, 10.0)
             try:
                 _pid, msg, blob = self._wait((reply,), nxt.pid, time.monotonic() + timeout, watch=nxt)
@@ -418,7 +432,7 @@ class Session:
                                    f"delete one first: {', '.join(sorted(self.snapshots))}")
             self._ensure_next()
             nxt = self.next
-            self._send({"t": "snapshot"})
+            self._send_next({"t": "snapshot"})
             try:
                 self._wait(("snapshot_ok",), nxt.pid, time.monotonic() + 10, watch=nxt)
             except (TimeoutError, SessionDead, protocol.ProtocolError):
@@ -444,7 +458,7 @@ class Session:
                 return pp is not None and ppid_of(pp) == snap.pid
 
             try:
-                pid, _m, _ = self._wait(("ready",), None, time.monotonic() + 10, watch=snap, accept=accept)
+                pid, msg, _ = self._wait(("ready",), None, time.monotonic() + 10, watch=snap, accept=accept)
             except (TimeoutError, SessionDead):
                 if not snap.wait_dead(0.2):
                     raise SessionError(f"snapshot {name!r} did not fork a new head; the session is unchanged") \
@@ -461,7 +475,7 @@ class Session:
                 # its untracked children (a next forked after the snapshot) move to init only once
                 # it is gone: wait for that, so the sweep below sees and kills them
                 old_head.wait_dead(2.0)
-            self.head, self.next = new_head, new_next
+            self.head, self.next, self.next_nonce = new_head, new_next, _nonce(msg)
             self._sweep()
             return {"restored": name}
 
