@@ -73,5 +73,5 @@ def build_server(backend) -> MCPServer:
 
 
 def serve_stdio(backend) -> None:
-    server = build_server(backend)
-    server.run("stdio")
+    from .stdio_transport import run_stdio
+    anyio.run(run_stdio, build_server(backend))
