@@ -67,12 +67,7 @@ def os_only(tmp_path_factory):
         ts.close()
 
 
-KNOWN: dict = {}  # payload -> reason, for known bugs (none open)
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=False, raises=Exception,
-                                                                           reason=KNOWN[n]))
-                                  if n in KNOWN else n for n in PAYLOADS])
+@pytest.mark.parametrize("name", list(PAYLOADS))
 def test_child_garbage(os_only, name):
     L, ts = os_only
     r = ts.call("execute", {"code": "n = 41"})

@@ -21,17 +21,13 @@ import time
 import pytest
 
 from faultutil import REPO, Stdio, descendants, profile_path
-
-if not ((REPO / "launcher" / "daemon.py").exists() and (REPO / "launcher" / "daemon_client.py").exists()):
-    pytest.skip("launcher/daemon.py and launcher/daemon_client.py are not there yet", allow_module_level=True)
-
+from launcher.daemon_client import DaemonBackend, DaemonUnavailable
 
 def _start_daemon(sock, tmp) -> subprocess.Popen:
     p = subprocess.Popen([sys.executable, "-m", "launcher", "serve", "--socket", str(sock),
                           "--profile", profile_path("faults"), "--output-dir", str(tmp / "out")],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=open(tmp / "daemon.log", "ab"), cwd=str(REPO))
-    from launcher.daemon_client import DaemonBackend, DaemonUnavailable
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         assert p.poll() is None, f"the daemon exited ({p.returncode}): {(tmp / 'daemon.log').read_text()[-2000:]}"

@@ -14,7 +14,6 @@ import statistics
 import threading
 import time
 
-import pytest
 
 from faultutil import direct_children, fd_count, profile_path, rss_kb, thread_count
 

@@ -16,7 +16,6 @@ import sys
 import threading
 import time
 
-import pytest
 
 from faultutil import REPO, profile_path, zombies_under
 
