@@ -10,21 +10,19 @@ layer that fails is recorded as skipped (with the reason) for ``doctor``.
 """
 from __future__ import annotations
 
+import functools
 import os
 
 from .errors import LayerError
 
 
-_on_layer = None
-
-
-def _run(profile, layer: str, evidence: dict, fn, *args, **kw) -> None:
+def _run(profile, evidence: dict, on_layer, layer: str, fn, *args, **kw) -> None:
     mode = profile.mode(layer)
     if mode == "off":
         evidence[layer] = {"status": "off"}
         return
-    if _on_layer is not None:
-        _on_layer(layer)
+    if on_layer is not None:
+        on_layer(layer)
     try:
         ev = fn(*args, **kw)
     except LayerError as e:
@@ -46,35 +44,29 @@ def apply_session_layers(profile, evidence: dict, on_layer=None) -> dict:
     ``on_layer(name)`` is called before each layer, so that if a layer kills the
     process the launcher can still say which one it was.
     """
-    global _on_layer
-    _on_layer = on_layer
-    import importlib
+    from . import landlock, mountview, namespaces, privileges, rlimits, seccomp_filter
 
-    def mod(name):
-        return importlib.import_module(f"jail.{name}")
-
-    rlimits, namespaces = mod("rlimits"), mod("namespaces")
-    if profile.on("namespaces") and evidence.get("namespaces", {}).get("status") == "applied":
+    run = functools.partial(_run, profile, evidence, on_layer)
+    own_mount_ns = evidence.get("namespaces", {}).get("status") == "applied"
+    if profile.on("namespaces") and own_mount_ns:
         evidence["namespaces"].update(namespaces.finish_in_init())
     lim = profile.limits
-    _run(profile, "rlimits", evidence, rlimits.apply_rlimits,
-         memory_mb=lim.memory_mb, nproc=lim.nproc, nofile=lim.nofile, cpu_s=lim.cpu_s)
-    if evidence.get("namespaces", {}).get("status") != "applied" and profile.on("mountview"):
-        # no mount namespace of our own: never mount on the host
-        _run(profile, "mountview", evidence, _raise, "mountview", "no private mount namespace (namespaces layer off)")
-    else:
-        _run(profile, "mountview", evidence, lambda *a, **k: mod('mountview').apply_mount_view(*a, **k),
-             list(profile.read_paths), list(profile.devices), mount_proc=True)
+    run("rlimits", rlimits.apply_rlimits,
+        memory_mb=lim.memory_mb, nproc=lim.nproc, nofile=lim.nofile, cpu_s=lim.cpu_s)
+    if own_mount_ns:
+        run("mountview", mountview.apply_mount_view, list(profile.read_paths), list(profile.devices),
+            mount_proc=True)
+    else:  # no mount namespace of our own: never mount on the host
+        run("mountview", _raise, "mountview", "no private mount namespace (namespaces layer off)")
     read_paths = list(profile.read_paths)
     if evidence.get("mountview", {}).get("status") == "applied":
         # the view's /proc is the session's own procfs (only its processes); the host's is never granted
         read_paths.append("/proc")
-    _run(profile, "landlock", evidence, lambda *a, **k: mod('landlock').apply_landlock(*a, **k),
-         read_paths, list(profile.devices), min_abi=profile.require_landlock_abi)
-    _run(profile, "privileges", evidence, lambda: mod('privileges').drop_privileges())
-    _run(profile, "seccomp", evidence, lambda *a, **k: mod('seccomp_filter').apply_seccomp(*a, **k),
-         list(profile.seccomp_allow), list(profile.seccomp_kill), list(profile.seccomp_enosys),
-         default_action=profile.seccomp_default)
+    run("landlock", landlock.apply_landlock, read_paths, list(profile.devices),
+        min_abi=profile.require_landlock_abi)
+    run("privileges", privileges.drop_privileges)
+    run("seccomp", seccomp_filter.apply_seccomp, list(profile.seccomp_allow), list(profile.seccomp_kill),
+        list(profile.seccomp_enosys), default_action=profile.seccomp_default)
     try:
         os.chdir("/")
     except OSError:

@@ -176,6 +176,13 @@ class Session:
                         self._early_ready.append((pid, _nonce(msg)))
                 raise SessionDead(f"process {watch.pid} died")
 
+    def _pump(self, until: float) -> None:
+        """Read (and file: next_exit, early readies) whatever arrives until ``until``."""
+        try:
+            self._wait((), -1, until)
+        except (TimeoutError, SessionDead, protocol.ProtocolError):
+            pass
+
     def _await_ready(self, deadline, *, parent_of_head: int | None = None) -> None:
         """Wait for a `ready` from a child of the head (or, at start, from the first head)."""
         def accept(p):
@@ -278,10 +285,7 @@ class Session:
         # the head reaps the dead next and reports its exit status; wait briefly for that
         deadline = time.monotonic() + 0.5
         while self.last_next_exit is None and time.monotonic() < deadline:
-            try:
-                self._wait(("__never__",), -1, min(deadline, time.monotonic() + 0.05))
-            except (TimeoutError, SessionDead, protocol.ProtocolError):
-                pass
+            self._pump(min(deadline, time.monotonic() + 0.05))
         ne = self.last_next_exit
         if ne and "signal" in ne:
             sig = ne["signal"]
