@@ -5,7 +5,8 @@
   that takes more than 10 s).
 * ``launcher.protocol.Receiver`` on a SEQPACKET socketpair, fed by a forked
   sender random datagrams (flag bytes, truncated/oversized, valid and invalid
-  framing, JSON, ancillary fds): ``read_one`` never raises, returns only the
+  framing, JSON, ancillary fds) — one long-lived sender process, handed a fresh
+  socket per case: ``read_one`` never raises, returns only the
   documented shapes, stamps the real sender pid, and leaks no fd.
 
 About 500 cases each normally; 100,000 each with ``--soak``.
@@ -129,70 +130,122 @@ dgram_strategy = st.one_of(
 case_strategy = st.lists(st.tuples(dgram_strategy, st.integers(0, 3)), min_size=1, max_size=12)
 
 
-def _sender(sock: socket.socket, case) -> None:
+def _send_case(sock: socket.socket, case) -> None:
+    for data, nfds in case:
+        fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(nfds)]
+        try:
+            if fds:
+                socket.send_fds(sock, [data], fds)
+            else:
+                sock.send(data)
+        except OSError:
+            pass
+        for fd in fds:
+            os.close(fd)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        d = sock.recv(n - len(buf))
+        if not d:
+            raise EOFError
+        buf += d
+    return buf
+
+
+def _sender_loop(ctrl: socket.socket) -> None:
+    """The fuzz sender: one long-lived process (a fork per case made 100k cases take most of an hour).
+
+    Per case the test hands it, over ``ctrl`` (a stream socket), the sending end of a fresh SEQPACKET pair
+    (SCM_RIGHTS) and the pickled datagrams; it sends them from its own pid and closes the socket (EOF).
+    """
+    import pickle
     try:
-        for data, nfds in case:
-            fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(nfds)]
+        while True:
             try:
-                if fds:
-                    socket.send_fds(sock, [data], fds)
-                else:
-                    sock.send(data)
+                head, fds, _, _ = socket.recv_fds(ctrl, 8, 1)
             except OSError:
-                pass
-            for fd in fds:
-                os.close(fd)
+                break
+            if not head:
+                break
+            head += _recv_exact(ctrl, 8 - len(head))
+            case = pickle.loads(_recv_exact(ctrl, struct.unpack(">Q", head)[0]))
+            with socket.socket(fileno=fds[0]) as s:
+                _send_case(s, case)
     finally:
         os._exit(0)
 
 
+@contextmanager
+def fuzz_sender():
+    """Yield ``(sender_pid, run)``: ``run(case, cap)`` returns the receiving socket and its Receiver,
+    made (SO_PASSCRED on, as the launcher does before it hands a socket out) before the sender gets
+    the other end. The sender process is reaped on exit."""
+    from launcher import protocol
+    import pickle
+    ctrl, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    pid = os.fork()
+    if pid == 0:
+        ctrl.close()
+        _sender_loop(child_end)
+    child_end.close()
+
+    def run(case, cap):
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        b.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+        rx = protocol.Receiver(a, cap)
+        try:
+            payload = pickle.dumps(case)
+            socket.send_fds(ctrl, [struct.pack(">Q", len(payload))], [b.fileno()])
+            ctrl.sendall(payload)
+        finally:
+            b.close()
+        return a, rx
+
+    try:
+        yield pid, run
+    finally:
+        ctrl.close()
+        os.waitpid(pid, 0)
+
+
 def test_protocol_receiver_fuzz(soak):
     import select
-    from launcher import protocol
 
     base_fds = fd_count()
 
-    @settings(max_examples=100_000 if soak else 500, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(case=case_strategy, cap=st.sampled_from([100, 40_000, 1 << 20]))
-    def inner(case, cap):
-        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        b.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
-        try:
-            rx = protocol.Receiver(a, cap)
-            pid = os.fork()
-            if pid == 0:
-                a.close()
-                _sender(b, case)
-            b.close()
-            got = 0
-            with alarm(20):
-                while True:
-                    r, _, _ = select.select([a], [], [], 10)
-                    assert r, "the receiver's socket never became readable (no EOF?)"
-                    out = rx.read_one()  # must never raise
-                    if out is None:
-                        break
-                    got += 1
-                    spid, msg, blob, err = out
-                    assert spid == pid, (spid, pid)
-                    assert isinstance(blob, bytes)
-                    if msg is not None:
-                        assert err is None and isinstance(msg, dict) and isinstance(msg.get("t"), str)
-                    if err is not None:
-                        assert msg is None and isinstance(err, str)
-                    assert sum(len(v) for v in rx.partial.values()) <= cap
-                    assert got < 10_000
-            os.waitpid(pid, 0)
-        finally:
-            a.close()
+    with fuzz_sender() as (sender_pid, run):
+        @settings(max_examples=100_000 if soak else 500, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(case=case_strategy, cap=st.sampled_from([100, 40_000, 1 << 20]))
+        def inner(case, cap):
+            a, rx = run(case, cap)
             try:
-                b.close()
-            except OSError:
-                pass
-        assert fd_count() == base_fds, "the receiver leaked a file descriptor"
+                got = 0
+                with alarm(20):
+                    while True:
+                        r, _, _ = select.select([a], [], [], 10)
+                        assert r, "the receiver's socket never became readable (no EOF?)"
+                        out = rx.read_one()  # must never raise
+                        if out is None:
+                            break
+                        got += 1
+                        spid, msg, blob, err = out
+                        assert spid == sender_pid, (spid, sender_pid)
+                        assert isinstance(blob, bytes)
+                        if msg is not None:
+                            assert err is None and isinstance(msg, dict) and isinstance(msg.get("t"), str)
+                        if err is not None:
+                            assert msg is None and isinstance(err, str)
+                        assert sum(len(v) for v in rx.partial.values()) <= cap
+                        assert got < 10_000
+            finally:
+                a.close()
+            assert fd_count() == base_fds + 1, "the receiver leaked a file descriptor"  # +1: the ctrl socket
 
-    inner()
+        inner()
+    assert fd_count() == base_fds
 
 
 def test_protocol_roundtrip_large():
