@@ -360,7 +360,15 @@ def probe_evidence(msg: dict) -> dict:
         ev["net_dev"] = f"unreadable: {e.strerror}"
     import resource
     ev["rlimits"] = {n: resource.getrlimit(getattr(resource, n)) for n in
-                     ("RLIMIT_AS", "RLIMIT_NPROC", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_CPU")}
+                     ("RLIMIT_AS", "RLIMIT_NPROC", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_CPU",
+                      "RLIMIT_NICE", "RLIMIT_RTPRIO")}
+    try:  # the scheduling class, read from /proc (field 41 of stat) rather than by a syscall
+        with open("/proc/self/stat") as f:
+            policy = int(f.read().rsplit(")", 1)[1].split()[38])
+        ev["sched"] = {0: "SCHED_OTHER", 1: "SCHED_FIFO", 2: "SCHED_RR", 3: "SCHED_BATCH", 5: "SCHED_IDLE",
+                       6: "SCHED_DEADLINE"}.get(policy, str(policy))
+    except (OSError, ValueError, IndexError) as e:
+        ev["sched"] = f"unreadable: {e}"
     try:
         ev["routes"] = max(0, len(open("/proc/self/net/route").read().splitlines()) - 1)
     except OSError as e:

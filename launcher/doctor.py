@@ -49,7 +49,7 @@ def evidence_for(layer: str, applied: dict, probe: dict) -> str:
         return f"net devices {probe.get('net_dev')}, {probe.get('ns_net')}, pid {probe.get('pid')} (NSpid {probe.get('NSpid')}), socket(AF_INET): {p.get('socket_inet')}"
     if layer == "rlimits":
         r = probe.get("rlimits", {})
-        return ", ".join(f"{k[7:]}={v[1]}" for k, v in r.items()) if r else "?"
+        return (", ".join(f"{k[7:]}={v[1]}" for k, v in r.items()) if r else "?") + f"; {probe.get('sched', '?')}"
     if layer == "mountview":
         return f"/etc/shadow: {p.get('etc_shadow')}, /tmp: {p.get('tmp')}, ~root: {p.get('home')}"
     if layer == "landlock":

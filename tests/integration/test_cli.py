@@ -69,6 +69,8 @@ def test_doctor_json_all_required_layers_applied(tmp_path):
     assert probe["NoNewPrivs"] == "1" and probe["CapEff"] == "0" * 16
     assert probe["Seccomp"] == "2", "seccomp filter mode not active inside the jail"
     assert probe["probes"]["socket_inet"] != "created"
+    assert probe["sched"] == "SCHED_BATCH"
+    assert probe["rlimits"]["RLIMIT_NICE"] == [0, 0] and probe["rlimits"]["RLIMIT_RTPRIO"] == [0, 0]
 
 
 def test_bad_profile_name_exits_2(tmp_path):
