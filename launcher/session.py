@@ -473,13 +473,17 @@ class Session:
                                    "the session is unchanged") from None
             new_next = Proc(pid)
             new_head = Proc(ppid_of(pid))
+            # The old head first: once its SIGKILL is queued it can fork no replacement for old_next.
             self._bury(old_head)
             self._bury(old_next)
-            if old_head is not None:
-                # its untracked children (a next forked after the snapshot) move to init only once
-                # it is gone: wait for that, so the sweep below sees and kills them
-                old_head.wait_dead(2.0)
             self.head, self.next, self.next_nonce = new_head, new_next, _nonce(msg)
+            if old_head is not None:
+                # Children it still has that we do not track (a next it forked after a failed call)
+                # move to init only when its teardown ends (~10 ms), and a sweep walking init's tree
+                # meanwhile could miss them. Read them now (its child set can only shrink from here):
+                # if there are any, wait for the reparenting, so that the sweep below sees them.
+                if set(children_of(old_head.pid)) - self._known():
+                    old_head.wait_dead(2.0)
             self._sweep()
             return {"restored": name}
 
