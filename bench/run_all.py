@@ -101,8 +101,8 @@ def bench_execute(L, n: int) -> dict:
         b2b.append((time.perf_counter() - t) * 1000)
         assert r["ok"], r
     inner = [r for r in [s.execute(code).get("duration_ms") for _ in range(20)] if isinstance(r, (int, float))]
-    # where the time goes: SIGKILL -> exit of an idle jailed process (what the launcher waits for when it
-    # replaces the old head after every successful call)
+    # where the time goes: SIGKILL -> exit of an idle jailed process (the teardown of the old head that
+    # every successful call replaces; the launcher does not wait for it, but it competes for the CPU)
     import select
     import signal
     from launcher.procs import children_of
@@ -201,7 +201,7 @@ def bench_snapshots(L, n: int) -> dict:
         s = L.new_session()
         r = s.execute(code)
         assert r["ok"], r
-        save, restore, both = [], [], []
+        save, restore, both, first = [], [], [], []
         for i in range(n):
             wait_next(s)
             t = time.perf_counter()
@@ -209,13 +209,17 @@ def bench_snapshots(L, n: int) -> dict:
             t1 = time.perf_counter()
             s.restore_snapshot(f"b{i}")
             t2 = time.perf_counter()
+            r = s.execute("x = 1")  # restore -> first result: also waits for the restored head's next
+            t3 = time.perf_counter()
+            assert r["ok"], r
             save.append((t1 - t) * 1000)
             restore.append((t2 - t1) * 1000)
             both.append((t2 - t) * 1000)
+            first.append((t3 - t1) * 1000)
             s.delete_snapshot(f"b{i}")
         r = s.execute("print(len(parts))")
         assert r["stdout"] == f"{k}\n", r
-        out[k] = {"save": save, "restore": restore, "both": both}
+        out[k] = {"save": save, "restore": restore, "both": both, "first": first}
         L.close_session(s)
     return out
 
@@ -319,13 +323,16 @@ def report(res: dict, cmd: str, elapsed: float) -> str:
     if e.get("exit_ms"):
         A(f"* where the time goes: SIGKILL → exit of an idle jailed process (same mappings as a head) "
           f"takes p50 {ms(pct(e['exit_ms'], 50))} (p90 {ms(pct(e['exit_ms'], 90))}) of CPU-bound kernel teardown. "
-          "Every successful call kills the old head and every restore the old head and next: whatever of that "
-          "teardown (and of the forks of the new next/head) is waited for, or competes for the 2 cores with "
-          "the next call, shows up in the figures above (back-to-back calls and restores most).")
+          "Every successful call kills the old head and every restore the old head and next; the launcher "
+          "waits for none of that teardown (only, for a killed next, until it has entered its exit), and the "
+          "session runs SCHED_BATCH so it does not preempt the launcher, but it and the fork of the next "
+          "next still compete for the 2 cores: back-to-back calls wait for that fork.")
     A(f"* sessions: spare-session reset {len(se['reset_spare'])} runs, cold new session {len(se['new_cold'])} runs, "
       f"baseline {len(se['base'])} interpreter starts (min {ms(min(se['base']))}).")
     A(f"* snapshots (p50): 1 solid save {ms(pct(sn[1]['save'], 50))} / restore {ms(pct(sn[1]['restore'], 50))}; "
       f"1000 solids save {ms(pct(sn[1000]['save'], 50))} / restore {ms(pct(sn[1000]['restore'], 50))}; "
+      f"restore → first result of `x = 1` (the restored head forks its next meanwhile): 1 solid "
+      f"{ms(pct(sn[1]['first'], 50))}, 1000 solids {ms(pct(sn[1000]['first'], 50))}; "
       f"{len(sn[1]['both'])} runs each.")
     A("* PSS: sum of `Pss:` from `/proc/PID/smaps_rollup` over the zygote and every session process "
       "(keeper, init, head, next), each session idle after building one Box; "

@@ -14,7 +14,8 @@
              user code here: on success the launcher kills the old head and
              tells this process to become the head; on failure it is killed.
     snapshot a former next frozen in ``sigwaitinfo``; SIGUSR1 *from outside the
-             session* (``si_pid == 0``) makes it fork a new head.
+             session* (``si_pid == 0``) makes it fork a new head (which says
+             ``restored`` at once, then forks its next).
 
 Everything these processes send is untrusted by the launcher (a process that
 ran user code may have been rewritten by it): they can lie about their own
@@ -328,6 +329,7 @@ def snapshot_main(sock, profile, namespace) -> None:
             continue
         if pid == 0:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1, signal.SIGCHLD})
+            _send(sock, {"t": "restored"})  # the launcher takes the sender (a child of the snapshot) as head
             return
 
 

@@ -86,7 +86,12 @@ class Launcher:
                     try:
                         s = Session(self._zygote(), self.profile, sid)
                     except Exception as e:  # the next new_session() will report it
-                        log.warning("could not pre-make a spare session: %s", e)
+                        with self.lock:
+                            closing = self._closed
+                        if closing:  # close() took the zygote away while the spare was being made
+                            log.debug("spare session abandoned: the launcher is closing (%s)", e)
+                        else:
+                            log.warning("could not pre-make a spare session: %s", e)
                         return
                     with self.lock:
                         if self._closed:

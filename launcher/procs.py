@@ -40,6 +40,23 @@ def state_of(pid: int) -> str | None:
     return data[data.rfind(")") + 2:].split()[0]
 
 
+PF_EXITING = 0x4  # task->flags bit set at the very start of do_exit()
+
+
+def exiting(pid: int) -> bool:
+    """True once ``pid`` has entered the kernel's exit path (or is gone): from then on it runs no
+    more user-space code and can take nothing more from a socket — its ~10 ms of memory teardown
+    may still be to come. Read from ``/proc/PID/stat`` (field 9, the task flags)."""
+    data = _read_stat(pid)
+    if data is None:
+        return True
+    rest = data[data.rfind(")") + 2:].split()
+    try:
+        return rest[0] in ("Z", "X") or bool(int(rest[6]) & PF_EXITING)
+    except (IndexError, ValueError):
+        return False
+
+
 def children_of(pid: int) -> list[int]:
     out = []
     try:
@@ -100,6 +117,20 @@ class Proc:
                 return False
             select.select([self.fd], [], [], min(left, 0.05))
 
+    def wait_exiting(self, timeout: float = 1.0) -> bool:
+        """After a SIGKILL: wait until the process has left user space for good (see ``exiting``),
+        which takes microseconds once it is scheduled, not the whole teardown ``wait_dead`` waits for."""
+        deadline = time.monotonic() + timeout
+        delay = 0.0001
+        while True:
+            if self.fd < 0 or exiting(self.pid):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            select.select([self.fd], [], [], min(left, delay))
+            delay = min(delay * 2, 0.01)
+
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
@@ -140,10 +171,11 @@ def kill_strays(root: int, keep: set[int], rounds: int = 50) -> list[int]:
                     held.append(pr)
                 else:
                     pr.close()
-        # Strays are rare (user code forked, or an untracked next): wait until they are gone, so
-        # that none can still be blocked in recv() on the session socket when the next command is sent.
+        # Strays are rare (user code forked, or an untracked next): wait until each has entered its
+        # exit, so that none can still take a datagram from the session socket (a killed process that
+        # was not scheduled yet would still dequeue one that arrived first) when the next command is sent.
         for pr in held:
-            pr.wait_dead(1.0)
+            pr.wait_exiting(1.0)
     finally:
         for pr in held:
             pr.close()

@@ -231,13 +231,38 @@ class Session:
         keep |= {p.pid for p in self._dying}  # already SIGKILLed, still being torn down
         return keep
 
-    def _bury(self, p: Proc | None) -> None:
-        """SIGKILL ``p`` without waiting for the kernel to tear it down (that takes ~20 ms for a
-        process mapping build123d); it can run no more user-space code once the signal is queued."""
+    def _bury(self, p: Proc | None, *, reads_socket: bool = False) -> None:
+        """SIGKILL ``p`` without waiting for the kernel to tear it down (that takes ~10-20 ms for a
+        process mapping build123d); it can run no more user-space code once the signal is queued.
+
+        A process that may be blocked in recv() on the session socket (a next) could still take
+        one datagram that arrives before it is scheduled to die: with ``reads_socket`` wait until it
+        has entered its exit (microseconds), so the next request cannot be lost to it.
+        """
         if p is None:
             return
         p.kill()
         self._dying.append(p)
+        if reads_socket:
+            p.wait_exiting(1.0)
+
+    def _bury_untracked_children(self, parent: Proc) -> None:
+        """SIGKILL the children of ``parent`` (itself already SIGKILLed, so its child set can only
+        shrink) that are not tracked: a next it forked that the launcher has not heard from yet.
+        They move to init only when ``parent``'s teardown ends, and a sweep walking init's tree
+        meanwhile could miss one; killing them here needs no wait for that."""
+        known = self._known()
+        for c in children_of(parent.pid):
+            if c in known:
+                continue
+            try:
+                pr = Proc(c)
+            except OSError:
+                continue
+            if ppid_of(c) in (parent.pid, self.init.pid if self.init else None):  # still ours (no pid reuse)
+                self._bury(pr, reads_socket=True)
+            else:
+                pr.close()
 
     def _reap_dying(self) -> None:
         still = []
@@ -249,7 +274,7 @@ class Session:
         self._dying = still
 
     def _discard_next(self) -> None:
-        self._bury(self.next)
+        self._bury(self.next, reads_socket=True)
         self.next = None
         self._sweep()
 
@@ -457,12 +482,11 @@ class Session:
             old_head, old_next = self.head, self.next
             snap.kill(signal.SIGUSR1)
 
-            def accept(p):
-                pp = ppid_of(p)
-                return pp is not None and ppid_of(pp) == snap.pid
-
             try:
-                pid, msg, _ = self._wait(("ready",), None, time.monotonic() + 10, watch=snap, accept=accept)
+                # the new head says "restored" as soon as it is forked (its next follows, and is
+                # taken by the next call like after any successful execute)
+                pid, msg, _ = self._wait(("restored",), None, time.monotonic() + 10, watch=snap,
+                                         accept=lambda p: ppid_of(p) == snap.pid)
             except (TimeoutError, SessionDead):
                 if not snap.wait_dead(0.2):
                     raise SessionError(f"snapshot {name!r} did not fork a new head; the session is unchanged") \
@@ -471,19 +495,17 @@ class Session:
                 self._bury(snap)
                 raise SessionError(f"snapshot {name!r} no longer exists (its process was killed); "
                                    "the session is unchanged") from None
-            new_next = Proc(pid)
-            new_head = Proc(ppid_of(pid))
+            try:
+                new_head = Proc(pid)
+            except OSError:
+                raise SessionError(f"the head restored from {name!r} died at once; the session is unchanged") \
+                    from None
             # The old head first: once its SIGKILL is queued it can fork no replacement for old_next.
             self._bury(old_head)
-            self._bury(old_next)
-            self.head, self.next, self.next_nonce = new_head, new_next, _nonce(msg)
+            self._bury(old_next, reads_socket=True)
+            self.head, self.next, self.next_nonce = new_head, None, ""
             if old_head is not None:
-                # Children it still has that we do not track (a next it forked after a failed call)
-                # move to init only when its teardown ends (~10 ms), and a sweep walking init's tree
-                # meanwhile could miss them. Read them now (its child set can only shrink from here):
-                # if there are any, wait for the reparenting, so that the sweep below sees them.
-                if set(children_of(old_head.pid)) - self._known():
-                    old_head.wait_dead(2.0)
+                self._bury_untracked_children(old_head)  # e.g. the next it forked after the last call
             self._sweep()
             return {"restored": name}
 
