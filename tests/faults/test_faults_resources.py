@@ -1,4 +1,4 @@
-"""Resource edges: 64 sessions on a 2-core machine, the 65th refused; running out of fds.
+"""Resource edges: 64 sessions on a 2-core machine, the 65th refused; running out of fds; a full disk.
 
 * 64 sessions at once (profile ``faults_max64``: max_sessions = 64) all answer
   a trivial execute, concurrently; the 65th gets the max_sessions error.
@@ -7,6 +7,8 @@
   calling tools. Every call must come back as a result/error dict (never an
   exception out of ToolSet, never a crash); once the limit is raised again,
   old and new sessions work.
+* A full disk under the output directory: exports fail with a clear error and
+  leave nothing behind; the session goes on.
 """
 from __future__ import annotations
 
@@ -153,3 +155,67 @@ def test_max_sessions_holds_under_concurrent_creation():
         assert not other, other
         assert len(made) <= 4 and len(live) <= 4, f"{len(made)} sessions made with max_sessions = 4"
         assert refused and "max_sessions" in refused[0]
+
+
+DISK_FULL = r"""
+import json, os, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+from launcher.core import Launcher
+from launcher.tools import ToolSet
+out_dir = sys.argv[3]
+# a private mount namespace (`unshare -m` started us): this tmpfs is gone when we exit
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k,nr_inodes=24,mode=0755", "tmpfs", out_dir], check=True)
+res = {"raised": []}
+try:
+    with Launcher(sys.argv[2], output_dir=out_dir) as L:
+        ts = ToolSet(L)
+        r = ts.call("execute", {"code": "big = Sphere(50)\nsmall = Box(1, 2, 3)\nn = 7"})
+        res["setup"] = r.get("ok")
+        res["big"] = ts.call("export", {"object_name": "big", "filename": "big.stl", "format": "stl"})
+        res["after_big"] = sorted(os.listdir(out_dir))
+        res["small"] = ts.call("export", {"object_name": "small", "filename": "small.step"})
+        many = []
+        for i in range(40):  # until the inodes run out
+            r = ts.call("export", {"object_name": "small", "filename": f"d{i}/s.brep"})
+            many.append("ok" if "error" not in r else r["error"])
+            if "error" in r:
+                break
+        res["many"] = many
+        res["listing"] = sorted(os.listdir(out_dir))
+        res["leftover_tmp"] = [f for _, _, fs in os.walk(out_dir) for f in fs if f.endswith(".tmp")]
+        res["still"] = ts.call("execute", {"code": "print(n)"}).get("stdout")
+except BaseException as e:
+    res["raised"].append(f"{type(e).__name__}: {e}")
+print("RESULT " + json.dumps(res))
+"""
+
+
+def test_disk_full_gives_errors_not_crashes(tmp_path):
+    """Exports into a full output directory (a 96 KB tmpfs with 24 inodes, in a private mount
+    namespace): a clear 'No space left on device' error, no partial or temporary file left, and
+    the session goes on. Needs root (mounting); CI runs as root."""
+    import os
+    import shutil
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        import pytest
+        pytest.skip("needs root and util-linux unshare to mount a small tmpfs in a private mount namespace")
+    script = tmp_path / "full.py"
+    script.write_text(DISK_FULL)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    p = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, str(script), str(REPO),
+                        profile_path("faults"), str(out_dir)], capture_output=True, text=True, timeout=180,
+                       cwd=str(REPO))
+    line = next((l for l in p.stdout.splitlines() if l.startswith("RESULT ")), None)
+    assert line, f"the launcher process crashed (rc {p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}"
+    res = json.loads(line[7:])
+    print(f"\nfull disk: big export -> {res['big']}; inode run -> {res['many'][-1]}")
+    assert not res["raised"], res["raised"]
+    assert res["setup"] is True
+    assert "No space left on device" in res["big"].get("error", ""), res["big"]
+    assert res["after_big"] == [], f"a partial file was left: {res['after_big']}"
+    assert "error" not in res["small"], res["small"]
+    assert res["many"][-1] != "ok" and "No space left on device" in res["many"][-1], res["many"]
+    assert "small.step" in res["listing"] and not res["leftover_tmp"], res
+    assert res["still"] == "7\n", res
+    assert os.listdir(out_dir) == [], "the tmpfs was not private to the subprocess"
