@@ -9,7 +9,8 @@
              and waits on a pipe; when that pipe reaches EOF (next died, or
              became a snapshot) it forks a new next. Reports the exit status
              of a dead next to the launcher.
-    next     a copy of head, already jailed, waiting for one command. It is the
+    next     a copy of head, already jailed, waiting for one command (having
+             first paid its copy-on-write faults, ``runner.warm``). It is the
              only process that reads the session socket. ``execute`` runs the
              user code here: on success the launcher kills the old head and
              tells this process to become the head; on failure it is killed.
@@ -236,6 +237,8 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
     # next that was killed is skipped here instead of being run a second time.
     nonce = os.urandom(8).hex()
     _send(sock, {"t": "ready", "nonce": nonce})
+    runner.warm(namespace, python_layers=profile.on("ast_policy"), allowed_imports=list(profile.allowed_imports),
+                blocked_calls=list(profile.blocked_calls), max_output_bytes=profile.limits.max_output_bytes)
     while True:
         got = protocol.recv_simple(sock)
         if got is None:

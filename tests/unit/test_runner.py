@@ -346,3 +346,28 @@ def test_stdout_and_stderr_share_one_budget():
     assert so.getvalue() == "abcd\n[output truncated: 2 more bytes not shown]\n"
     assert se.getvalue() == "ef\n[output truncated: 2 more bytes not shown]\n"
     assert out.truncated
+
+
+def test_warm_runs_no_user_code_and_changes_nothing(ns):
+    """runner.warm runs in every idle next before its command: it must not call anything the
+    user defined (repr, properties, __class__, __eq__, __hash__, __del__) nor change the state."""
+    r = runner.run(
+        "calls = []\n"
+        "class Evil:\n"
+        "    def __repr__(self): calls.append('repr'); return 'evil'\n"
+        "    def __eq__(self, other): calls.append('eq'); return False\n"
+        "    def __hash__(self): calls.append('hash'); return 1\n"
+        "    def __del__(self): calls.append('del')\n"
+        "    @property\n"
+        "    def __class__(self): calls.append('class'); return int\n"
+        "    def __getattr__(self, name): calls.append('getattr ' + name); raise AttributeError(name)\n"
+        "e = Evil()\n"
+        "d = {Evil(): 1}\n",
+        ns, python_layers=False, allowed_imports=ALLOWED, blocked_calls=BLOCKED, max_output_bytes=10_000)
+    assert r["ok"], r["error"]
+    ns["calls"].clear()
+    before = list(ns.items())
+    runner.warm(ns, python_layers=True, allowed_imports=ALLOWED, blocked_calls=BLOCKED, max_output_bytes=10_000)
+    assert ns["calls"] == []
+    after = list(ns.items())
+    assert len(after) == len(before) and all(a[0] is b[0] and a[1] is b[1] for a, b in zip(after, before))
