@@ -91,13 +91,12 @@ class Proc:
         self.fd = os.pidfd_open(pid)
 
     def alive(self) -> bool:
+        """False once the process has exited: a pidfd polls readable as soon as the process is a
+        zombie (not only once it is reaped), so no /proc read is needed."""
         if self.fd < 0:
             return False
         r, _, _ = select.select([self.fd], [], [], 0)
-        if r:
-            return False
-        st = state_of(self.pid)
-        return st is not None and st not in ("Z", "X")
+        return not r
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self.fd >= 0:

@@ -1,0 +1,73 @@
+"""launcher/procs.py on real processes: pidfd liveness (a zombie counts as exited), the
+PF_EXITING check, and kill_strays (kills a forked tree, spares what it is told to keep)."""
+import os
+import signal
+import time
+
+from launcher.procs import Proc, descendants, exiting, kill_strays, state_of
+
+
+def _fork_sleeper(seconds: float = 30) -> int:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            time.sleep(seconds)
+        finally:
+            os._exit(0)
+    return pid
+
+
+def test_alive_and_exiting_follow_the_process():
+    pid = _fork_sleeper()
+    p = Proc(pid)
+    try:
+        assert p.alive() and not exiting(pid)
+        p.kill()
+        assert p.wait_exiting(5) and exiting(pid)
+        assert p.wait_dead(5) and not p.alive()
+        assert state_of(pid) == "Z"  # not reaped yet: a zombie is dead for alive() and exiting()
+        assert exiting(pid)
+    finally:
+        os.waitpid(pid, 0)
+        p.close()
+    assert exiting(pid)  # gone altogether
+    assert not p.alive()  # closed pidfd
+
+
+def test_kill_strays_spares_kept_and_kills_the_rest():
+    r, w = os.pipe()
+    root = os.fork()
+    if root == 0:  # root -> keep + stray -> grandchild stray
+        os.close(r)
+        keep = _fork_sleeper()
+        stray = os.fork()
+        if stray == 0:
+            _fork_sleeper()
+            time.sleep(30)
+            os._exit(0)
+        os.write(w, f"{keep} {stray}".encode())
+        while True:
+            try:
+                os.wait()
+            except ChildProcessError:
+                time.sleep(30)
+    os.close(w)
+    keep, stray = map(int, os.read(r, 100).split())
+    os.close(r)
+    try:
+        deadline = time.monotonic() + 5
+        while len(descendants(root)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        tree = descendants(root)
+        assert len(tree) == 3, tree
+        killed = kill_strays(root, {keep})
+        assert keep not in killed and stray in killed and len(killed) == 2, (killed, tree)
+        assert all(exiting(p) for p in killed)
+        assert state_of(keep) not in (None, "Z", "X")
+    finally:
+        os.kill(root, signal.SIGKILL)
+        os.waitpid(root, 0)
+        try:
+            os.kill(keep, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
