@@ -64,7 +64,7 @@ bench: venv
 	$(PY) bench/run_all.py
 
 soak: venv
-	$(PY) -m pytest -q -p no:cacheprovider tests/faults --soak
+	$(PY) -m pytest -q -s -p no:cacheprovider tests/faults --soak --durations=10
 
 install-user-service: venv
 	$(PY) -m launcher.install_service
