@@ -1,8 +1,9 @@
-"""The systemd user units: `verify` is silent, `security` scores <= 2.0, the
+"""The systemd user units: `verify` is silent, `security` scores <= 2.5, the
 installer renders them for this venv, and the jail still works under the
 unit's sandbox.
 
-No user manager runs in CI, so the last test *emulates* the unit's sandbox
+tests/integration/test_systemd_user_manager.py runs the units under a real
+``systemd --user``; this file's last test also *emulates* the unit's sandbox
 with the same kernel mechanisms systemd uses: a private mount namespace with a
 read-only root (ProtectSystem=strict, ProtectHome=read-only), a tmpfs /tmp
 (PrivateTmp), ``proc`` with ``subset=pid,hidepid=invisible`` (ProcSubset=pid,
@@ -14,6 +15,9 @@ every allow list), ``SystemCallErrorNumber=EPERM``, ``RestrictAddressFamilies=
 AF_UNIX`` (socket() of any other family fails) and ``RestrictNamespaces=``
 (unshare/clone with a namespace flag not in the list fails; clone3 gets
 ENOSYS as under systemd). Then a real launcher runs a real session in it.
+The emulation is stricter than the unit now (it still applies ProcSubset=,
+ProtectProc=, a read-only /sys and a private IPC namespace, which the unit had
+to drop for real user managers).
 """
 from __future__ import annotations
 
@@ -81,7 +85,8 @@ def test_security_score(tmp_path, which):
     assert "Unknown" not in r.stderr and "ignoring" not in r.stderr, r.stderr
     m = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", r.stdout)
     assert m, r.stdout[-2000:]
-    assert float(m.group(1)) <= 2.0, r.stdout
+    # 2.4 since the options a real user manager rejects were dropped (see the unit file)
+    assert float(m.group(1)) <= 2.5, r.stdout
 
 
 def test_installer_renders_this_venv(tmp_path):
