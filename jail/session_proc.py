@@ -237,8 +237,11 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
     # next that was killed is skipped here instead of being run a second time.
     nonce = os.urandom(8).hex()
     _send(sock, {"t": "ready", "nonce": nonce})
-    runner.warm(namespace, python_layers=profile.on("ast_policy"), allowed_imports=list(profile.allowed_imports),
-                blocked_calls=list(profile.blocked_calls), max_output_bytes=profile.limits.max_output_bytes)
+    try:  # an optimisation only: a failure here (e.g. MemoryError at the RLIMIT_AS edge) must not cost the call
+        runner.warm(namespace, python_layers=profile.on("ast_policy"), allowed_imports=list(profile.allowed_imports),
+                    blocked_calls=list(profile.blocked_calls), max_output_bytes=profile.limits.max_output_bytes)
+    except Exception:  # noqa: BLE001
+        pass
     while True:
         got = protocol.recv_simple(sock)
         if got is None:
