@@ -21,23 +21,26 @@ def _read_stat(pid: int) -> str | None:
         return None
 
 
-def ppid_of(pid: int) -> int | None:
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after ``comm`` (state first), None when the process is gone.
+    comm may contain spaces and parens: the state field follows the last ')'."""
     data = _read_stat(pid)
     if data is None:
         return None
-    # comm may contain spaces/parens: the state field follows the last ')'
-    rest = data[data.rfind(")") + 2:].split()
+    return data[data.rfind(")") + 2:].split()
+
+
+def ppid_of(pid: int) -> int | None:
+    rest = _stat_fields(pid)
     try:
-        return int(rest[1])
+        return int(rest[1]) if rest is not None else None
     except (IndexError, ValueError):
         return None
 
 
 def state_of(pid: int) -> str | None:
-    data = _read_stat(pid)
-    if data is None:
-        return None
-    return data[data.rfind(")") + 2:].split()[0]
+    rest = _stat_fields(pid)
+    return rest[0] if rest else None
 
 
 PF_EXITING = 0x4  # task->flags bit set at the very start of do_exit()
@@ -47,10 +50,9 @@ def exiting(pid: int) -> bool:
     """True once ``pid`` has entered the kernel's exit path (or is gone): from then on it runs no
     more user-space code and can take nothing more from a socket — its ~10 ms of memory teardown
     may still be to come. Read from ``/proc/PID/stat`` (field 9, the task flags)."""
-    data = _read_stat(pid)
-    if data is None:
+    rest = _stat_fields(pid)
+    if rest is None:
         return True
-    rest = data[data.rfind(")") + 2:].split()
     try:
         return rest[0] in ("Z", "X") or bool(int(rest[6]) & PF_EXITING)
     except (IndexError, ValueError):
@@ -81,6 +83,20 @@ def descendants(pid: int) -> list[int]:
                 seen.append(c)
                 stack.append(c)
     return seen
+
+
+def descends_from(pid: int, root: int, max_depth: int = 64) -> bool:
+    """True when ``root`` is an ancestor of ``pid`` (by the parent chain, read upwards: unlike a
+    walk down from ``root`` it cannot miss a process that is being reparented meanwhile)."""
+    p = pid
+    for _ in range(max_depth):
+        pp = ppid_of(p)
+        if pp == root:
+            return True
+        if pp is None or pp <= 1:
+            return False
+        p = pp
+    return False
 
 
 class Proc:
@@ -142,7 +158,7 @@ class Proc:
             pass
 
 
-def kill_strays(root: int, keep: set[int], rounds: int = 50) -> list[int]:
+def kill_strays(root: int, keep: set[int], rounds: int = 50, *, dying: list[int] | tuple = ()) -> list[int]:
     """SIGKILL every descendant of ``root`` not in ``keep``, until no new one appears.
 
     Each stray is opened by pidfd and re-checked to still descend from ``root``
@@ -150,12 +166,23 @@ def kill_strays(root: int, keep: set[int], rounds: int = 50) -> list[int]:
     sent SIGKILL can run no more code (and so fork no more), so it is not waited
     for: the scan repeats only while it finds strays it has not killed yet
     (children forked before the signal landed). Returns the pids killed.
+
+    ``dying``: processes below ``root`` that were SIGKILLed and may still have children. Those
+    children move to ``root`` only when their parent's teardown ends, and a walk down from
+    ``root`` at that moment can see them under neither; their parents' child lists are
+    therefore read *before* the walk (a killed process's child set can only shrink), which
+    misses none of them.
     """
     killed: list[int] = []
     held: list[Proc] = []
     try:
         for _ in range(rounds):
-            fresh = [p for p in descendants(root)
+            early = [c for d in dying for c in children_of(d)]
+            tree = descendants(root)
+            for c in early:
+                if c not in tree:
+                    tree += [c] + descendants(c)
+            fresh = [p for p in tree
                      if p not in keep and p not in killed and state_of(p) not in (None, "Z", "X")]
             if not fresh:
                 break
@@ -164,7 +191,7 @@ def kill_strays(root: int, keep: set[int], rounds: int = 50) -> list[int]:
                     pr = Proc(p)
                 except OSError:
                     continue
-                if p in descendants(root):
+                if descends_from(p, root):
                     pr.kill()
                     killed.append(p)
                     held.append(pr)

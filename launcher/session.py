@@ -246,24 +246,6 @@ class Session:
         if reads_socket:
             p.wait_exiting(1.0)
 
-    def _bury_untracked_children(self, parent: Proc) -> None:
-        """SIGKILL the children of ``parent`` (itself already SIGKILLed, so its child set can only
-        shrink) that are not tracked: a next it forked that the launcher has not heard from yet.
-        They move to init only when ``parent``'s teardown ends, and a sweep walking init's tree
-        meanwhile could miss one; killing them here needs no wait for that."""
-        known = self._known()
-        for c in children_of(parent.pid):
-            if c in known:
-                continue
-            try:
-                pr = Proc(c)
-            except OSError:
-                continue
-            if ppid_of(c) in (parent.pid, self.init.pid if self.init else None):  # still ours (no pid reuse)
-                self._bury(pr, reads_socket=True)
-            else:
-                pr.close()
-
     def _reap_dying(self) -> None:
         still = []
         for p in self._dying:
@@ -290,7 +272,7 @@ class Session:
             keep = self._known()
             if keep_head_children and self.head is not None:
                 keep |= set(children_of(self.head.pid))
-            killed = kill_strays(self.init.pid, keep)
+            killed = kill_strays(self.init.pid, keep, dying=[p.pid for p in self._dying])
             self.rx.drop_partials(keep)
             if killed:
                 log.info("session %s: killed %d stray process(es) left by user code", self.id, len(killed))
@@ -504,9 +486,7 @@ class Session:
             self._bury(old_head)
             self._bury(old_next, reads_socket=True)
             self.head, self.next, self.next_nonce = new_head, None, ""
-            if old_head is not None:
-                self._bury_untracked_children(old_head)  # e.g. the next it forked after the last call
-            self._sweep()
+            self._sweep()  # also kills what old_head had forked untracked (e.g. the next after the last call)
             return {"restored": name}
 
     def delete_snapshot(self, name: str) -> dict:

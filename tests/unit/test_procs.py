@@ -71,3 +71,39 @@ def test_kill_strays_spares_kept_and_kills_the_rest():
             os.kill(keep, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_kill_strays_finds_the_children_of_a_dying_parent():
+    """root -> parent (kept, SIGKILLed: 'dying') -> child: the child is killed although it is being
+    reparented to root while the walk runs (read from the dying parent's list before the walk)."""
+    r, w = os.pipe()
+    root = os.fork()
+    if root == 0:
+        import prctl
+        prctl.set_child_subreaper(True)  # orphans come back to root, as to a session's init
+        os.close(r)
+        parent = os.fork()
+        if parent == 0:
+            child = _fork_sleeper()
+            os.write(w, str(child).encode())
+            time.sleep(30)
+            os._exit(0)
+        while True:
+            try:
+                os.wait()
+            except ChildProcessError:
+                time.sleep(30)
+            except InterruptedError:
+                pass
+    os.close(w)
+    child = int(os.read(r, 100))
+    os.close(r)
+    try:
+        parent = next(p for p in descendants(root) if p != child)
+        Proc(parent).kill()
+        killed = kill_strays(root, {parent}, dying=[parent])
+        assert killed == [child], (killed, child, parent)
+        assert exiting(child)
+    finally:
+        os.kill(root, signal.SIGKILL)
+        os.waitpid(root, 0)
