@@ -225,26 +225,24 @@ def bench_snapshots(L, n: int) -> dict:
 
 
 # ------------------------------------------------------------------ 5. PSS
-def pss_kb(pid: int) -> int:
+def smaps_kb(pid: int, field: str) -> int:
+    """One field (``Pss``, ``Rss``) of /proc/PID/smaps_rollup in kB; 0 when the process is gone."""
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
             for line in f:
-                if line.startswith("Pss:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def pss_kb(pid: int) -> int:
+    return smaps_kb(pid, "Pss")
 
 
 def rss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Rss:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+    return smaps_kb(pid, "Rss")
 
 
 def bench_pss(counts=(1, 4, 16)) -> dict:
