@@ -45,7 +45,7 @@ def test_view_hides_and_is_read_only(secret):
         out["write_root"] = errno_of(lambda: open("/newfile", "w"))
         out["mkdir_root"] = errno_of(lambda: os.mkdir("/newdir"))
         out["write_read_path"] = errno_of(lambda: open(os.path.join(some_read, "evil.py"), "w"))
-        out["mkdir_tmp"] = errno_of(lambda: os.mkdir("/tmp/x"))
+        out["mkdir_tmp"] = errno_of(lambda: os.mkdir(f"/tmp/b123d-view-{os.getpid()}-{id(out)}"))  # a fresh name: /tmp/<clone> may be a read path
         out["read_stdlib"] = os.path.isfile(os.path.join(some_read, "os.py"))
         out["devnull"] = errno_of(lambda: open("/dev/null", "w").write("x"))
         out["urandom"] = len(open("/dev/urandom", "rb").read(8))
