@@ -30,7 +30,7 @@ import signal
 import socket
 
 
-from launcher import protocol
+from jail import protocol
 
 SOCK_FD = 3
 

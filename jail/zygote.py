@@ -87,8 +87,8 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     ctl = socket.socket(fileno=args.fd)
     sys.path[:] = [p for p in sys.path if p not in ("", ".")]
-    from launcher import protocol
-    from launcher.profile import Profile
+    from jail import protocol
+    from jail.profile_types import Profile
     from jail.errors import LayerError
 
     evidence: dict = {}

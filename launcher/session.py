@@ -25,7 +25,7 @@ import time
 
 from jail.errors import LayerError
 
-from . import protocol
+from jail import protocol
 from .procs import Proc, children_of, kill_strays, ppid_of
 
 log = logging.getLogger("build123d_launcher.session")

@@ -19,7 +19,7 @@ import time
 
 from jail.errors import LayerError
 
-from . import protocol
+from jail import protocol
 
 log = logging.getLogger("build123d_launcher.zygote")
 

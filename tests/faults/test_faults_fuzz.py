@@ -3,7 +3,7 @@
 * ``jail.policy.check(code, allowed, blocked)`` must raise only ``PolicyError``
   (or return), for any string, and never hang (a SIGALRM guard fails a case
   that takes more than 10 s).
-* ``launcher.protocol.Receiver`` on a SEQPACKET socketpair, fed by a forked
+* ``jail.protocol.Receiver`` on a SEQPACKET socketpair, fed by a forked
   sender random datagrams (flag bytes, truncated/oversized, valid and invalid
   framing, JSON, ancillary fds) — one long-lived sender process, handed a fresh
   socket per case: ``read_one`` never raises, returns only the
@@ -182,7 +182,7 @@ def fuzz_sender():
     """Yield ``(sender_pid, run)``: ``run(case, cap)`` returns the receiving socket and its Receiver,
     made (SO_PASSCRED on, as the launcher does before it hands a socket out) before the sender gets
     the other end. The sender process is reaped on exit."""
-    from launcher import protocol
+    from jail import protocol
     import pickle
     ctrl, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     pid = os.fork()
@@ -250,7 +250,7 @@ def test_protocol_receiver_fuzz(soak):
 
 def test_protocol_roundtrip_large():
     """A valid multi-datagram message with a blob comes through intact; one over the cap is refused."""
-    from launcher import protocol
+    from jail import protocol
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     b.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
     a.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
