@@ -28,6 +28,8 @@ class Limits:
     max_export_bytes: int = 100 * 1024 * 1024
     max_snapshots: int = 16
     max_sessions: int = 64
+    max_output_dir_bytes: int = 2 * 1024 ** 3  # total under the output directory (exports refused past it)
+    max_output_dir_files: int = 10000          # entries (files + directories) under the output directory
 
 
 @dataclass(frozen=True)
