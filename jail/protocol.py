@@ -9,93 +9,275 @@ for exports). JSON only: nothing is ever unpickled.
 
 The launcher reads with :class:`Receiver`, which treats every datagram as
 untrusted: it reads the kernel-stamped sender pid (``SO_PASSCRED``), closes
-any file descriptor a sender tries to pass, reassembles per sender pid, caps
-the total size, and checks the JSON is an object with a string ``t``.
-Nothing here blocks a sender from lying *within* its message: callers check
-that the sender pid is the process they expect and validate fields.
+any file descriptor a sender tries to pass, reassembles per sender pid and
+bounds what it holds *while* reading (streaming rejection, before anything
+is parsed):
+
+* per message: ``max_bytes`` for the sender the caller expects (set per wait
+  with :meth:`Receiver.expect`), ``other_max`` for anyone else;
+* per receiver: at most ``MAX_PARTIAL_SENDERS`` half-sent messages, and
+  ``total_max`` bytes across them;
+* per process: every receiver charges one shared :class:`Budget` (``HELD``),
+  so all sessions together hold a bounded number of half-received bytes.
+
+:func:`decode` is strict: UTF-8 only, a JSON object with a string ``t``, no
+NaN/Infinity (nor ``1e999``), integers of at most ``MAX_INT_DIGITS`` digits,
+a JSON part of at most ``max_json`` bytes; any failure (too deep, too big,
+malformed) is a :class:`ProtocolError`, never another exception.
+
+The launcher sends with :class:`Sender`: each datagram with a deadline
+(``MSG_DONTWAIT`` + ``select``), so a session that stops reading (its socket
+buffer full) costs a :class:`SendTimeout`, never a blocked launcher. A message
+cut short by a timeout is terminated by a lone ``E`` before the next one, so
+the reader drops it (``recv_simple`` skips invalid messages) and stays in
+step.
+
+What this does not do: check *what* a valid message says. A sender may lie
+within its message; callers check that the sender pid is the process they
+expect and validate every field they use (``launcher/replies.py``).
 """
 from __future__ import annotations
 
 import array
 import json
+import math
 import os
+import select
 import socket
 import struct
+import threading
+import time
 
 CHUNK = 32 * 1024
 _UCRED = struct.Struct("3i")
+MAX_INT_DIGITS = 40
 
 
 class ProtocolError(RuntimeError):
     """A peer sent something that is not a valid message (or too much of it)."""
 
 
+class SendTimeout(TimeoutError):
+    """The peer did not take a datagram before the deadline (its socket buffer stayed full)."""
+
+    def __init__(self, message: str, *, partial: bool):
+        super().__init__(message)
+        self.partial = partial  # some datagrams of the message were sent, not all
+
+
+# ------------------------------------------------------------------ encoding
 def encode(obj: dict, blob: bytes = b"") -> list[bytes]:
-    body = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    try:
+        body = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    except UnicodeEncodeError:  # lone surrogates: send them \u-escaped (the reader decides what they mean)
+        body = json.dumps(obj, separators=(",", ":"), ensure_ascii=True).encode()
     payload = struct.pack(">I", len(body)) + body + blob
     parts = [payload[i:i + CHUNK] for i in range(0, len(payload), CHUNK)] or [b""]
     return [(b"M" if i < len(parts) - 1 else b"E") + p for i, p in enumerate(parts)]
 
 
 def send(sock: socket.socket, obj: dict, blob: bytes = b"") -> None:
+    """Blocking send, used by the *jailed* side (and the zygote): its peer, the launcher, reads."""
     for dgram in encode(obj, blob):
         sock.sendall(dgram)
 
 
-def decode(payload: bytes) -> tuple[dict, bytes]:
+class Sender:
+    """Launcher-side writer for one socket: every datagram has a deadline; framing survives timeouts."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.broken = False  # the last message was cut short: terminate it before the next one
+
+    def _put(self, dgram: bytes, deadline: float) -> None:
+        while True:
+            try:
+                self.sock.send(dgram, socket.MSG_DONTWAIT)
+                return
+            except (BlockingIOError, InterruptedError):
+                pass
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            select.select([], [self.sock], [], min(left, 1.0))
+
+    def send(self, obj: dict, deadline: float, blob: bytes = b"") -> None:
+        """Send one message before ``deadline`` (monotonic). SendTimeout if the peer does not read;
+        OSError if the socket failed (e.g. every peer process is gone)."""
+        frames = encode(obj, blob)
+        if self.broken:
+            try:
+                self._put(b"E", deadline)
+            except TimeoutError:
+                raise SendTimeout("the session is not reading its socket", partial=False) from None
+            self.broken = False
+        for i, dgram in enumerate(frames):
+            try:
+                self._put(dgram, deadline)
+            except TimeoutError:
+                self.broken = i > 0
+                raise SendTimeout("the session is not reading its socket", partial=i > 0) from None
+
+
+# ------------------------------------------------------------------ decoding
+def _no_constant(name: str):
+    raise ProtocolError(f"non-finite number {name} in a message")
+
+
+def _finite_float(s: str) -> float:
+    f = float(s)
+    if not math.isfinite(f):
+        raise ProtocolError(f"number {s[:20]!r} is out of range")
+    return f
+
+
+def _bounded_int(s: str) -> int:
+    if len(s) > MAX_INT_DIGITS:
+        raise ProtocolError(f"integer of {len(s)} digits in a message (at most {MAX_INT_DIGITS})")
+    return int(s)
+
+
+def loads_strict(text: str):
+    """``json.loads`` that accepts only finite numbers and bounded integers; ProtocolError otherwise."""
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float, parse_int=_bounded_int)
+    except ProtocolError:
+        raise
+    except RecursionError:
+        raise ProtocolError("message nested too deeply") from None
+    except MemoryError:
+        raise ProtocolError("message too large to parse") from None
+    except (ValueError, TypeError) as e:  # JSONDecodeError is a ValueError
+        raise ProtocolError(f"message is not valid JSON: {str(e)[:200]}") from None
+
+
+def decode(payload, max_json: int | None = None) -> tuple[dict, bytes]:
+    """Split and parse one reassembled payload: (the JSON object, the raw bytes after it)."""
     if len(payload) < 4:
         raise ProtocolError("message shorter than its length header")
     (n,) = struct.unpack(">I", payload[:4])
     if n > len(payload) - 4:
         raise ProtocolError(f"JSON length {n} exceeds the message ({len(payload) - 4} bytes)")
+    if max_json is not None and n > max_json:
+        raise ProtocolError(f"JSON part of {n} bytes exceeds the {max_json}-byte cap")
+    mv = memoryview(payload)
     try:
-        obj = json.loads(payload[4:4 + n].decode())
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        text = bytes(mv[4:4 + n]).decode("utf-8")
+    except UnicodeDecodeError as e:
         raise ProtocolError(f"message is not UTF-8 JSON: {e}") from None
+    obj = loads_strict(text)
     if not isinstance(obj, dict) or not isinstance(obj.get("t"), str):
         raise ProtocolError("message is not a JSON object with a string 't'")
-    return obj, payload[4 + n:]
+    return obj, bytes(mv[4 + n:])
 
 
 def recv_simple(sock: socket.socket, max_bytes: int = 64 * 1024 * 1024) -> tuple[dict, bytes] | None:
     """Blocking receive used by the *jailed* side (its peer, the launcher, is trusted).
 
-    Returns None on EOF.
+    Returns None on EOF. A message that is invalid or too large (e.g. one the launcher cut short
+    when a send timed out) is skipped: the next valid message is returned.
     """
     buf = bytearray()
+    skipping = False
     while True:
         d = sock.recv(CHUNK + 1)
         if not d:
             return None
-        buf += d[1:]
-        if len(buf) > max_bytes:
-            raise ProtocolError("message too large")
-        if d[:1] == b"E":
-            return decode(bytes(buf))
+        if not skipping:
+            buf += d[1:]
+            if len(buf) > max_bytes:
+                skipping, buf = True, bytearray()
+        if d[:1] != b"M":  # "E" (or a bad flag byte): the message ends here
+            if not skipping:
+                try:
+                    return decode(bytes(buf))
+                except ProtocolError:
+                    pass
+            skipping, buf = False, bytearray()
+
+
+# ------------------------------------------------------------------ receiving
+class Budget:
+    """Bytes of half-received messages held by every Receiver sharing it (thread-safe)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.held = 0
+        self.peak = 0
+        self._lock = threading.Lock()
+
+    def take(self, n: int) -> bool:
+        with self._lock:
+            if self.held + n > self.limit:
+                return False
+            self.held += n
+            self.peak = max(self.peak, self.held)
+            return True
+
+    def give(self, n: int) -> None:
+        with self._lock:
+            self.held = max(0, self.held - n)
+
+
+HELD = Budget(512 * 1024 * 1024)  # the launcher sizes it at start (launcher/selflimit.py)
 
 
 class Receiver:
-    """Launcher-side reader for one socket: sender pids, fd hygiene, size caps."""
-
-    def __init__(self, sock: socket.socket, max_bytes: int):
-        self.sock = sock
-        self.max_bytes = max_bytes
-        self.partial: dict[int, bytearray] = {}
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    """Launcher-side reader for one socket: sender pids, fd hygiene, bounded reassembly."""
 
     MAX_PARTIAL_SENDERS = 8
+
+    def __init__(self, sock: socket.socket, max_bytes: int, *, other_max: int | None = None,
+                 total_max: int | None = None, max_json: int | None = None, budget: Budget | None = None):
+        self.sock = sock
+        self.max_bytes = max_bytes
+        self.default_max = max_bytes
+        self.other_max = min(max_bytes, other_max if other_max is not None else 64 * 1024)
+        self.total_max = total_max if total_max is not None else max_bytes + (1 << 20)
+        self.max_json = max_json
+        self.budget = budget if budget is not None else HELD
+        self.expected: int | None = None
+        self.partial: dict[int, bytearray] = {}
+        self.held = 0
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+
+    # -------------------------------------------------------- bookkeeping
+    def _drop(self, pid: int) -> None:
+        buf = self.partial.pop(pid, None)
+        if buf is not None:
+            self.held -= len(buf)
+            self.budget.give(len(buf))
+
+    def expect(self, pid: int | None, max_bytes: int | None = None) -> None:
+        """From now on ``pid`` (None: anyone) may send messages up to ``max_bytes``; others only
+        ``other_max``. Half-sent messages of others that are already over that are dropped."""
+        self.expected = pid
+        self.max_bytes = max_bytes if max_bytes is not None else self.default_max
+        for p, buf in list(self.partial.items()):
+            if len(buf) > self._cap(p):
+                self._drop(p)
+
+    def _cap(self, pid: int) -> int:
+        if self.expected is None or pid == self.expected:
+            return self.max_bytes
+        return self.other_max
 
     def drop_partials(self, keep_pids) -> None:
         """Forget half-sent messages of processes that are gone (or not expected to talk)."""
         for pid in list(self.partial):
             if pid not in keep_pids:
-                del self.partial[pid]
+                self._drop(pid)
 
+    def close(self) -> None:
+        """Release everything held (the socket itself belongs to the caller)."""
+        self.drop_partials(())
+
+    # -------------------------------------------------------- reading
     def read_one(self) -> tuple[int, dict | None, bytes, str | None] | None:
         """Read one datagram. Returns None on EOF, else (pid, msg|None, blob, error|None).
 
         ``msg`` is None while a multi-datagram message is still incomplete.
-        ``error`` is set (and msg None) when the sender's message is invalid.
+        ``error`` is set (and msg None) when the sender's message is invalid or over a cap.
         """
         cmsg_space = socket.CMSG_SPACE(_UCRED.size) + socket.CMSG_SPACE(64 * 4)
         data, ancdata, flags, _ = self.sock.recvmsg(CHUNK + 1, cmsg_space)
@@ -114,23 +296,46 @@ class Receiver:
         if not data and not ancdata:
             return None
         if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
-            self.partial.pop(pid, None)
+            self._drop(pid)
             return pid, None, b"", "datagram truncated (too large or too many fds)"
         if not data or data[:1] not in (b"M", b"E"):
-            self.partial.pop(pid, None)
+            self._drop(pid)
             return pid, None, b"", "datagram without a valid flag byte"
         if pid not in self.partial and len(self.partial) >= self.MAX_PARTIAL_SENDERS:
-            self.partial.pop(next(iter(self.partial)))  # oldest half-sent message goes
-        buf = self.partial.setdefault(pid, bytearray())
-        buf += data[1:]
-        if len(buf) > self.max_bytes:
-            self.partial.pop(pid, None)
-            return pid, None, b"", f"message larger than the {self.max_bytes}-byte cap"
+            victims = [p for p in self.partial if p != self.expected]
+            self._drop(victims[0] if victims else next(iter(self.partial)))  # the oldest half-sent message goes
+        n = len(data) - 1
+        buf = self.partial.get(pid)
+        size = (len(buf) if buf is not None else 0) + n
+        cap = self._cap(pid)
+        if size > cap:
+            self._drop(pid)
+            return pid, None, b"", f"message larger than the {cap}-byte cap"
+        if self.held + n > self.total_max:
+            self._drop(pid)
+            return pid, None, b"", f"the session's half-sent messages exceed the {self.total_max}-byte cap"
+        if not self.budget.take(n):
+            self._drop(pid)
+            return pid, None, b"", (f"the launcher holds {self.budget.limit} bytes of half-received messages "
+                                    "(all sessions together); message refused")
+        try:
+            if buf is None:
+                buf = self.partial[pid] = bytearray()
+            buf += memoryview(data)[1:]
+        except MemoryError:
+            self.budget.give(n)
+            self._drop(pid)
+            return pid, None, b"", "the launcher is out of memory; message refused"
+        self.held += n
         if data[:1] == b"M":
             return pid, None, b"", None
         del self.partial[pid]
+        self.held -= len(buf)
+        self.budget.give(len(buf))
         try:
-            msg, blob = decode(bytes(buf))
+            msg, blob = decode(buf, self.max_json)
         except ProtocolError as e:
             return pid, None, b"", str(e)
+        except MemoryError:
+            return pid, None, b"", "the launcher is out of memory; message refused"
         return pid, msg, blob, None

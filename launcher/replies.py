@@ -1,0 +1,278 @@
+"""What the launcher keeps of a jailed process's reply: strict types, finite numbers, bounded size.
+
+A reply comes from a process that ran the user's code, so it may say anything
+within the wire format (``jail/protocol.py`` already refused non-finite numbers,
+huge integers, deep or oversized JSON). Here every field the launcher uses is
+rebuilt from scratch with its type checked, every string made safe
+(:mod:`launcher.sanitize`) and cut, every list and dict capped in count and
+total size, so what reaches MCP, the daemon's frames and the logs is bounded by
+the profile's caps whatever the jail sent:
+
+* ``result`` (execute): stdout+stderr together at most ``max_output_bytes``
+  (UTF-8, after escaping); objects: at most ``MAX_OBJECTS`` summaries and about
+  ``max_result_bytes // 2`` of them in total, each with known fields only;
+  error fields cut (message 2000, source line 500 characters);
+* ``objects`` (state): the same object summaries;
+* ``evidence`` (probe, init): a generic bounded copy (depth, items, sizes);
+* export replies: ``ok``/``size`` strictly typed, ``error``/``view`` cut.
+
+Fields that the launcher does not know (a newer jail side may add some) are
+kept only as a generic bounded copy (:func:`bounded`), and only a few of them.
+A reply that fails to validate is never an exception: the caller gets a safe
+default. Not done here: checking that a reply is *true*; a process may lie
+about its own call.
+"""
+from __future__ import annotations
+
+import math
+
+from . import sanitize
+
+MAX_OBJECTS = 201          # the runner's 200 summaries plus its "omitted" item
+NAME_CAP = 200
+REPR_CAP = 240
+MESSAGE_CAP = 2000
+SOURCE_LINE_CAP = 500
+MAX_EXTRA_KEYS = 8         # unknown fields kept per dict
+_INT_MAX = 2 ** 53
+
+
+def number(x) -> float | int | None:
+    """A finite int/float (not a bool), else None."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    if isinstance(x, int):
+        return x if -_INT_MAX <= x <= _INT_MAX else None
+    return x if math.isfinite(x) else None
+
+
+def count(x, hi: int = _INT_MAX) -> int | None:
+    """A non-negative int up to ``hi`` (not a bool), else None."""
+    if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= hi:
+        return None
+    return x
+
+
+def line(x, cap: int) -> str | None:
+    """A one-line safe string (newlines escaped), or None when ``x`` is not a string."""
+    return sanitize.text(x, cap, keep="") if isinstance(x, str) else None
+
+
+class _Budget:
+    def __init__(self, n: int):
+        self.left = n
+
+    def spend(self, n: int) -> bool:
+        self.left -= n
+        return self.left >= 0
+
+
+def bounded(v, *, depth: int = 4, items: int = 64, str_cap: int = 2000, budget: _Budget | None = None):
+    """A JSON-safe, bounded copy of ``v``: safe strings, finite numbers, at most ``depth`` levels,
+    ``items`` entries per list/dict and about ``budget`` characters in all; anything else is None."""
+    budget = budget if budget is not None else _Budget(64 * 1024)
+    if v is None or isinstance(v, bool):
+        budget.spend(4)
+        return v
+    if isinstance(v, (int, float)):
+        budget.spend(8)
+        return number(v)
+    if isinstance(v, str):
+        s = sanitize.text(v, min(str_cap, max(budget.left, 0)))
+        budget.spend(len(s) + 2)
+        return s
+    if depth <= 0 or budget.left <= 0:
+        return None
+    if isinstance(v, list):
+        out = []
+        for x in v[:items]:
+            if budget.left <= 0:
+                break
+            out.append(bounded(x, depth=depth - 1, items=items, str_cap=str_cap, budget=budget))
+        return out
+    if isinstance(v, dict):
+        out = {}
+        for k, x in list(v.items())[:items]:
+            if budget.left <= 0:
+                break
+            key = sanitize.text(k, 64, keep="")
+            budget.spend(len(key) + 2)
+            out[key] = bounded(x, depth=depth - 1, items=items, str_cap=str_cap, budget=budget)
+        return out
+    return None
+
+
+def _extras(src: dict, known, out: dict, budget: _Budget) -> None:
+    n = 0
+    for k, v in src.items():
+        if k in known or k in out:
+            continue
+        if n >= MAX_EXTRA_KEYS or budget.left <= 0:
+            break
+        if not isinstance(k, str) or not k.isidentifier() or len(k) > 40:
+            continue
+        out[k] = bounded(v, depth=3, items=32, str_cap=REPR_CAP, budget=budget)
+        budget.spend(len(k))
+        n += 1
+
+
+# ------------------------------------------------------------------ object summaries
+_STR_FIELDS = {"name": NAME_CAP, "type": NAME_CAP, "kind": 32, "of": 32, "repr": REPR_CAP, "dtype": 50,
+               "summary_error": 2 * REPR_CAP}
+_NUM_FIELDS = ("volume", "area", "length")
+_BOOL_FIELDS = ("valid", "empty")
+_KNOWN = set(_STR_FIELDS) | set(_NUM_FIELDS) | set(_BOOL_FIELDS) | {"bbox", "counts", "shape", "count"}
+
+
+def _vec3(v) -> list | None:
+    if not isinstance(v, list) or len(v) != 3:
+        return None
+    return [number(x) for x in v]
+
+
+def summary(o, budget: _Budget) -> dict | None:
+    """One object summary (see ``jail.runner.summarize``) with known fields typed, or None."""
+    if not isinstance(o, dict):
+        return None
+    out: dict = {}
+    for k, cap in _STR_FIELDS.items():
+        if k in o:
+            s = line(o[k], cap)
+            if s is not None:
+                out[k] = s
+                budget.spend(len(s) + len(k))
+    out.setdefault("name", "?")
+    out.setdefault("type", "")
+    for k in _NUM_FIELDS:
+        if k in o:
+            out[k] = number(o[k])
+            budget.spend(16)
+    for k in _BOOL_FIELDS:
+        if isinstance(o.get(k), bool):
+            out[k] = o[k]
+    bb = o.get("bbox")
+    if isinstance(bb, dict):
+        vecs = {k: _vec3(bb.get(k)) for k in ("min", "max", "size")}
+        if all(v is not None for v in vecs.values()):
+            out["bbox"] = vecs
+            budget.spend(100)
+    c = o.get("counts")
+    if isinstance(c, dict):
+        counts = {}
+        for k, v in list(c.items())[:16]:
+            if isinstance(k, str) and k.isidentifier() and len(k) <= 32 and count(v) is not None:
+                counts[k] = v
+        out["counts"] = counts
+        budget.spend(20 * len(counts))
+    sh = o.get("shape")
+    if isinstance(sh, list) and len(sh) <= 32 and all(count(x) is not None for x in sh):
+        out["shape"] = list(sh)
+        budget.spend(8 * len(sh))
+    for k in ("count",):
+        if count(o.get(k)) is not None:
+            out[k] = o[k]
+    _extras(o, _KNOWN, out, budget)
+    return out
+
+
+def objects(lst, budget_chars: int) -> list[dict]:
+    """At most ``MAX_OBJECTS`` summaries and about ``budget_chars`` characters of them; what does not
+    fit is counted in a last ``omitted`` item."""
+    if not isinstance(lst, list):
+        return []
+    budget = _Budget(budget_chars)
+    out: list[dict] = []
+    omitted = 0
+    for o in lst:
+        if len(out) >= MAX_OBJECTS - 1 or budget.left <= 0:
+            omitted += 1
+            continue
+        s = summary(o, budget)
+        if s is not None:
+            out.append(s)
+    if omitted:
+        prev = out[-1] if out and out[-1].get("kind") == "omitted" else None
+        if prev is not None and count(prev.get("count")) is not None:
+            prev["count"] += omitted
+        else:
+            out.append({"name": "...", "type": "", "kind": "omitted", "count": omitted})
+    return out
+
+
+# ------------------------------------------------------------------ execute results
+_ERR_STR = {"type": NAME_CAP, "rule": 64, "text": SOURCE_LINE_CAP}
+_ERR_KNOWN = {"type", "message", "line", "col", "source_line", "rule", "text"}
+
+
+def error(e, budget: _Budget) -> dict:
+    e = e if isinstance(e, dict) else {}
+    out: dict = {"type": line(e.get("type"), NAME_CAP) or "Error",
+                 "message": sanitize.text(e.get("message"), MESSAGE_CAP) if isinstance(e.get("message"), str) else ""}
+    for k in ("line", "col"):
+        out[k] = count(e.get(k), 10 ** 9)
+    sl = e.get("source_line")
+    out["source_line"] = line(sl, SOURCE_LINE_CAP)
+    for k, cap in _ERR_STR.items():
+        if k != "type" and isinstance(e.get(k), str):
+            out[k] = line(e[k], cap)
+    _extras(e, _ERR_KNOWN, out, budget)
+    return out
+
+
+_RESULT_KNOWN = {"t", "ok", "stdout", "stderr", "truncated", "objects", "error", "duration_ms", "to", "nonce"}
+
+
+def result(msg: dict, *, max_output_bytes: int, max_result_bytes: int) -> dict:
+    """An execute reply, rebuilt: ``{"ok", "stdout", "stderr", "truncated", "objects", "error",
+    "duration_ms"}`` (+ a few bounded unknown fields)."""
+    ok = msg.get("ok") is True
+    out_text = sanitize.text(msg.get("stdout"), max_output_bytes)
+    err_text = sanitize.text(msg.get("stderr"), max_output_bytes)
+    truncated = msg.get("truncated") is True
+    out_text, cut_out = sanitize.cap_utf8(out_text, max_output_bytes)
+    err_text, cut_err = sanitize.cap_utf8(err_text, max(0, max_output_bytes - len(out_text.encode("utf-8"))))
+    if cut_out or cut_err:
+        truncated = True
+        note = f"\n[output cut by the launcher: {cut_out + cut_err} more bytes not shown]\n"
+        if cut_err:
+            err_text += note
+        else:
+            out_text += note
+    budget = _Budget(max(4096, max_result_bytes // 8))
+    dur = number(msg.get("duration_ms"))
+    r = {
+        "ok": ok,
+        "stdout": out_text,
+        "stderr": err_text,
+        "truncated": truncated,
+        "objects": objects(msg.get("objects"), max(16 * 1024, max_result_bytes // 2)) if ok else [],
+        "error": None if ok else error(msg.get("error"), budget),
+        "duration_ms": dur if dur is not None and dur >= 0 else None,
+    }
+    _extras(msg, _RESULT_KNOWN, r, budget)
+    return r
+
+
+# ------------------------------------------------------------------ other replies
+def evidence(v) -> dict:
+    """Probe/init evidence: a bounded generic copy of a dict (or {})."""
+    if not isinstance(v, dict):
+        return {}
+    return bounded(v, depth=5, items=128, str_cap=2000, budget=_Budget(256 * 1024))
+
+
+def export_meta(msg: dict) -> dict:
+    """An export reply's JSON part: typed ``ok``/``size``/``format``/``view``, bounded ``check``/``source``."""
+    out: dict = {"t": "export", "ok": msg.get("ok") is True, "size": count(msg.get("size"))}
+    if "error" in msg:
+        out["error"] = sanitize.text(str(msg["error"]) if not isinstance(msg["error"], str) else msg["error"],
+                                     MESSAGE_CAP, keep="")
+    for k, cap in (("format", 16), ("view", 200)):
+        if isinstance(msg.get(k), str):
+            out[k] = line(msg[k], cap)
+    budget = _Budget(16 * 1024)
+    for k in ("check", "source"):
+        if isinstance(msg.get(k), dict):
+            out[k] = bounded(msg[k], depth=3, items=16, str_cap=200, budget=budget)
+    _extras(msg, set(out) | {"t", "to"}, out, budget)
+    return out
