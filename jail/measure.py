@@ -308,7 +308,14 @@ def _common_volume(a, b) -> float:
     return _props(op.Shape(), "volume").Mass()
 
 
+def _boxes_overlap(a, b) -> bool:
+    ba, bb = bbox(a), bbox(b)
+    return all(ba["min"][i] <= bb["max"][i] and bb["min"][i] <= ba["max"][i] for i in range(3))
+
+
 def distance(namespace: dict, name_a: str, name_b: str) -> dict:
+    """Minimum distance between two objects and the two closest points; for two solids that
+    overlap (or one inside the other) the distance is 0 and ``overlap_volume`` says how much."""
     from OCP.BRepExtrema import BRepExtrema_DistShapeShape
     from OCP.TopAbs import TopAbs_SOLID
     a, b = select_one(namespace, name_a), select_one(namespace, name_b)
@@ -327,13 +334,14 @@ def distance(namespace: dict, name_a: str, name_b: str) -> dict:
                "point_a": _pnt(ext.PointOnShape1(1)), "point_b": _pnt(ext.PointOnShape2(1)),
                "inside": bool(ext.InnerSolution())}
     touching = dist <= 1e-7
-    d["intersect"] = False
-    if touching and _unique(a, TopAbs_SOLID) and _unique(b, TopAbs_SOLID):
-        vol = _common_volume(a, b)
+    d["intersect"] = touching
+    both_solid = bool(_unique(a, TopAbs_SOLID)) and bool(_unique(b, TopAbs_SOLID))
+    if both_solid and (touching or d["inside"] or _boxes_overlap(a, b)):
+        vol = _common_volume(a, b)  # also finds one solid wholly inside the other
         d["overlap_volume"] = f(vol)
         d["intersect"] = vol > 1e-9
-    elif touching:
-        d["intersect"] = True
+        if vol > 1e-9:
+            touching = True
     if touching:
         d["distance"] = 0.0
     return d

@@ -1,0 +1,140 @@
+"""jail/measure.py in-process: known volumes, areas, diameters, distances, and the validate verdicts."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import build123d
+from build123d import (Box, BuildPart, Compound, Cylinder, Face, GridLocations, Hole, Line, Pos,
+                       Sphere)
+
+from jail import measure, runner
+
+
+def ns_with(**objs):
+    ns = runner.new_namespace(["build123d"], [], python_layers=False)
+    ns.update(objs)
+    return ns
+
+
+def plate():
+    with BuildPart() as p:
+        Box(80, 60, 10)
+        with GridLocations(60, 40, 2, 2):
+            Hole(4)
+    return p.part
+
+
+def strict_json(d):
+    return json.loads(json.dumps(d, allow_nan=False))
+
+
+def test_box_numbers():
+    d = strict_json(measure.measure(ns_with(b=Pos(5, 0, 0) * Box(10, 20, 30)), "b"))
+    assert d["volume"] == 6000.0
+    assert d["area"] == 2 * (200 + 300 + 600)
+    assert d["bbox"] == {"min": [0.0, -10.0, -15.0], "max": [10.0, 10.0, 15.0],
+                         "size": [10.0, 20.0, 30.0], "center": [5.0, 0.0, 0.0]}
+    assert d["center_of_mass"] == [5.0, 0.0, 0.0]
+    assert d["counts"] == {"solids": 1, "shells": 1, "faces": 6, "wires": 6, "edges": 12, "vertices": 8}
+    assert d["face_types"] == [{"type": "plane", "count": 6, "area": 2200.0}]
+    assert d["valid"] and d["closed"] and d["manifold"]
+
+
+def test_plate_hole_inventory():
+    d = measure.measure(ns_with(p=plate()), "p")
+    assert math.isclose(d["volume"], 80 * 60 * 10 - 4 * math.pi * 16 * 10, rel_tol=1e-5)
+    cyl = d["cylinders"]
+    assert cyl == [{"diameter": 8.0, "faces": 4, "hole": True, "area": pytest.approx(4 * 2 * math.pi * 4 * 10, rel=1e-5)}]
+    kinds = {k["type"]: k["count"] for k in d["face_types"]}
+    assert kinds == {"plane": 6, "cylinder": 4}
+
+
+def test_boss_is_not_a_hole_and_sphere_is_a_sphere():
+    ns = ns_with(c=Cylinder(3, 10), s=Sphere(2))
+    c = measure.measure(ns, "c")
+    assert c["cylinders"][0]["diameter"] == 6.0 and c["cylinders"][0]["hole"] is False
+    s = measure.measure(ns, "s")
+    assert s["face_types"][0]["type"] == "sphere"
+    assert math.isclose(s["volume"], 4 / 3 * math.pi * 8, rel_tol=1e-6)
+
+
+def test_face_and_edges():
+    ns = ns_with(f=Face.make_rect(4, 5), l=Line((0, 0), (3, 4)))
+    f = measure.measure(ns, "f")
+    assert f["area"] == 20.0 and "volume" not in f and "closed" not in f
+    e = measure.measure(ns, "l")
+    assert e["length"] == 5.0 and "face_types" not in e
+
+
+def test_builder_is_measured_through_its_part():
+    with BuildPart() as bp:
+        Box(2, 2, 2)
+    assert measure.measure(ns_with(bp=bp), "bp")["volume"] == 8.0
+
+
+def test_patched_build123d_does_not_change_the_numbers(monkeypatch):
+    b = Box(1, 2, 3)
+    owner = next(c for c in type(b).__mro__ if "volume" in vars(c))
+    monkeypatch.setattr(owner, "volume", property(lambda self: -1.0))
+    assert b.volume == -1.0
+    assert measure.measure(ns_with(b=b), "b")["volume"] == 6.0
+
+
+def test_distance_apart_touching_overlapping():
+    ns = ns_with(a=Box(10, 10, 10), b=Pos(15, 0, 0) * Box(10, 10, 10), c=Pos(10, 0, 0) * Box(10, 10, 10),
+                 d=Pos(5, 0, 0) * Box(10, 10, 10), inner=Box(2, 2, 2))
+    r = strict_json(measure.distance(ns, "a", "b"))
+    assert r["distance"] == 5.0 and r["intersect"] is False
+    assert r["point_a"][0] == 5.0 and r["point_b"][0] == 10.0
+    t = measure.distance(ns, "a", "c")
+    assert t["distance"] == 0.0 and t["overlap_volume"] == 0.0 and t["intersect"] is False
+    o = measure.distance(ns, "a", "d")
+    assert o["distance"] == 0.0 and o["intersect"] is True and o["overlap_volume"] == 500.0
+    i = measure.distance(ns, "a", "inner")
+    assert i["intersect"] is True and i["overlap_volume"] == 8.0
+
+
+def test_validate_pass_and_fail():
+    ns = ns_with(p=plate(), f=Face.make_rect(3, 3),
+                 two=Compound([Box(2, 2, 2), Pos(1, 0, 0) * Box(2, 2, 2)]),
+                 apart=Compound([Box(2, 2, 2), Pos(5, 0, 0) * Box(2, 2, 2)]))
+    ok = strict_json(measure.validate(ns, "p"))
+    assert ok["status"] == "PASS" and ok["reasons"] == [] and ok["warnings"] == []
+    assert {c["check"] for c in ok["checks"]} >= {"valid", "has_solid", "closed", "manifold",
+                                                  "positive_volume", "self_intersection"}
+    face = measure.validate(ns, "f")
+    assert face["status"] == "FAIL" and "no solid" in face["reasons"][0]
+    overl = measure.validate(ns, "two")
+    assert overl["status"] == "FAIL" and any("intersects itself" in r for r in overl["reasons"])
+    apart = measure.validate(ns, "apart")
+    assert apart["status"] == "PASS" and "2 separate solids" in apart["warnings"][0]
+
+
+def test_open_shell_is_not_closed():
+    from build123d import Shell
+    box = Box(1, 1, 1)
+    shell = Shell(box.faces()[:5])
+    d = measure.measure(ns_with(s=shell), "s")
+    assert "closed" not in d  # no solid
+    v = measure.validate(ns_with(s=shell), "s")
+    assert v["status"] == "FAIL"
+
+
+def test_errors_name_what_exists():
+    ns = ns_with(b=Box(1, 1, 1), n=3)
+    with pytest.raises(measure.MeasureError, match=r"no object named 'x'; shapes in the session: b"):
+        measure.measure(ns, "x")
+    with pytest.raises(measure.MeasureError, match="'n' is a int, not a shape"):
+        measure.measure(ns, "n")
+    with pytest.raises(measure.MeasureError, match="required"):
+        measure.measure(ns, "")
+    with pytest.raises(measure.MeasureError, match="no shapes yet"):
+        measure.select_shapes(ns_with(), None)
+
+
+def test_select_all_skips_star_imports_and_modules():
+    ns = ns_with(b=Box(1, 1, 1), k=5)
+    assert [n for n, _ in measure.select_shapes(ns, None)] == ["b"]

@@ -1,0 +1,287 @@
+"""jail/render.py in-process: the pictures are checked pixel by pixel (decoded with Pillow).
+
+No jail here (that is tests/integration/test_render_mcp.py): these tests pin what the renderer
+draws - where an object of a known colour lands, that a through hole shows the background, that a
+section shows the hole as a gap, that a sheet has four panels - and its refusals.
+"""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+PIL = pytest.importorskip("PIL")
+from PIL import Image  # noqa: E402
+
+from build123d import Box, BuildPart, Cylinder, GridLocations, Hole, Pos, Sphere, Face, Line  # noqa: E402
+
+from jail import render, runner  # noqa: E402
+
+BG = (250, 250, 250)
+BLUE = render.PALETTE[0]
+ORANGE = render.PALETTE[1]
+
+
+def ns_with(**objs):
+    ns = runner.new_namespace(["build123d"], [], python_layers=False)
+    ns.update(objs)
+    return ns
+
+
+def plate():
+    with BuildPart() as p:
+        Box(80, 60, 10)
+        with GridLocations(60, 40, 2, 2):
+            Hole(4)
+    return p.part
+
+
+def holed_box():
+    with BuildPart() as p:
+        Box(40, 40, 20)
+        Hole(6)  # through hole of radius 6 along Z at the origin
+    return p.part
+
+
+def decode(png: bytes) -> np.ndarray:
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    im = Image.open(io.BytesIO(png))
+    im.load()
+    assert im.format == "PNG"
+    return np.asarray(im.convert("RGB")).astype(int)
+
+
+def to_px(meta: dict, x: float, y: float, centre=(0.0, 0.0)) -> tuple[int, int]:
+    """Pixel (col, row) of world (x, y) in a top view centred on ``centre``."""
+    mm = meta["mm_per_px"]
+    return (int(meta["width"] / 2 + (x - centre[0]) / mm), int(meta["height"] / 2 - (y - centre[1]) / mm))
+
+
+def hue_of(c) -> str:
+    r, g, b = c
+    if max(r, g, b) - min(r, g, b) < 12:
+        return "grey"
+    return "blue" if b > r and b > g else "orange" if r > g > b else "other"
+
+
+def test_png_size_and_format():
+    png, meta = render.render(ns_with(p=plate()), width=320, height=200)
+    img = decode(png)
+    assert img.shape == (200, 320, 3)
+    assert meta["width"] == 320 and meta["height"] == 200
+    assert meta["triangles"] > 10
+    assert meta["bbox"]["size"] == [80.0, 60.0, 10.0]
+    assert "iso" in meta["caption"] and "80x60x10" in meta["caption"]
+
+
+def test_top_view_hole_shows_background_and_plate_its_colour():
+    png, meta = render.render(ns_with(p=plate()), view="top", width=800, height=600)
+    img = decode(png)
+    # a hole centre (x=30, y=20): the background shows through the through hole
+    for hx, hy in ((30, 20), (-30, 20), (30, -20), (-30, -20)):
+        c, r = to_px(meta, hx, hy)
+        assert tuple(img[r, c]) == BG, (hx, hy, img[r, c])
+    # solid plate between the holes: the object's colour (top face seen head-on)
+    for x, y in ((0, 0), (15, 10), (-35, -25)):
+        c, r = to_px(meta, x, y)
+        assert hue_of(img[r, c]) == "blue", (x, y, img[r, c])
+    # outside the plate: background
+    c, r = to_px(meta, 45, 0)
+    assert tuple(img[r, c]) == BG
+    # the plate covers about 80x60 mm of the image, minus the holes
+    cover = (np.abs(img - np.array(BLUE)).sum(2) < 60).sum() * meta["mm_per_px"] ** 2
+    assert 0.9 * (80 * 60 - 4 * np.pi * 16) < cover < 1.02 * 80 * 60
+
+
+def test_dark_edges_outline_the_holes():
+    png, meta = render.render(ns_with(p=plate()), view="top", width=800, height=600)
+    img = decode(png)
+    c, r = to_px(meta, 30, 20)
+    row = img[r, c:c + int(6 / meta["mm_per_px"])]  # from the hole centre outwards across the rim (r=4)
+    assert row.sum(1).min() < 3 * 120, "no dark edge pixel at the hole's rim"
+
+
+def test_two_objects_two_colours_and_legend():
+    ns = ns_with(base=Box(40, 40, 4), post=Pos(0, 0, 12) * Cylinder(5, 20))
+    png, meta = render.render(ns, view="top")
+    img = decode(png)
+    assert meta["objects"] == ["base", "post"]
+    c, r = to_px(meta, 0, 0)
+    assert hue_of(img[r, c]) == "orange"  # the post is on top, seen from above
+    c, r = to_px(meta, 15, 15)
+    assert hue_of(img[r, c]) == "blue"
+    # the legend swatches in the top-left corner hold both palette colours exactly
+    corner = img[:80, :40].reshape(-1, 3)
+    assert (np.abs(corner - np.array(BLUE)).sum(1) == 0).any()
+    assert (np.abs(corner - np.array(ORANGE)).sum(1) == 0).any()
+
+
+def test_only_the_named_objects_are_drawn():
+    ns = ns_with(base=Box(40, 40, 4), post=Pos(0, 0, 12) * Cylinder(5, 20))
+    png, meta = render.render(ns, objects=["base"], view="top")
+    img = decode(png)
+    assert meta["objects"] == ["base"]
+    c, r = to_px(meta, 0, 0)
+    assert hue_of(img[r, c]) == "blue"
+    assert not ((np.abs(img - np.array(ORANGE)).sum(2) < 40).any())
+
+
+def test_iso_shows_three_shades_of_a_box():
+    png, meta = render.render(ns_with(b=Box(30, 30, 30)), view="iso", width=400, height=400)
+    img = decode(png)
+    obj = img[(img.sum(2) < 700) & (img.sum(2) > 200)]
+    blues = {tuple(c) for c in obj if hue_of(c) == "blue"}
+    # three faces seen, each flat-shaded: at least three clearly different blues
+    levels = sorted({int(c[2]) // 12 for c in blues})
+    assert len(levels) >= 3, levels
+
+
+def test_front_and_right_are_different_projections():
+    long_x = ns_with(b=Box(60, 10, 10))
+    f_png, f_meta = render.render(long_x, view="front", width=400, height=300)
+    r_png, _ = render.render(long_x, view="right", width=400, height=300)
+    f, r = decode(f_png), decode(r_png)
+    # front: a 60x10 mm bar; right: a 10x10 square (each view is fitted to its own scale)
+    def aspect(img):
+        m = np.abs(img - BG).sum(2) > 30
+        m[:24] = False  # title
+        m[-22:] = False  # scale bar
+        m[-70:, -70:] = False  # axis triad
+        return m.any(0).sum() / m.any(1).sum()
+    assert 5.0 < aspect(f) < 7.0
+    assert 0.8 < aspect(r) < 1.25
+
+
+def test_azimuth_elevation_match_named_view():
+    ns = ns_with(p=plate())
+    a, ma = render.render(ns, view="top", width=300, height=200)
+    b, mb = render.render(ns, azimuth=0, elevation=90, width=300, height=200)
+    assert mb["view"] == "custom" and mb["elevation"] == 90
+    ia, ib = decode(a), decode(b)
+    assert np.array_equal(ia[40:, :], ib[40:, :])  # the title line differs, the picture does not
+
+
+def test_sheet_has_four_labelled_panels():
+    png, meta = render.render(ns_with(p=holed_box()), view="sheet", width=800, height=600)
+    img = decode(png)
+    assert meta["panels"] == ["top", "iso", "front", "right"]
+    # separators: the middle column and row are grey lines
+    assert hue_of(img[100, 400]) == "grey" and img[100, 400].sum() < 3 * 200
+    assert hue_of(img[300, 100]) == "grey" and img[300, 100].sum() < 3 * 200
+    # each panel shows the object
+    for (r0, c0) in ((0, 0), (0, 400), (300, 0), (300, 400)):
+        panel = img[r0 + 20:r0 + 280, c0 + 10:c0 + 390]
+        assert (np.array([hue_of(c) for c in panel[::7, ::7].reshape(-1, 3)]) == "blue").sum() > 50
+    # the top panel (top-left) shows the through hole: background at the panel centre
+    mm = meta["mm_per_px"]
+    assert tuple(img[150, 200]) == BG
+    assert hue_of(img[150, 200 + int(12 / mm)]) == "blue"
+    # labels: dark text pixels in each panel's top-left corner
+    for (r0, c0) in ((0, 0), (0, 400), (300, 0), (300, 400)):
+        assert img[r0 + 4:r0 + 22, c0 + 6:c0 + 40].sum(2).min() < 200
+
+
+def test_section_shows_the_hole_as_a_gap():
+    # plane y = 0 through the hole's axis, seen from the front (X right, Z up)
+    png, meta = render.render(ns_with(b=holed_box()), view="section", section={"axis": "y", "offset": 0},
+                              width=800, height=600)
+    img = decode(png)
+    assert meta["plane"] == "y = 0" and meta["cut"] == ["b"]
+    mm = meta["mm_per_px"]
+    # the plot area starts at x=58, y=26 (margins) and is centred on the section
+    pw, ph = 800 - 58 - 16, 600 - 40 - 26
+    cx, cy = 58 + pw // 2, 26 + ph // 2
+
+    def filled(xmm, zmm):
+        c = img[int(cy - zmm / mm) - 3:int(cy - zmm / mm) + 4, int(cx + xmm / mm) - 3:int(cx + xmm / mm) + 4]
+        return (np.array([hue_of(p) for p in c.reshape(-1, 3)]) == "blue").mean() > 0.5
+
+    assert not filled(0, 0), "the hole (|x| < 6) must be a gap in the section"
+    assert not filled(4, 5)
+    assert filled(12, 0) and filled(-12, 0) and filled(18, 8)
+    assert not filled(25, 0)  # outside the box
+    assert not filled(12, 12)  # above the box (z > 10)
+    # hatched: the fill has two tones
+    c = img[int(cy) - 10:int(cy) + 10, int(cx + 12 / mm) - 10:int(cx + 12 / mm) + 10].reshape(-1, 3)
+    tones = {tuple(p) for p in c if hue_of(p) == "blue"}
+    assert len(tones) >= 2
+
+
+def test_section_point_normal_and_miss():
+    ns = ns_with(b=holed_box())
+    png, meta = render.render(ns, view="section", section={"point": [0, 0, 0], "normal": [1, 1, 0]},
+                              width=400, height=300)
+    assert decode(png).shape == (300, 400, 3)
+    assert meta["plane"].startswith("point (0, 0, 0)")
+    with pytest.raises(render.RenderError, match="does not cut"):
+        render.render(ns, view="section", section={"axis": "z", "offset": 50})
+    with pytest.raises(render.RenderError, match="needs a section plane"):
+        render.render(ns, view="section")
+
+
+def test_clipped_view_caps_the_cut_with_a_hatch():
+    ns = ns_with(b=Box(40, 40, 40))
+    full, _ = render.render(ns, view="front", width=400, height=400)
+    cut, meta = render.render(ns, view="front", section={"axis": "y", "offset": 0}, width=400, height=400)
+    f, c = decode(full), decode(cut)
+    assert meta["section"] == "y = 0"
+    # front view of a box: its front face shaded blue; cut at y=0 the cap (hatched, lighter) shows
+    centre_full = f[180:220, 180:220].reshape(-1, 3)
+    centre_cut = c[180:220, 180:220].reshape(-1, 3)
+    assert len({tuple(p) for p in centre_full}) <= 3  # one flat face
+    assert len({tuple(p) for p in centre_cut}) >= 2  # fill + hatch stripes
+    assert centre_cut.mean() > centre_full.mean() + 30  # the cap fill is lighter than the shaded face
+
+
+def test_refusals():
+    ns = ns_with(p=plate(), n=3)
+    for w, h in ((63, 200), (200, 1601), (True, 200), (200.0, 200)):
+        with pytest.raises(render.RenderError, match="must be an integer from 64 to 1600"):
+            render.render(ns, width=w, height=h)
+    with pytest.raises(render.RenderError, match="view must be one of"):
+        render.render(ns, view="perspective")
+    with pytest.raises(render.RenderError, match="not a shape"):
+        render.render(ns, objects=["n"])
+    with pytest.raises(render.RenderError, match="no object named 'zz'"):
+        render.render(ns, objects=["zz"])
+    with pytest.raises(render.RenderError, match="elevation"):
+        render.render(ns, view="iso", elevation=91)
+    with pytest.raises(render.RenderError, match="finite"):
+        render.render(ns, view="section", section={"axis": "x", "offset": float("nan")})
+    with pytest.raises(render.RenderError, match="non-zero"):
+        render.render(ns, view="section", section={"point": [0, 0, 0], "normal": [0, 0, 0]})
+    with pytest.raises(render.RenderError, match="triangles"):
+        render.render(ns, max_triangles=10)
+
+
+def test_empty_session_and_wires_only():
+    with pytest.raises(render.RenderError, match="no shapes yet"):
+        render.render(ns_with())
+    with pytest.raises(render.RenderError, match="no faces"):
+        render.render(ns_with(l=Line((0, 0), (10, 0))))
+
+
+def test_a_face_and_a_sphere_render():
+    ns = ns_with(f=Face.make_rect(20, 10), s=Pos(0, 0, 20) * Sphere(5))
+    png, meta = render.render(ns, view="front", width=300, height=300)
+    img = decode(png)
+    assert (np.array([hue_of(c) for c in img[::5, ::5].reshape(-1, 3)]) == "orange").sum() > 10
+
+
+def test_hostile_wrapped_property_is_not_a_shape():
+    class Evil(Box):
+        @property
+        def wrapped(self):
+            raise RuntimeError("boom")
+
+        @wrapped.setter
+        def wrapped(self, v):
+            pass
+
+    ns = ns_with(p=plate())
+    ns["e"] = Evil(1, 1, 1)
+    png, meta = render.render(ns)  # the evil object is skipped in "all"
+    assert meta["objects"] == ["p"]
+    with pytest.raises(render.RenderError, match="not a shape"):
+        render.render(ns, objects=["e"])
