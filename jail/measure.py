@@ -394,3 +394,9 @@ def validate(namespace: dict, name: str) -> dict:
             "reasons": [ch["detail"] for ch in errors],
             "warnings": [ch["detail"] for ch in checks if not ch["ok"] and ch["severity"] == "warning"],
             "checks": checks, "counts": c}
+
+
+def warm_up(shape) -> None:
+    """Called by the zygote: run each measurement once so forked sessions start warm."""
+    w = shape.wrapped if hasattr(shape, "wrapped") else shape
+    counts(w), bbox(w), face_inventory(w), topology_checks(w), _props(w, "volume")

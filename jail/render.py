@@ -814,3 +814,20 @@ def _png(img) -> bytes:
     buf = io.BytesIO()
     img.save(buf, format="PNG", compress_level=6)
     return buf.getvalue()
+
+
+def warm_up(shape) -> None:
+    """Called by the zygote: import Pillow, load the fonts and run every stage once on a tiny
+    image, so that forked sessions render without paying first-use costs."""
+    from PIL import Image, ImageDraw  # noqa: F401
+    _font(13), _font(11)
+    w = shape.wrapped if hasattr(shape, "wrapped") else shape
+    lo, hi = shapes_bbox([w])
+    r, u, d = camera(*VIEWS["iso"])
+    centre, mm = _fit(_box_corners(lo, hi), r, u, 64, 64)
+    mesh = mesh_shapes([w], _deflection(mm, float(np.linalg.norm(hi - lo))), 0.3)
+    rgb, cov = shade(mesh, View(r, u, d, centre, mm, 64, 64))
+    img = Image.fromarray(_compose(rgb, cov, BG))
+    draw = ImageDraw.Draw(img)
+    draw.text((2, 2), "warm", fill=(0, 0, 0), font=_font(11))
+    _png(img)

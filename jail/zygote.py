@@ -64,9 +64,15 @@ def warm_up() -> dict:
         serialize.warm_up(part)
     except Exception:
         pass
+    try:  # render/measure ops: Pillow, its fonts, the rasteriser and OCCT queries, used once
+        from jail import render, measure
+        render.warm_up(part)
+        measure.warm_up(part)
+    except Exception:
+        pass
     import importlib
     for name in ("runner", "policy", "safe_builtins", "session_proc", "apply", "landlock", "mountview",
-                 "privileges", "seccomp_filter", "rlimits", "namespaces", "serialize"):
+                 "privileges", "seccomp_filter", "rlimits", "namespaces", "serialize", "render", "measure"):
         try:
             importlib.import_module(f"jail.{name}")
         except ImportError:
