@@ -30,9 +30,10 @@ from .measure import MeasureError, select_shapes, f as _f
 __all__ = ["RenderError", "render", "VIEWS", "MIN_PX", "MAX_PX", "MAX_TRIANGLES", "PALETTE"]
 
 MIN_PX, MAX_PX = 64, 1600
-MAX_TRIANGLES = 1_500_000
+MAX_TRIANGLES = 1_000_000
 MAX_OBJECTS = 64
 SS = 2  # supersampling factor
+ANGULAR = 0.5  # mesh angular deflection (rad); the linear one is half an output pixel
 BUDGET = 1 << 20  # candidate pixels per rasteriser batch
 
 # camera (azimuth, elevation) in degrees: azimuth 0 looks from the front (camera on -Y),
@@ -123,7 +124,7 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
     lying in that plane are flagged as section caps."""
     from OCP.BRepMesh import BRepMesh_IncrementalMesh
     from OCP.TopExp import TopExp_Explorer
-    from OCP.TopAbs import TopAbs_FACE
+    from OCP.TopAbs import TopAbs_FACE, TopAbs_SOLID
     from OCP.BRep import BRep_Tool
     from OCP.TopLoc import TopLoc_Location
     from OCP.TopoDS import TopoDS
@@ -133,7 +134,23 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
     if not shapes:
         raise RenderError("nothing to draw")
     for oi, shape in enumerate(shapes):
-        BRepMesh_IncrementalMesh(shape, deflection, False, angular, False)  # False: not in parallel
+        # solid by solid, counting as we go: a compound of thousands of solids is refused at the
+        # cap, not after meshing all of it; then the rest (free faces), already-meshed parts kept
+        ex = TopExp_Explorer(shape, TopAbs_SOLID)
+        count = 0
+        while ex.More():
+            solid = ex.Current()
+            BRepMesh_IncrementalMesh(solid, deflection, False, angular, False)  # False: not in parallel
+            fx = TopExp_Explorer(solid, TopAbs_FACE)
+            while fx.More():
+                poly = BRep_Tool.Triangulation_s(TopoDS.Face(fx.Current()), TopLoc_Location())
+                count += poly.NbTriangles() if poly is not None else 0
+                fx.Next()
+            if m.n_tris + count > max_triangles:
+                raise RenderError(f"the model needs more than {max_triangles} triangles at this size: "
+                                  "render fewer objects or a smaller image")
+            ex.Next()
+        BRepMesh_IncrementalMesh(shape, deflection, False, angular, False)
         ex = TopExp_Explorer(shape, TopAbs_FACE)
         while ex.More():
             face = TopoDS.Face(ex.Current())
@@ -662,7 +679,7 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
         cams = {name: camera(*VIEWS[name]) for name, _, _ in SHEET}
         corners = _box_corners(lo, hi)
         mm = max(_fit(corners, c[0], c[1], pw, ph - 16)[1] for c in cams.values())
-        mesh = mesh_shapes(shapes, _deflection(mm, diag), 0.3, max_triangles=max_triangles,
+        mesh = mesh_shapes(shapes, _deflection(mm, diag), ANGULAR, max_triangles=max_triangles,
                            cap_plane=cap_plane)
         canvas = np.empty((ph * 2, pw * 2, 3), np.uint8)
         canvas[:] = BG.astype(np.uint8)
@@ -694,7 +711,7 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     r, u, d = camera(az, el)
     corners = _box_corners(lo, hi)
     centre, mm = _fit(corners, r, u, width, height)
-    mesh = mesh_shapes(shapes, _deflection(mm, diag), 0.3, max_triangles=max_triangles, cap_plane=cap_plane)
+    mesh = mesh_shapes(shapes, _deflection(mm, diag), ANGULAR, max_triangles=max_triangles, cap_plane=cap_plane)
     v = View(r, u, d, centre, mm, width, height)
     rgb, cov = shade(mesh, v)
     img = Image.fromarray(_compose(rgb, cov, BG))
@@ -735,7 +752,7 @@ def _render_section(shapes, names, section, lo, hi, diag, width, height, font, s
         raise RenderError("the image is too small for a section with axes")
     corners = _box_corners(slo, shi)
     centre, mm = _fit(corners, r, u, pw, ph, fill=0.84)
-    parts = mesh_shapes([s for _, s in got], _deflection(mm, diag), 0.3, max_triangles=max_triangles)
+    parts = mesh_shapes([s for _, s in got], _deflection(mm, diag), ANGULAR, max_triangles=max_triangles)
     # restore object indices (colours) of the shapes that were cut
     parts.O = np.array([got[o][0] for o in parts.O], np.int32) if len(parts.O) else parts.O
     mesh = parts
@@ -825,9 +842,29 @@ def warm_up(shape) -> None:
     lo, hi = shapes_bbox([w])
     r, u, d = camera(*VIEWS["iso"])
     centre, mm = _fit(_box_corners(lo, hi), r, u, 64, 64)
-    mesh = mesh_shapes([w], _deflection(mm, float(np.linalg.norm(hi - lo))), 0.3)
+    mesh = mesh_shapes([w], _deflection(mm, float(np.linalg.norm(hi - lo))), ANGULAR)
     rgb, cov = shade(mesh, View(r, u, d, centre, mm, 64, 64))
     img = Image.fromarray(_compose(rgb, cov, BG))
     draw = ImageDraw.Draw(img)
     draw.text((2, 2), "warm", fill=(0, 0, 0), font=_font(11))
     _png(img)
+
+
+# ------------------------------------------------------------------ the jail op
+
+MAX_PNG_BYTES = 8 * 1024 * 1024  # the launcher's png_check cap too
+
+
+def op_render(msg: dict, ctx) -> tuple[dict, bytes]:
+    """``{"t": "render", "objects", "view", "azimuth", "elevation", "width", "height", "section"}``
+    -> ``({"ok": True, "size", "caption", ...meta}, png)`` or ``({"ok": False, "error"}, b"")``."""
+    try:
+        png, meta = render(ctx.namespace, msg.get("objects"), msg.get("view") or "iso",
+                           azimuth=msg.get("azimuth"), elevation=msg.get("elevation"),
+                           width=msg.get("width", 800), height=msg.get("height", 600),
+                           section=msg.get("section"))
+    except (RenderError, MeasureError) as e:
+        return {"ok": False, "error": str(e)}, b""
+    if len(png) > MAX_PNG_BYTES:
+        return {"ok": False, "error": f"the image is {len(png)} bytes, over the cap of {MAX_PNG_BYTES}"}, b""
+    return {"ok": True, "size": len(png), **meta}, png
