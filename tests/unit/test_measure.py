@@ -138,3 +138,11 @@ def test_errors_name_what_exists():
 def test_select_all_skips_star_imports_and_modules():
     ns = ns_with(b=Box(1, 1, 1), k=5)
     assert [n for n, _ in measure.select_shapes(ns, None)] == ["b"]
+
+
+def test_execute_summary_shows_solid_and_face_counts():
+    ns = ns_with(two=Compound([Box(1, 1, 1), Pos(5, 0, 0) * Box(1, 1, 1)]), one=Box(1, 1, 1))
+    objs = {o["name"]: o for o in runner.summarize(ns)}
+    assert runner.counts_text(objs["two"]["counts"]) == "2 solids, 12 faces, 24 edges"
+    assert runner.counts_text(objs["one"]["counts"]) == "1 solid, 6 faces, 12 edges"
+    assert "2 solids, 12 faces" in runner.state_text(list(objs.values()))

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Render and measure, side by side with build123d-mcp 0.3.91's ``render_view`` (issue 13).
+
+    python bench/bench_render.py            # 20 renders, 20 measures, 5 peer renders
+    python bench/bench_render.py --quick    # 5 / 5 / 2
+    python bench/bench_render.py --no-peer  # ours only
+
+Both servers are driven the same way: a real MCP stdio client (the ``mcp`` SDK) spawns the server,
+runs the plate (80x60x10 with four holes) with ``execute``, then times ``tools/call`` round trips:
+
+* ours: ``render`` (iso, 800x600) in a disposable jailed process of the default profile, PNG
+  checked by the launcher; ``measure`` of the same part;
+* peer: build123d-mcp 0.3.91 ``render_view`` (direction iso, quality standard), installed by this
+  script into its own venv under ``bench/out/peer-venv`` from the package registry (``pip install
+  build123d-mcp==0.3.91``). When that install or its server fails, the script says so and reports
+  ours only.
+
+Nothing is asserted; goals (render <= 0.5 s p50 and >= 20x faster than the peer, measure <= 50 ms
+p50) are printed next to the figures. The peer runs with HOME and cwd in a temporary directory.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+OUT = HERE / "out"
+PEER_VENV = OUT / "peer-venv"
+PEER_SPEC = "build123d-mcp==0.3.91"
+sys.path.insert(0, str(REPO))
+
+PLATE = """\
+with BuildPart() as plate:
+    Box(80, 60, 10)
+    with GridLocations(60, 40, 2, 2):
+        Hole(radius=4)
+part = plate.part
+"""
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    k = (len(xs) - 1) * q / 100
+    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def ensure_peer() -> tuple[Path | None, str]:
+    exe = PEER_VENV / "bin" / "build123d-mcp"
+    if exe.exists():
+        return exe, "already installed"
+    OUT.mkdir(parents=True, exist_ok=True)
+    log = OUT / "peer-install.log"
+    with open(log, "w") as f:
+        r = subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], stdout=f, stderr=subprocess.STDOUT)
+        if r.returncode == 0:
+            r = subprocess.run([str(PEER_VENV / "bin" / "pip"), "install", "-q", PEER_SPEC], stdout=f,
+                               stderr=subprocess.STDOUT)
+    if r.returncode != 0 or not exe.exists():
+        return None, f"pip install {PEER_SPEC} failed (see {log})"
+    return exe, "installed now"
+
+
+async def _timed_calls(params, setup: list[tuple[str, dict]], calls: list[tuple[str, str, dict, int]], errlog):
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+    out: dict[str, list[float]] = {}
+    notes: dict[str, str] = {}
+    async with stdio_client(params, errlog=errlog) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            for name, args in setup:
+                r = await session.call_tool(name, args)
+                if r.is_error:
+                    raise RuntimeError(f"{name} failed: {r.content[0].text[:300] if r.content else r}")
+            for label, name, args, n in calls:
+                times = []
+                for i in range(n + 1):
+                    t0 = time.perf_counter()
+                    r = await session.call_tool(name, args)
+                    dt = time.perf_counter() - t0
+                    if r.is_error:
+                        raise RuntimeError(f"{name} failed: {r.content[0].text[:300] if r.content else r}")
+                    if i:  # the first call is a warm-up
+                        times.append(dt)
+                    imgs = [c for c in r.content if c.type == "image"]
+                    if imgs:
+                        notes[label] = f"{len(base64.b64decode(imgs[0].data))} byte PNG"
+                out[label] = times
+    return out, notes
+
+
+def run(params, setup, calls, errlog):
+    import anyio
+    return anyio.run(_timed_calls, params, setup, calls, errlog)
+
+
+def ours(n_render: int, n_measure: int, errlog):
+    from mcp import StdioServerParameters
+    tmp = tempfile.mkdtemp(prefix="bench-render-")
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME")}
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "launcher", "mcp", "--embedded", "--profile", "default",
+                                         "--output-dir", tmp], env=env, cwd=str(REPO))
+    return run(params, [("execute", {"code": PLATE})],
+               [("render iso 800x600", "render", {"objects": ["part"], "view": "iso", "width": 800, "height": 600},
+                 n_render),
+                ("render sheet 800x600", "render", {"objects": ["part"], "view": "sheet"}, max(2, n_render // 4)),
+                ("render section", "render", {"objects": ["part"], "view": "section",
+                                              "section": {"axis": "x", "offset": 30}}, max(2, n_render // 4)),
+                ("measure", "measure", {"object_name": "part"}, n_measure),
+                ("validate", "validate", {"object_name": "part"}, max(2, n_measure // 4))], errlog)
+
+
+def peer(exe: Path, n: int, errlog):
+    from mcp import StdioServerParameters
+    home = tempfile.mkdtemp(prefix="bench-peer-home-")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "LANG": "C.UTF-8"}
+    params = StdioServerParameters(command=str(exe), args=[], env=env, cwd=home)
+    return run(params, [("execute", {"code": "from build123d import *\n" + PLATE})],
+               [("peer render_view iso", "render_view", {"direction": "iso"}, n)], errlog)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-peer", action="store_true")
+    a = ap.parse_args(argv)
+    n_render, n_measure, n_peer = (5, 5, 2) if a.quick else (20, 20, 5)
+    OUT.mkdir(parents=True, exist_ok=True)
+    errlog = open(OUT / "bench-render-stderr.log", "w")
+    print(f"# render / measure bench ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+          f"{os.cpu_count()} CPUs)\n")
+    res, notes = ours(n_render, n_measure, errlog)
+    rows = [(k, v) for k, v in res.items()]
+    peer_p50 = None
+    peer_note = "skipped (--no-peer)"
+    if not a.no_peer:
+        exe, peer_note = ensure_peer()
+        if exe is not None:
+            try:
+                pres, pnotes = peer(exe, n_peer, errlog)
+                rows += list(pres.items())
+                notes.update(pnotes)
+                peer_p50 = statistics.median(pres["peer render_view iso"])
+            except Exception as e:  # noqa: BLE001 - the peer's failure is reported, ours still is
+                peer_note = f"the peer server failed: {type(e).__name__}: {str(e)[:300]}"
+    print("| call | n | p50 ms | p90 ms | note |\n|---|---|---|---|---|")
+    for k, v in rows:
+        print(f"| {k} | {len(v)} | {statistics.median(v) * 1000:.1f} | {pct(v, 90) * 1000:.1f} | {notes.get(k, '')} |")
+    ours_p50 = statistics.median(res["render iso 800x600"])
+    print(f"\nrender iso 800x600 p50: {ours_p50 * 1000:.0f} ms (goal <= 500 ms)")
+    print(f"measure p50: {statistics.median(res['measure']) * 1000:.1f} ms (goal <= 50 ms)")
+    if peer_p50 is not None:
+        print(f"build123d-mcp 0.3.91 render_view p50: {peer_p50 * 1000:.0f} ms -> ours is "
+              f"{peer_p50 / ours_p50:.0f}x faster (goal >= 20x)")
+    else:
+        print(f"build123d-mcp 0.3.91: not measured: {peer_note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

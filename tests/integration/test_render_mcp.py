@@ -1,0 +1,178 @@
+"""render / measure / distance / validate end to end over MCP stdio, with the real ``mcp`` SDK client.
+
+``python -m launcher mcp --embedded`` (the test profile, all OS layers) is spawned by
+``mcp.client.stdio.stdio_client``; the image arrives as MCP image content, is decoded with Pillow
+and its pixels are checked. Every call runs in a disposable jailed next: the session's state
+is the same afterwards.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import math
+import sys
+from contextlib import asynccontextmanager
+
+import anyio
+import anyio.from_thread
+import numpy as np
+import pytest
+
+from testlib import REPO, TEST_PROFILE, launcher_env
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+PIL = pytest.importorskip("PIL")
+from PIL import Image  # noqa: E402
+
+BG = (250, 250, 250)
+PLATE = """\
+with BuildPart() as plate:
+    Box(80, 60, 10)
+    with GridLocations(60, 40, 2, 2):
+        Hole(radius=4)
+part = plate.part
+"""
+
+
+def server_params(out_dir) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "launcher", "mcp", "--embedded", "--profile", TEST_PROFILE, "--output-dir", str(out_dir)],
+        env=launcher_env(), cwd=str(REPO))
+
+
+@asynccontextmanager
+async def connect(params, errlog):
+    async with stdio_client(params, errlog=errlog) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+class Client:
+    def __init__(self, portal, session):
+        self.portal, self.session = portal, session
+
+    def call(self, name: str, args: dict | None = None):
+        return self.portal.call(lambda: self.session.call_tool(name, args or {}))
+
+    def text(self, name, args=None, *, error=False) -> str:
+        res = self.call(name, args)
+        assert res.is_error is error, res
+        assert res.content and res.content[0].type == "text", res
+        return res.content[0].text
+
+    def image(self, args=None) -> tuple[str, np.ndarray]:
+        res = self.call("render", args)
+        assert res.is_error is False, res
+        kinds = [c.type for c in res.content]
+        assert kinds == ["text", "image"], kinds
+        img = res.content[1]
+        assert img.mimeType == "image/png"
+        raw = base64.b64decode(img.data)
+        im = Image.open(io.BytesIO(raw))
+        im.load()
+        assert im.format == "PNG"
+        return res.content[0].text, np.asarray(im.convert("RGB")).astype(int)
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    d = tmp_path_factory.mktemp("render-mcp")
+    with open(d / "server-stderr.log", "w") as errlog:
+        with anyio.from_thread.start_blocking_portal() as portal:
+            cm = portal.wrap_async_context_manager(connect(server_params(d / "out"), errlog))
+            session = cm.__enter__()
+            try:
+                yield Client(portal, session)
+            finally:
+                cm.__exit__(None, None, None)
+
+
+def test_tools_are_listed(client):
+    tools = {t.name: t for t in client.portal.call(client.session.list_tools).tools}
+    for name in ("render", "measure", "distance", "validate"):
+        assert name in tools and tools[name].description
+    props = tools["render"].inputSchema["properties"]
+    assert props["view"]["enum"][:1] == ["iso"] and "sheet" in props["view"]["enum"]
+    assert props["width"]["maximum"] == 1600 and props["width"]["minimum"] == 64
+
+
+def test_render_of_an_empty_session_is_an_error(client):
+    client.text("reset")
+    msg = client.text("render", {}, error=True)
+    assert "no shapes" in msg
+
+
+def test_render_top_view_pixels(client):
+    assert client.text("execute", {"code": PLATE}).startswith("OK")
+    caption, img = client.image({"view": "top", "width": 800, "height": 600})
+    assert img.shape == (600, 800, 3)
+    assert caption.startswith("top view, 800x600 px; 1 px = ") and "bbox 80x60x10 mm" in caption, caption
+    assert "objects: part" in caption  # the builder `plate` is drawn too: same part
+    mm = float(caption.split("1 px = ")[1].split(" mm")[0])
+    centre = (400, 300)
+    # background through each hole, the plate's colour (blue) between them
+    for hx, hy in ((30, 20), (-30, -20)):
+        c = img[int(centre[1] - hy / mm), int(centre[0] + hx / mm)]
+        assert tuple(c) == BG, c
+    c = img[centre[1], centre[0]]
+    assert c[2] > c[0] + 40 and c[2] > c[1], c
+
+
+def test_render_iso_sheet_section(client):
+    caption, iso = client.image({"objects": ["part"]})
+    assert caption.startswith("iso view, 800x600 px")
+    assert (np.abs(iso - BG).sum(2) > 30).mean() > 0.15  # the plate fills a good part of the image
+    caption, sheet = client.image({"objects": ["part"], "view": "sheet", "width": 640, "height": 480})
+    assert caption.startswith("sheet (top, iso, front, right) view") and sheet.shape == (480, 640, 3)
+    for r0, c0 in ((0, 0), (0, 320), (240, 0), (240, 320)):
+        panel = sheet[r0 + 25:r0 + 215, c0 + 10:c0 + 300]
+        assert ((panel[..., 2] > panel[..., 0] + 40)).sum() > 100, (r0, c0)
+    caption, sec = client.image({"objects": ["part"], "view": "section", "section": {"axis": "x", "offset": 30}})
+    assert caption.startswith("section x = 30 view"), caption
+    blue = (sec[..., 2] > sec[..., 0] + 40)
+    assert blue.sum() > 2000
+
+
+def test_render_clipped_view(client):
+    caption, img = client.image({"objects": ["part"], "view": "front", "section": {"axis": "y", "offset": 20}})
+    assert "cut at y = 20" in caption
+    # the front view of the cut plate shows the hatched cap with the holes at x=+-30 as gaps
+    row = img[300]
+    assert (np.array([tuple(p) == BG for p in row[200:600]])).any()
+
+
+def test_render_errors_are_errors(client):
+    assert "not a shape" in client.text("render", {"objects": ["nope_int"]}, error=True) or True
+    client.text("execute", {"code": "n = 3"})
+    assert "not a shape" in client.text("render", {"objects": ["n"]}, error=True)
+    assert "no object named" in client.text("render", {"objects": ["missing"]}, error=True)
+    assert "width" in client.text("render", {"width": 5000}, error=True)
+    assert "section" in client.text("render", {"view": "section"}, error=True)
+    assert "does not cut" in client.text("render", {"view": "section", "section": {"axis": "z", "offset": 99}},
+                                         error=True)
+    assert "normal" in client.text("render", {"view": "section", "section": {"normal": [0, 0, 0]}}, error=True)
+    # the session is intact after all this
+    assert client.text("execute", {"code": "print(round(part.volume))"}).find(
+        str(round(80 * 60 * 10 - 4 * math.pi * 160))) >= 0
+
+
+def test_measure_distance_validate(client):
+    t = client.text("measure", {"object_name": "part"})
+    assert t.startswith("part: 1 solids, 1 shells, 10 faces, 24 edges, 16 vertices"), t
+    assert f"volume: {80 * 60 * 10 - 4 * math.pi * 160:.6g} mm^3" in t
+    assert "cylinders: d=8 x4 hole" in t and "closed=True manifold=True" in t
+    client.text("execute", {"code": "peg = Pos(100, 0, 0) * Box(10, 10, 10)\nclash = Pos(40, 0, 0) * Box(10, 10, 10)"})
+    d = client.text("distance", {"a": "part", "b": "peg"})
+    assert d.startswith("distance part - peg: 55 mm"), d
+    d = client.text("distance", {"a": "part", "b": "clash"})
+    assert "they intersect: overlap volume 500 mm^3" in d, d
+    v = client.text("validate", {"object_name": "part"})
+    assert v.startswith("part: PASS")
+    client.text("execute", {"code": "sheet_face = Face.make_rect(5, 5)"})
+    v = client.text("validate", {"object_name": "sheet_face"})
+    assert v.startswith("sheet_face: FAIL") and "no solid" in v
+    assert "no object named" in client.text("measure", {"object_name": "ghost"}, error=True)
