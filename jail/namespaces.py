@@ -1,11 +1,13 @@
-"""Layer 2: the session's namespaces (user, pid, net, ipc, uts, mount).
+"""Layer 2: the session's namespaces (user, pid, net, ipc, uts, mount, cgroup).
 
 Blocks: seeing or signalling processes outside the session (pid namespace);
 any network access — the new network namespace has only a loopback device that
 is never brought up, so even AF_UNIX abstract names and TCP on 127.0.0.1 are
 private and dead; System V IPC and POSIX message queues shared with the host
 (ipc namespace); hostname changes leaking out (uts); mount changes leaking out
-(mount namespace, used by the read-only view).
+(mount namespace, used by the read-only view); the host's cgroup path in
+``/proc/self/cgroup`` (cgroup namespace, rooted at the session's own cgroup: the
+keeper is moved there before this runs, so the session sees ``0::/``).
 
 The session also gets its own user namespace nested in the zygote's (mapping
 its uid 0 to the zygote's), so ``RLIMIT_NPROC`` — which the kernel counts per
@@ -21,11 +23,11 @@ import errno
 import os
 
 from .errors import LayerError
-from .libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER,
-                   CLONE_NEWUTS, unshare)
+from .libc import (CLONE_NEWCGROUP, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID,
+                   CLONE_NEWUSER, CLONE_NEWUTS, unshare)
 from .userns import write_maps
 
-FLAGS = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS
+FLAGS = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWCGROUP
 
 
 def unshare_session() -> None:
@@ -33,7 +35,7 @@ def unshare_session() -> None:
     try:
         unshare(FLAGS)
     except OSError as e:
-        raise LayerError("namespaces", f"unshare(user|pid|net|ipc|uts|mnt) failed: "
+        raise LayerError("namespaces", f"unshare(user|pid|net|ipc|uts|mnt|cgroup) failed: "
                          f"{errno.errorcode.get(e.errno, e.errno)} ({e.strerror})") from None
     try:
         write_maps("self", 0, uid, gid)

@@ -28,6 +28,8 @@ class Limits:
     max_export_bytes: int = 100 * 1024 * 1024
     max_snapshots: int = 16
     max_sessions: int = 64
+    session_memory_mb: int = 4096  # all of a session's processes together (cgroup memory bound)
+    session_cpus: float = 1.0      # CPU share of the whole session, in CPUs (cgroup CPU quota)
     max_output_dir_bytes: int = 2 * 1024 ** 3  # total under the output directory (exports refused past it)
     max_output_dir_files: int = 10000          # entries (files + directories) under the output directory
 

@@ -14,8 +14,16 @@ syscall from a foreign ABI (x32, i386 via ``int 0x80``) kills the process.
 Hard-coded, whatever the profile says (a profile that lists one of these in
 ``allow`` is rejected with LayerError):
 
-* ``clone`` is allowed only with **no** ``CLONE_NEW*`` namespace flag and
-  **without ``CLONE_THREAD``**: the jail is single-threaded. OCCT's thread pool
+* ``clone`` is allowed only with **plain fork flags**: exit signal ``SIGCHLD`` and
+  nothing but ``CLONE_CHILD_SETTID``/``CLONE_CHILD_CLEARTID``/``CLONE_PARENT_SETTID``
+  besides (what glibc's ``fork`` passes). So no ``CLONE_NEW*``, no ``CLONE_THREAD`` (the
+  jail is single-threaded), no ``CLONE_PARENT`` (a child that would be its parent's
+  sibling, outside the call's process tree), no ``CLONE_VM``/``CLONE_VFORK``/``CLONE_FILES``/
+  ``CLONE_SIGHAND``/``CLONE_PTRACE``..., no other exit signal (a child its parent's ``wait``
+  would not reap). Every process a call makes then descends from the call's process, which
+  is what the launcher's pid-namespace sweep relies on where no cgroup contains the session.
+  ``clone3`` (flags behind a pointer, which seccomp cannot read) always gets ``ENOSYS``, so
+  glibc falls back to ``clone``; a profile cannot allow it. OCCT's thread pool
   must be pinned to one thread before the first geometry
   (``OSD_ThreadPool.DefaultPool_s(1)``, done here too when OCP is loaded) and
   OpenBLAS/OpenMP must be started with ``*_NUM_THREADS=1``; with that the traced
@@ -54,6 +62,11 @@ from jail.libc import (CLONE_NEWCGROUP, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS,
                        CLONE_NEWPID, CLONE_NEWUSER, CLONE_NEWUTS, CLONE_THREAD, prctl)
 CLONE_NS_FLAGS = (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC
                   | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
+CSIGNAL, SIGCHLD = 0xFF, 17
+CLONE_PARENT_SETTID, CLONE_CHILD_CLEARTID, CLONE_CHILD_SETTID = 0x00100000, 0x00200000, 0x01000000
+# clone's flags as the kernel reads them (the low 32 bits): everything but these must be 0,
+# and the exit signal (the low byte) SIGCHLD
+FORK_FLAGS_MASK = 0xFFFFFFFF & ~(CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID)
 
 IOCTL_ALLOWED = {
     "TCGETS": 0x5401, "TIOCGWINSZ": 0x5413, "FIONREAD": 0x541B, "FIONBIO": 0x5421,
@@ -147,6 +160,11 @@ def apply_seccomp(allow, kill, enosys, default_action: str = "errno", *, threads
     evidence {allowed, denied_hardcoded, killed, enosys, threads_allowed,
     default_action, ioctl_cmds, threading}."""
     allow, kill, enosys = list(dict.fromkeys(allow)), list(dict.fromkeys(kill)), list(dict.fromkeys(enosys))
+    if "clone3" in allow:
+        raise LayerError(LAYER, "profile [seccomp] allow lists clone3, whose flags seccomp cannot check; "
+                         "remove it (it always gets ENOSYS, glibc falls back to clone)")
+    if "clone3" not in enosys and "clone3" not in kill:
+        enosys.append("clone3")
     bad = sorted(set(allow) & set(HARD_DENY))
     if bad:
         raise LayerError(LAYER, f"profile [seccomp] allow lists always-denied syscall(s) {bad}; "
@@ -171,8 +189,10 @@ def apply_seccomp(allow, kill, enosys, default_action: str = "errno", *, threads
             if _resolve(name, "allow") < 0:
                 continue  # not a syscall on this architecture
             if name == "clone":
-                mask = CLONE_NS_FLAGS | (0 if threads else CLONE_THREAD)
-                f.add_rule(sc.ALLOW, "clone", sc.Arg(0, sc.MASKED_EQ, mask, 0))
+                if threads:
+                    f.add_rule(sc.ALLOW, "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_NS_FLAGS, 0))
+                else:
+                    f.add_rule(sc.ALLOW, "clone", sc.Arg(0, sc.MASKED_EQ, FORK_FLAGS_MASK, SIGCHLD))
             elif name == "ioctl":
                 for cmd in IOCTL_ALLOWED.values():
                     f.add_rule(sc.ALLOW, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, cmd))
@@ -206,5 +226,6 @@ def apply_seccomp(allow, kill, enosys, default_action: str = "errno", *, threads
     return {
         "allowed": allowed, "denied_hardcoded": denied, "killed": killed, "enosys": enosys,
         "threads_allowed": bool(threads), "default_action": default_action,
+        "clone_flags": "any but CLONE_NEW*" if threads else "fork only (SIGCHLD + *_SETTID/CLEARTID)",
         "ioctl_cmds": sorted(IOCTL_ALLOWED) if "ioctl" in allow else [], "threading": threading,
     }

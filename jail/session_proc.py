@@ -74,7 +74,7 @@ def keeper_main(sock_fd: int, profile) -> None:
         _detach_stdio(sock_fd)
         os.setpgid(0, 0)  # one process group per session: the zygote kills it if the launcher dies
         sock = socket.socket(fileno=SOCK_FD)
-        evidence: dict = {}
+        evidence: dict = {"containment": _contain_keeper(sock)}
         if profile.on("namespaces"):
             try:
                 namespaces.unshare_session()
@@ -103,6 +103,34 @@ def keeper_main(sock_fd: int, profile) -> None:
     except BaseException:
         code = 4
     os._exit(code)
+
+
+def _contain_keeper(sock) -> dict:
+    """Before any namespace or jail layer: make every process of the session the OOM killer's
+    first choice (``oom_score_adj`` 1000 is inherited and cannot be lowered again without
+    CAP_SYS_RESOURCE in the host), then wait until the launcher has put this process in the
+    session's cgroup (its ``go``), so that everything forked from here on is inside it and the
+    cgroup namespace made next is rooted there."""
+    ev: dict = {}
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+        ev["oom_score_adj"] = int(open("/proc/self/oom_score_adj").read())
+    except (OSError, ValueError) as e:
+        ev["oom_score_adj"] = f"not set: {e}"
+    sock.settimeout(60)
+    try:
+        while True:
+            got = protocol.recv_simple(sock, 4096)
+            if got is None:
+                os._exit(0)
+            if got[0].get("t") == "go":
+                ev["cgroup"] = bool(got[0].get("cgroup"))
+                break
+    except OSError:
+        os._exit(0)  # the launcher never said go
+    sock.settimeout(None)
+    return ev
 
 
 def init_main(sock, profile, evidence) -> None:

@@ -26,6 +26,7 @@ _LIMIT_KEYS = {
     "max_code_bytes": int, "max_output_bytes": int, "max_result_bytes": int,
     "max_export_bytes": int, "max_snapshots": int, "max_sessions": int,
     "max_output_dir_bytes": int, "max_output_dir_files": int,
+    "session_memory_mb": int, "session_cpus": float,
 }
 
 

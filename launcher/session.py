@@ -26,6 +26,7 @@ import time
 from jail.errors import LayerError
 
 from jail import protocol
+from .containment import SessionContainment
 from .procs import Proc, children_of, kill_strays, ppid_of
 
 log = logging.getLogger("build123d_launcher.session")
@@ -58,6 +59,12 @@ class Session:
         self.id = sid
         self.lock = threading.RLock()
         self.sock, keeper_pid = zygote.spawn(profile)
+        # the keeper waits for "go" until it is in the session's cgroup (launcher/containment.py)
+        self.contain = SessionContainment(sid, keeper_pid, profile.limits)
+        try:
+            protocol.send(self.sock, {"t": "go", "cgroup": self.contain.active})
+        except OSError:
+            pass  # a dead keeper is reported by _start
         lim = profile.limits
         self.rx = protocol.Receiver(self.sock, max(lim.max_result_bytes, lim.max_export_bytes + 65536))
         self.keeper = Proc(keeper_pid)
@@ -209,6 +216,7 @@ class Session:
         if self.head is None:
             self.head = Proc(ppid_of(pid))
         self.next, self.next_nonce = Proc(pid), nonce
+        self.contain.on_ready(self.head, self.next, [p for p, _ in self.snapshots.values()])  # before any request
 
     def _ensure_next(self, timeout: float = 30.0) -> None:
         if self.closed:
@@ -268,6 +276,7 @@ class Session:
         When a call *succeeds* its process becomes the head, and its children are whatever
         the user's code forked: then nothing but the known processes is kept.
         """
+        self.contain.sweep(self.head, self.next, [p for p, _ in self.snapshots.values()])
         if self.init is not None:
             keep = self._known()
             if keep_head_children and self.head is not None:
@@ -516,6 +525,7 @@ class Session:
                 p.kill()
             for p in procs:
                 p.wait_dead(2.0)
+            self.contain.close()  # cgroup.kill of whatever is left in the session's cgroups
             for p in [self.init, self.keeper, self.head, self.next] + [p for p, _ in self.snapshots.values()] \
                     + self._dying:
                 if p is not None:
