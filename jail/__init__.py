@@ -2,6 +2,6 @@
 privileges, seccomp), the Python layers (AST policy, builtins) and the runner.
 
 Every module here runs in a process that user code may later run in, or in the
-zygote that forks them. Nothing here may import launcher-side modules that open
+zygote that forks them. Nothing here may depend on the launcher side (`launcher`), which opens
 sockets or files outside the session.
 """

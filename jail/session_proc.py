@@ -30,7 +30,7 @@ import signal
 import socket
 
 
-from jail import protocol
+from jail import ops, protocol  # imported here, before any layer is applied (the keeper imports us)
 
 SOCK_FD = 3
 
@@ -246,28 +246,19 @@ def _reap_dead_children() -> None:
             return
 
 
-def _cap_result(result: dict, cap: int) -> dict:
-    import json
-    if len(json.dumps(result)) <= cap:
-        return result
-    result["objects"] = result.get("objects", [])[:20]
-    result["stdout"] = result.get("stdout", "")[: cap // 4]
-    result["stderr"] = result.get("stderr", "")[: cap // 8]
-    result["truncated"] = True
-    return result
-
-
 def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
-    """Serve one command. Returns only when this process must become the head; otherwise exits."""
+    """Serve one command (looked up in jail/ops.py's OPS). Returns only when this process must
+    become the head (promoted after a successful transaction, or restored from a snapshot);
+    otherwise exits."""
     from . import runner
 
+    ctx = ops.OpContext(namespace, profile)
     # Requests carry the nonce of the next they are for: one left unread in the socket by a
     # next that was killed is skipped here instead of being run a second time.
     nonce = os.urandom(8).hex()
     _send(sock, {"t": "ready", "nonce": nonce})
     try:  # an optimisation only: a failure here (e.g. MemoryError at the RLIMIT_AS edge) must not cost the call
-        runner.warm(namespace, python_layers=profile.on("ast_policy"), allowed_imports=list(profile.allowed_imports),
-                    blocked_calls=list(profile.blocked_calls), max_output_bytes=profile.limits.max_output_bytes)
+        runner.warm(namespace, **ctx.policy())
     except Exception:  # noqa: BLE001
         pass
     while True:
@@ -277,15 +268,17 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
         msg, _ = got
         if msg.get("to") != nonce:
             continue
-        op = msg["t"]
-        if op == "execute":
-            result = runner.run(str(msg.get("code", "")), namespace,
-                                python_layers=profile.on("ast_policy"),
-                                allowed_imports=list(profile.allowed_imports),
-                                blocked_calls=list(profile.blocked_calls),
-                                max_output_bytes=profile.limits.max_output_bytes)
-            result = _cap_result(result, profile.limits.max_result_bytes // 2)
-            _send(sock, {"t": "result", **result})
+        op = ops.OPS.get(msg.get("t"))
+        if op is None:
+            _send(sock, {"t": "error", "reason": f"unknown op {str(msg.get('t'))[:40]!r}"})
+            continue
+        if op.kind == ops.DISPOSABLE:
+            reply, blob = ops.run_disposable(op, msg, ctx)
+            _send(sock, reply, blob)
+            os._exit(0)
+        if op.kind == ops.TRANSACTION:
+            result = op.handler(msg, ctx)
+            _send(sock, {"t": op.reply, **result})
             if not result.get("ok"):
                 os._exit(0)
             while True:
@@ -298,23 +291,7 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
                 os._exit(0)
             os.close(head_pipe_w)
             return
-        elif op == "state":
-            try:
-                objs = runner.summarize(namespace)
-                _send(sock, {"t": "state", "objects": objs})
-            except BaseException as e:
-                _send(sock, {"t": "state", "objects": [], "error": f"{type(e).__name__}: {e}"})
-            os._exit(0)
-        elif op == "export":
-            from . import serialize
-            try:
-                data, meta = serialize.serialize(namespace, str(msg.get("name")), str(msg.get("format")),
-                                                 max_bytes=profile.limits.max_export_bytes)
-                _send(sock, {"t": "export", "ok": True, "size": len(data), **meta}, data)
-            except BaseException as e:
-                _send(sock, {"t": "export", "ok": False, "error": f"{type(e).__name__}: {e}"})
-            os._exit(0)
-        elif op == "snapshot":
+        if op.kind == ops.SNAPSHOT:
             # block SIGUSR1 *before* saying ok: an immediate restore must not kill us
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
             try:
@@ -322,14 +299,9 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
             except OSError:
                 pass
             os.close(head_pipe_w)
-            _send(sock, {"t": "snapshot_ok"})
+            _send(sock, {"t": op.reply})
             snapshot_main(sock, profile, namespace)  # returns in a restored head
             return
-        elif op == "probe":
-            _send(sock, {"t": "probe", "evidence": probe_evidence(msg)})
-            os._exit(0)
-        else:
-            _send(sock, {"t": "error", "reason": f"unknown op {op!r}"})
 
 
 def _in_pid_namespace() -> bool:

@@ -81,17 +81,31 @@ def cmd_mcp(args) -> int:
         except ImportError:
             backend = None
     if backend is None:
+        from .core import Launcher
         from .tools import ToolSet
-        launcher = _launcher(args)
+        # answers initialize/tools/list at once; the zygote warms meanwhile, the first call waits for it.
+        # A jail that cannot start does not stop the server: every call returns why, and the fix.
+        launcher = Launcher(args.profile, output_dir=args.output_dir, jail_uid=args.jail_uid,
+                            warm_in_background=True)
         backend = ToolSet(launcher)
+        profile = launcher.profile
         logging.getLogger("build123d_launcher").info("running embedded (profile %s)", launcher.profile.name)
+    else:
+        from .profile import load_profile
+        try:  # only for the limits shown in the tool descriptions
+            profile = load_profile(args.profile)
+        except ProfileError:
+            profile = None
     try:
-        serve_stdio(backend)
+        serve_stdio(backend, profile)
     finally:
         try:
             backend.close()
         except Exception:
             pass
+        launcher = getattr(backend, "launcher", None)
+        if launcher is not None:
+            launcher.close()
     return 0
 
 

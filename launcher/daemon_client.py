@@ -5,6 +5,9 @@ big-endian length, then that many bytes of UTF-8 JSON (an object).
 Request ``{"tool": name, "args": {...}}``; response: the dict the tool
 returns (``ToolSet.call``), or ``{"error": "..."}``. ``{"tool": "_hello"}``
 is answered by the daemon itself (``{"server": "build123d-launcher", ...}``).
+A request may carry ``"seq": N``; ``{"tool": "_cancel", "args": {"conn", "key",
+"seq"}}`` sent on a *second* connection cancels call N of connection ``conn``
+(``key``: the ``cancel_key`` of that connection's hello).
 
 Before trusting the socket, the client checks with ``SO_PEERCRED`` that the
 daemon runs under the client's own uid (a socket squatted by another user is
@@ -84,6 +87,10 @@ class DaemonBackend:
         self.lock = threading.Lock()
         self.sock: socket.socket | None = None
         self.info = self._connect(hello_timeout)
+        self._seq = 0
+        self._inflight = None  # (call_id, seq, info) of the request on the wire
+        self._cancelled: list = []  # call_ids cancelled before they were sent (bounded)
+        self._cl = threading.Lock()
 
     def _connect(self, hello_timeout: float) -> dict:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
@@ -116,28 +123,67 @@ class DaemonBackend:
         self.sock = s
         return info
 
-    def call(self, tool: str, args: dict) -> dict:
+    def call(self, tool: str, args: dict, call_id=None) -> dict:
         with self.lock:
-            if self.sock is None:
-                try:
-                    self.info = self._connect(30.0)
-                except DaemonUnavailable as e:
-                    return {"error": f"the daemon is not reachable: {e}"}
-                note = "reconnected to the daemon: this is a new, empty session"
-            else:
-                note = None
+            with self._cl:
+                if call_id is not None and call_id in self._cancelled:
+                    self._cancelled.remove(call_id)
+                    return {"error": "the call was cancelled before it started; the session is unchanged"}
+                self._seq += 1
+                seq = self._seq
             try:
-                send_frame(self.sock, {"tool": tool, "args": args})
-                res = recv_frame(self.sock)
-                if res is None:
-                    raise ConnectionError("the daemon closed the connection")
-            except (OSError, ValueError) as e:
-                self._drop()
-                return {"error": f"the connection to the daemon was lost ({e}); the next call starts a "
-                                 "new, empty session"}
-            if note and "error" not in res:
-                res.setdefault("notice", note)
-            return res
+                return self._call_locked(tool, args, call_id, seq)
+            finally:
+                with self._cl:
+                    self._inflight = None
+
+    def cancel(self, call_id) -> None:
+        """Cancel call ``call_id``: not sent yet -> it never is; on the wire -> the daemon kills it
+        (through a second connection, so the session's connection stays as it is)."""
+        with self._cl:
+            inflight = self._inflight
+            if inflight is None or inflight[0] is not call_id:
+                self._cancelled = (self._cancelled + [call_id])[-64:]
+                return
+        _cid, seq, info = inflight
+        try:
+            side = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+            side.settimeout(10.0)
+            try:
+                side.connect(self.path)
+                if peer_uid(side) != os.getuid():
+                    return
+                send_frame(side, {"tool": "_cancel", "args": {"conn": info.get("conn"),
+                                                              "key": info.get("cancel_key"), "seq": seq}})
+                recv_frame(side)
+            finally:
+                side.close()
+        except (OSError, ValueError) as e:
+            logging.getLogger("build123d_launcher").warning("could not cancel through the daemon: %s", e)
+
+    def _call_locked(self, tool: str, args: dict, call_id, seq: int) -> dict:
+        if self.sock is None:
+            try:
+                self.info = self._connect(30.0)
+            except DaemonUnavailable as e:
+                return {"error": f"the daemon is not reachable: {e}"}
+            note = "reconnected to the daemon: this is a new, empty session"
+        else:
+            note = None
+        try:
+            with self._cl:
+                self._inflight = (call_id, seq, self.info)
+            send_frame(self.sock, {"tool": tool, "args": args, "seq": seq})
+            res = recv_frame(self.sock)
+            if res is None:
+                raise ConnectionError("the daemon closed the connection")
+        except (OSError, ValueError) as e:
+            self._drop()
+            return {"error": f"the connection to the daemon was lost ({e}); the next call starts a "
+                             "new, empty session"}
+        if note and "error" not in res:
+            res.setdefault("notice", note)
+        return res
 
     def _drop(self) -> None:
         if self.sock is not None:

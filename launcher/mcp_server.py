@@ -1,77 +1,98 @@
 """The MCP stdio server: the tools an assistant calls, over a backend.
 
-The backend is either an embedded :class:`~launcher.tools.ToolSet` (the
-launcher runs in this process) or a client of the daemon's unix socket; both
-expose ``call(tool, args) -> dict``, so results are the same either way.
-Blocking calls run in a worker thread so the stdio loop stays responsive.
+The tools (names, schemas, renderers) come from :mod:`launcher.tooldefs`. The
+backend is either an embedded :class:`~launcher.tools.ToolSet` (the launcher
+runs in this process) or a client of the daemon's unix socket; both expose
+``call(tool, args, call_id) -> dict`` and ``cancel(call_id)``, so results are
+the same either way.
+
+* ``initialize`` and ``tools/list`` never wait for the jail (the zygote warms in
+  the background; the first tool call waits for it).
+* Every failed call (refused arguments, policy errors, exceptions in the user's
+  code, timeouts, crashes, refused exports, a jail that cannot start) has
+  ``isError: true``.
+* ``notifications/cancelled`` for a running call kills its child at once (the
+  session is left as before the call); the SDK sends no reply for a cancelled
+  request, as the spec says.
+* Blocking calls run in worker threads so the stdio loop stays responsive.
 """
 from __future__ import annotations
 
-import anyio
-from mcp.server import MCPServer
+import logging
 
-from .tools import render
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+
+from . import __version__, tooldefs
+
+log = logging.getLogger("build123d_launcher.mcp")
 
 INSTRUCTIONS = """Run build123d (Python CAD) code in a sandboxed, persistent session.
 `execute(code)` runs code; top-level names persist between calls (`from build123d import *` is
 pre-loaded). A call that raises, times out or crashes leaves the session exactly as it was.
-Allowed imports: build123d, math, numpy, typing, collections, itertools, functools, copy.
-No file, network or process access: use `export` to write STEP/STL/BREP/SVG/DXF/3MF files.
+Allowed imports: {allowed_imports}.
+No file, network or process access, and no viewer: use `session_state` to inspect objects and
+`export` to write STEP/STL/BREP/SVG/DXF/3MF files into the output directory.
 Use `save_snapshot`/`restore_snapshot` to branch designs cheaply."""
 
 
-def build_server(backend) -> MCPServer:
-    mcp = MCPServer("build123d-launcher", instructions=INSTRUCTIONS)
-
-    async def call(tool: str, **args) -> str:
-        result = await anyio.to_thread.run_sync(backend.call, tool, args)
-        return render(tool, result)
-
-    @mcp.tool(description="Run build123d Python code in the session. Top-level names persist. "
-                          "Returns stdout/stderr and a summary (type, volume, bounding box) of the "
-                          "build123d objects bound to top-level names, or the error with its line. "
-                          "timeout_s (optional) shortens the wall-clock limit (the profile caps it).")
-    async def execute(code: str, timeout_s: float | None = None) -> str:
-        args = {"code": code} if timeout_s is None else {"code": code, "timeout_s": timeout_s}
-        return await call("execute", **args)
-
-    @mcp.tool(description="List the session's top-level names: type, volume, bounding box, validity.")
-    async def session_state() -> str:
-        return await call("session_state")
-
-    @mcp.tool(description="The last error in this session: type, message, line and source line.")
-    async def last_error() -> str:
-        return await call("last_error")
-
-    @mcp.tool(description="Save the whole session state (variables, functions, shapes) under a name. O(1).")
-    async def save_snapshot(name: str) -> str:
-        return await call("save_snapshot", name=name)
-
-    @mcp.tool(description="Restore the session to a saved snapshot (the snapshot itself is kept).")
-    async def restore_snapshot(name: str) -> str:
-        return await call("restore_snapshot", name=name)
-
-    @mcp.tool(description="List saved snapshots.")
-    async def list_snapshots() -> str:
-        return await call("list_snapshots")
-
-    @mcp.tool(description="Delete a saved snapshot.")
-    async def delete_snapshot(name: str) -> str:
-        return await call("delete_snapshot", name=name)
-
-    @mcp.tool(description="Discard the session and start a new, empty one (snapshots are discarded too).")
-    async def reset() -> str:
-        return await call("reset")
-
-    @mcp.tool(description="Export a top-level object to a file in the output directory. format: step, stl, "
-                          "brep, svg, dxf or 3mf (default: from the filename's extension). The filename "
-                          "must be relative; existing files are never overwritten.")
-    async def export(object_name: str, filename: str, format: str = "") -> str:
-        return await call("export", object_name=object_name, filename=filename, format=format)
-
-    return mcp
+def _content(blocks: list[dict]) -> list:
+    out = []
+    for b in blocks:
+        if b.get("type") == "image":
+            out.append(types.ImageContent(type="image", data=b["data"], mime_type=b.get("mimeType", "image/png")))
+        else:
+            out.append(types.TextContent(type="text", text=str(b.get("text", ""))))
+    return out
 
 
-def serve_stdio(backend) -> None:
+def list_tools(profile=None) -> list[types.Tool]:
+    return [types.Tool(name=t.name, title=t.title or None, description=t.describe(profile),
+                       input_schema=tooldefs.schema_for(t, profile),
+                       annotations=types.ToolAnnotations(title=t.title or None, read_only_hint=t.read_only,
+                                                         destructive_hint=not t.read_only,
+                                                         open_world_hint=False))
+            for t in tooldefs.TOOLS]
+
+
+def build_server(backend, profile=None) -> Server:
+    """The low-level MCP server for ``backend``; ``profile`` fills limits into the descriptions."""
+    tools = list_tools(profile)
+
+    async def on_list_tools(ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        name, args = params.name, dict(params.arguments or {})
+        tool = tooldefs.get(name)
+        call_id = object()
+        try:
+            result = await anyio.to_thread.run_sync(backend.call, name, args, call_id, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            # notifications/cancelled (or shutdown): kill the running child; the worker thread
+            # returns a "cancelled" result that nobody reads, the session is as before the call
+            try:
+                backend.cancel(call_id)
+            except Exception:  # noqa: BLE001
+                log.exception("cancel failed")
+            raise
+        except Exception as e:  # noqa: BLE001 - a bug must not end the server
+            log.exception("tool %s crashed", name)
+            result = {"error": f"internal error in {name}: {type(e).__name__}: {e}"}
+        if tool is None:
+            blocks = [tooldefs.text(f"Error: {result.get('error', 'unknown tool')}")]
+        else:
+            blocks = tool.content(result)
+        return types.CallToolResult(content=_content(blocks), is_error=tooldefs.is_error(result))
+
+    instructions = INSTRUCTIONS.format(
+        allowed_imports=", ".join(profile.allowed_imports) if profile is not None
+        else "build123d, math, numpy, typing, collections, itertools, functools, copy")
+    return Server("build123d-launcher", version=__version__, title="build123d launcher",
+                  instructions=instructions, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+
+def serve_stdio(backend, profile=None) -> None:
     from .stdio_transport import run_stdio
-    anyio.run(run_stdio, build_server(backend))
+    anyio.run(run_stdio, build_server(backend, profile))

@@ -15,6 +15,10 @@ from pathlib import Path
 from jail.errors import LayerError
 
 
+class JailUidCannotRead(LayerError):
+    """The jail's uid cannot reach the interpreter/venv/checkout (a set-up problem, not a kernel one)."""
+
+
 def _can_traverse(path: Path, uid: int, gid: int) -> str | None:
     """Return the first ancestor of ``path`` that ``uid`` cannot enter, or None."""
     p = Path("/")
@@ -38,7 +42,13 @@ def check_jail_can_read(uid: int, gid: int) -> None:
     for path in paths:
         bad = _can_traverse(path, uid, gid)
         if bad:
-            raise LayerError("userns", f"the jail runs as host uid {uid}, which cannot enter {bad} "
-                                       f"(needed to read {path}). Fix: `chmod o+x {bad}`, or install the "
-                                       f"venv and checkout under a world-readable directory, or pass "
-                                       f"--jail-uid with a uid that can read them")
+            try:
+                mode = stat.filemode(os.stat(bad).st_mode)
+            except OSError:
+                mode = "unreadable"
+            raise JailUidCannotRead(
+                "userns", f"running as root, the jail runs as the unprivileged host uid {uid} (`nobody` unless "
+                          f"--jail-uid says otherwise), which cannot enter {bad} (mode "
+                          f"{mode}; needed to read {path}). Fix: `chmod o+x {bad}`, "
+                          f"or put the venv and checkout under a world-readable directory (not /root), or pass "
+                          f"--jail-uid with a uid that can read them")

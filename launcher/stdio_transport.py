@@ -70,8 +70,8 @@ class _FilteredLines:
 
 
 async def run_stdio(server) -> None:
-    """``MCPServer.run_stdio_async`` with the filtered reader."""
-    lowlevel = server._lowlevel_server
+    """``Server.run`` over stdio with the filtered reader."""
+    lowlevel = getattr(server, "_lowlevel_server", server)  # an MCPServer or a low-level Server
     stdin = _FilteredLines(anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8",
                                                             errors="replace")))
     async with stdio_server(stdin=stdin) as (read_stream, write_stream):

@@ -1,22 +1,34 @@
-"""The MCP tools, independent of transport (embedded MCP server or daemon).
+"""The tools of one client connection, independent of transport (embedded MCP server, daemon, CLI).
 
-Each method returns a JSON-safe dict; :func:`render` turns it into the text
-an assistant reads. A session's own failures (exceptions, timeouts, crashes)
-come back as results, never as exceptions: the session survives them.
+What each tool is (schema, handler, renderer) is declared once in
+:mod:`launcher.tooldefs`; a :class:`ToolSet` owns one session (created on first
+use), checks arguments against the declared schema and runs the handler. A
+session's own failures (exceptions, timeouts, crashes) come back as result
+dicts, never as exceptions: the session survives them.
+
+``cancel()`` may be called from another thread while a call runs: it kills the
+running child through the session (pidfd) and the call returns a "cancelled"
+error with the session as it was before the call.
+
+A launcher whose jail cannot start (``Launcher.start_error``) still serves:
+every call returns the explanation and the fix.
 """
 from __future__ import annotations
 
+import collections
 import logging
 import threading
+import time
 
 from jail.errors import LayerError
 
+from . import tooldefs
 from .session import Session, SessionDead, SessionError
+from .tooldefs import ArgumentError, render_objects  # noqa: F401 - render_objects re-exported
 
 log = logging.getLogger("build123d_launcher.tools")
 
-TOOLS = ("execute", "session_state", "last_error", "save_snapshot", "restore_snapshot",
-         "list_snapshots", "delete_snapshot", "reset", "export")
+TOOLS = tooldefs.NAMES
 
 
 class ToolSet:
@@ -26,138 +38,133 @@ class ToolSet:
         self.launcher = launcher
         self.session: Session | None = None
         self.lock = threading.Lock()
+        self._running: Session | None = None  # the session a call is running on (for cancel)
+        self._cl = threading.Lock()            # guards _current/_running/_cancelled (never held long)
+        self._current = None                   # call_id of the call running now
+        self._cancelled: collections.deque = collections.deque(maxlen=64)  # call_ids cancelled early
 
+    @property
+    def output_dir(self):
+        return self.launcher.output_dir
+
+    @property
+    def profile(self):
+        return self.launcher.profile
+
+    # ---------------------------------------------------------- sessions
     def _session(self) -> Session:
         if self.session is None or self.session.closed:
             self.session = self.launcher.new_session()
         return self.session
 
-    def _guard(self, fn):
-        with self.lock:
-            try:
-                return fn(self._session())
-            except SessionDead as e:
-                old = self.session
-                self.session = None
-                if old is not None:
-                    self.launcher.close_session(old)
-                return {"error": f"the session was lost ({e}); a new, empty one starts with the next call. "
-                                 "Snapshots of the old session are gone."}
-            except SessionError as e:
-                return {"error": str(e)}
-            except LayerError as e:
-                return {"error": f"jail layer '{e.layer}' cannot be applied, so no code runs: {e.reason}"}
-            except OSError as e:  # e.g. the launcher ran out of file descriptors
-                return {"error": f"the launcher could not serve this call: {e.strerror or e}; "
-                                 "the session is unchanged if it existed"}
+    def drop_session(self) -> None:
+        """Close the current session (caller holds the lock)."""
+        if self.session is not None:
+            self.launcher.close_session(self.session)
+            self.session = None
 
-    def call(self, tool: str, args: dict) -> dict:
-        if tool not in TOOLS:
-            return {"error": f"unknown tool {tool!r}"}
+    def with_session(self, fn):
+        """``fn(session)``, its session errors turned into ``{"error": ...}`` (caller holds the lock)."""
         try:
-            return getattr(self, tool)(**args)
-        except TypeError as e:
+            s = self._session()
+            with self._cl:
+                self._running = s
+            try:
+                return fn(s)
+            finally:
+                with self._cl:
+                    self._running = None
+        except SessionDead as e:
+            self.drop_session()
+            return {"error": f"the session was lost ({e}); a new, empty one starts with the next call. "
+                             "Snapshots of the old session are gone."}
+        except SessionError as e:
+            return {"error": str(e)}
+        except LayerError as e:
+            explain = getattr(self.launcher, "explain_layer_error", None)
+            return {"error": explain(e) if explain else
+                    f"jail layer '{e.layer}' cannot be applied, so no code runs: {e.reason}"}
+        except OSError as e:  # e.g. the launcher ran out of file descriptors
+            return {"error": f"the launcher could not serve this call: {e.strerror or e}; "
+                             "the session is unchanged if it existed"}
+
+    # ---------------------------------------------------------- calls
+    def call(self, tool: str, args: dict, call_id=None) -> dict:
+        """Run one tool call. ``call_id`` (any hashable, e.g. an object()) lets ``cancel(call_id)``
+        target this call only, also before it has started (it then never runs)."""
+        t = tooldefs.get(tool)
+        if t is None:
+            return {"error": f"unknown tool {tool!r}; tools: {', '.join(TOOLS)}"}
+        try:
+            args = tooldefs.check_args(t, args)
+        except ArgumentError as e:
             return {"error": f"bad arguments for {tool}: {e}"}
-
-    def execute(self, code: str, timeout_s: float | None = None) -> dict:
-        return self._guard(lambda s: s.execute(code, timeout_s))
-
-    def session_state(self) -> dict:
-        return self._guard(lambda s: {"objects": s.state()})
-
-    def last_error(self) -> dict:
-        return self._guard(lambda s: {"last_error": s.last_error})
-
-    def save_snapshot(self, name: str) -> dict:
-        return self._guard(lambda s: s.save_snapshot(name))
-
-    def restore_snapshot(self, name: str) -> dict:
-        return self._guard(lambda s: s.restore_snapshot(name))
-
-    def list_snapshots(self) -> dict:
-        return self._guard(lambda s: {"snapshots": s.list_snapshots()})
-
-    def delete_snapshot(self, name: str) -> dict:
-        return self._guard(lambda s: s.delete_snapshot(name))
-
-    def reset(self) -> dict:
         with self.lock:
-            if self.session is not None:
-                self.launcher.close_session(self.session)
-                self.session = None
-        return self._guard(lambda s: {"reset": True, "session": s.id})
+            with self._cl:
+                if call_id is not None and call_id in self._cancelled:
+                    return {"error": "the call was cancelled before it started; the session is unchanged"}
+                self._current = call_id if call_id is not None else object()
+            try:
+                return self._call_locked(t, args)
+            finally:
+                with self._cl:
+                    self._current = None
 
-    def export(self, object_name: str, filename: str, format: str = "") -> dict:
-        from .exports import export_object
-        return self._guard(lambda s: export_object(s, self.launcher.output_dir, object_name, filename, format))
+    def _call_locked(self, t, args: dict) -> dict:
+        start_error = self.launcher.start_error()  # the jail cannot start: say why and how to fix it
+        if start_error:
+            return {"error": start_error}
+        if not t.needs_session:
+            return t.handler(self, None, **args)
+        return self.with_session(lambda s: t.handler(self, s, **args))
+
+    def cancel(self, call_id=None) -> None:
+        """Cancel call ``call_id`` (default: the call running now), from any thread; returns at once.
+
+        A call that has not started yet never runs. A running one has its child killed as soon as
+        it waits on one (Session.cancel, through the pidfd); a phase that cannot be cancelled
+        (e.g. a restore) runs to its end. A finished call is not affected.
+        """
+        with self._cl:
+            if call_id is None:
+                call_id = self._current
+                if call_id is None:
+                    return
+            self._cancelled.append(call_id)
+        threading.Thread(target=self._cancel_loop, args=(call_id,), daemon=True, name="cancel").start()
+
+    def _cancel_loop(self, call_id) -> None:
+        while True:
+            with self._cl:  # held across Session.cancel: no later call can start and be hit instead
+                if self._current is not call_id and self._current != call_id:
+                    return
+                s = self._running
+                if s is not None and s.cancel():
+                    return
+            time.sleep(0.002)  # the call is between two cancellable waits: try again
+
+    def __getattr__(self, name):
+        """``ts.execute(code)``, ``ts.export(obj, filename)``...: ``call`` with positional arguments."""
+        t = tooldefs.get(name) if not name.startswith("_") else None
+        if t is None:
+            raise AttributeError(name)
+
+        def bound(*pos, **kw):
+            names = list(t.params)
+            if len(pos) > len(names):
+                raise TypeError(f"{name}() takes at most {len(names)} positional arguments")
+            args = dict(zip(names, pos))
+            args.update(kw)
+            if "timeout_s" in args and args["timeout_s"] is None:
+                del args["timeout_s"]
+            return self.call(name, args)
+        return bound
 
     def close(self) -> None:
         with self.lock:
-            if self.session is not None:
-                self.launcher.close_session(self.session)
-                self.session = None
-
-
-def _fmt_num(v) -> str:
-    return f"{v:.6g}" if isinstance(v, (int, float)) else str(v)
-
-
-def render_objects(objects: list[dict]) -> str:
-    if not objects:
-        return "(no objects)"
-    lines = []
-    for o in objects:
-        bits = [f"{o.get('name')}: {o.get('type')}"]
-        for k in ("volume", "area", "length"):
-            if k in o and o[k] is not None:
-                bits.append(f"{k}={_fmt_num(o[k])}")
-        bb = o.get("bbox")
-        if isinstance(bb, dict) and "min" in bb and "max" in bb:
-            bits.append("bbox=" + "..".join("(" + ", ".join(_fmt_num(x) for x in bb[k]) + ")" for k in ("min", "max")))
-        if "valid" in o:
-            bits.append(f"valid={o['valid']}")
-        if "repr" in o:
-            bits.append(str(o["repr"]))
-        if "summary_error" in o:
-            bits.append(f"(could not summarise: {o['summary_error']})")
-        lines.append("  " + " ".join(bits))
-    return "\n".join(lines)
+            self.drop_session()
 
 
 def render(tool: str, result: dict) -> str:
-    if "error" in result and not isinstance(result.get("error"), dict) and "ok" not in result:
-        return f"Error: {result['error']}"
-    if tool == "execute":
-        parts = []
-        if result.get("ok"):
-            parts.append(f"OK ({result.get('wall_ms', 0):.0f} ms)")
-        else:
-            e = result.get("error") or {}
-            where = f" at line {e['line']}" if e.get("line") else ""
-            parts.append(f"{e.get('type', 'Error')}{where}: {e.get('message', '')}")
-            if e.get("source_line"):
-                parts.append(f"    {e['source_line'].strip()}")
-            parts.append("The session is unchanged (state as before this call).")
-        if result.get("stdout"):
-            parts.append("stdout:\n" + result["stdout"])
-        if result.get("stderr"):
-            parts.append("stderr:\n" + result["stderr"])
-        if result.get("ok"):
-            parts.append("objects:\n" + render_objects(result.get("objects", [])))
-        return "\n".join(parts)
-    if tool == "session_state":
-        return "objects:\n" + render_objects(result.get("objects", []))
-    if tool == "last_error":
-        e = result.get("last_error")
-        if not e:
-            return "No error in this session yet."
-        where = f" at line {e['line']}" if e.get("line") else ""
-        text = f"{e.get('type')}{where}: {e.get('message')}"
-        if e.get("source_line"):
-            text += f"\n    {e['source_line'].strip()}"
-        return text
-    if tool == "list_snapshots":
-        snaps = result.get("snapshots", [])
-        return "snapshots: " + (", ".join(s["name"] for s in snaps) if snaps else "none")
-    import json
-    return json.dumps(result, indent=1, default=str)
+    """A result as the text an assistant reads (see :func:`launcher.tooldefs.render_text`)."""
+    return tooldefs.render_text(tool, result)

@@ -48,7 +48,9 @@ def clean_env() -> dict:
 
 
 class Zygote:
-    def __init__(self, *, userns: str = "required", jail_uid: str | None = None, start_timeout: float = 180.0):
+    def __init__(self, *, userns: str = "required", jail_uid: str | None = None, start_timeout: float = 180.0,
+                 wait: bool = True):
+        """Start the zygote; with ``wait`` (default) also wait until it is ready (else: ``wait_ready()``)."""
         self.lock = threading.Lock()
         self.ctl, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.rx = protocol.Receiver(self.ctl, 1 << 20)
@@ -62,6 +64,13 @@ class Zygote:
         self._stderr_thread = threading.Thread(target=self._pump_stderr, daemon=True, name="zygote-stderr")
         self._stderr_thread.start()
         self._next_id = 1
+        self.pid = self.proc.pid
+        self.evidence: dict = {}
+        if wait:
+            self.wait_ready(start_timeout)
+
+    def wait_ready(self, start_timeout: float = 180.0) -> None:
+        """Wait for ``zygote_ready``: LayerError/ZygoteError if it fails (the zygote is then stopped)."""
         msg = self._recv(start_timeout)
         if msg is None:
             raise ZygoteError(f"the zygote exited during start-up (code {self.proc.poll()}); see the log above")

@@ -62,11 +62,15 @@ class Client:
     def call(self, name: str, args: dict | None = None):
         return self.portal.call(lambda: self.session.call_tool(name, args or {}))
 
-    def text(self, name: str, args: dict | None = None) -> str:
+    def text(self, name: str, args: dict | None = None, *, error: bool = False) -> str:
+        """The reply's text; asserts ``isError`` is ``error`` (a failed call must say so)."""
         res = self.call(name, args)
-        assert not res.is_error, res
+        assert res.is_error is error, res
         assert len(res.content) == 1 and res.content[0].type == "text", res
         return res.content[0].text
+
+    def error(self, name: str, args: dict | None = None) -> str:
+        return self.text(name, args, error=True)
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +108,7 @@ def test_execute_plate_with_holes(client):
 
 def test_error_then_state_survives(client):
     assert client.text("execute", {"code": "w = 5\nlabel = 'keep'"}).startswith("OK")
-    text = client.text("execute", {"code": "w = 6\nlabel = 'lost'\nraise ValueError('bad dimension')"})
+    text = client.error("execute", {"code": "w = 6\nlabel = 'lost'\nraise ValueError('bad dimension')"})
     assert text.splitlines()[:3] == ["ValueError at line 3: bad dimension", "    raise ValueError('bad dimension')",
                                      "The session is unchanged (state as before this call)."]
     assert client.text("last_error") == "ValueError at line 3: bad dimension\n    raise ValueError('bad dimension')"
@@ -113,14 +117,14 @@ def test_error_then_state_survives(client):
 
 
 def test_policy_error_over_mcp(client):
-    text = client.text("execute", {"code": "import socket\nsocket.socket()"})
+    text = client.error("execute", {"code": "import socket\nsocket.socket()"})
     assert text.startswith("PolicyError at line 1:"), text
     assert "socket" in text and "unchanged" in text
 
 
 def test_timeout_over_mcp(client):
     t0 = time.monotonic()
-    text = client.text("execute", {"code": "w = 99\nwhile True: pass"})
+    text = client.error("execute", {"code": "w = 99\nwhile True: pass"})
     took = time.monotonic() - t0
     assert text.startswith("ExecutionTimeout: execution exceeded the 2s wall-clock limit"), text
     assert 1.9 < took < 8
@@ -137,12 +141,12 @@ def test_snapshots_over_mcp(client):
     text = client.text("execute", {"code": "print(w, round(part.volume, 3))"})
     assert f"5 {PLATE_VOLUME:.3f}" in text
     assert client.text("list_snapshots") == "snapshots: a"
-    assert client.text("restore_snapshot", {"name": "nope"}) == "Error: no snapshot named 'nope' (have: a)"
+    assert client.error("restore_snapshot", {"name": "nope"}) == "Error: no snapshot named 'nope' (have: a)"
     assert '"deleted": "a"' in client.text("delete_snapshot", {"name": "a"})
     assert client.text("list_snapshots") == "snapshots: none"
     for i in range(3):
         client.text("save_snapshot", {"name": f"s{i}"})
-    text = client.text("save_snapshot", {"name": "s3"})
+    text = client.error("save_snapshot", {"name": "s3"})
     assert text.startswith("Error: ") and "max_snapshots" in text
 
 
@@ -155,7 +159,7 @@ def test_bad_arguments_over_mcp(client):
 def test_reset_over_mcp(client):
     assert client.text("execute", {"code": "print(w)"}).startswith("OK")
     assert '"reset": true' in client.text("reset")
-    text = client.text("execute", {"code": "print(w)"})
+    text = client.error("execute", {"code": "print(w)"})
     assert text.startswith("NameError at line 1: name 'w' is not defined"), text
     assert client.text("list_snapshots") == "snapshots: none"
 
