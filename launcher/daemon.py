@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 
+from . import sanitize
 from .daemon_client import HEADER, default_socket_path, recv_exact, send_frame
 
 log = logging.getLogger("build123d_launcher.daemon")
@@ -40,10 +41,11 @@ DISCARD_LIMIT = 64 * 1024 * 1024  # oversize requests up to this are read and dr
 
 # ------------------------------------------------------------------ logging
 def _quote(v) -> str:
+    """One log value: quoted when needed, with every control character, bidi override, line
+    separator and lone surrogate escaped (launcher/sanitize.py), so no value can start a record."""
     s = str(v)
-    if s == "" or any(c in s for c in ' "=\\') or any(ord(c) < 32 for c in s):
-        return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r") \
-            .replace("\t", "\\t") + '"'
+    if s == "" or any(c in s for c in ' "=\\') or sanitize.unsafe(s, keep=""):
+        return '"' + sanitize.text(s.replace("\\", "\\\\").replace('"', '\\"'), keep="") + '"'
     return s
 
 
@@ -68,8 +70,10 @@ class KeyValueFormatter(logging.Formatter):
         head += [f"level={record.levelname.lower()}", f"logger={record.name}"]
         words = msg.split(" ")
         body = []
-        if getattr(record, "kv", False):
+        if getattr(record, "kv", False) and not sanitize.unsafe(msg, keep=""):
             body.append(msg)
+        elif sanitize.unsafe(msg, keep=""):  # a control character, \r, U+2028, a bidi override ...
+            body.append("msg=" + _quote(msg))
         elif words and words[0] and "=" not in words[0] and "\n" not in msg and all(
                 "=" in w for w in words[1:] if w):
             body.append(f"event={_quote(words[0])}")
@@ -205,7 +209,6 @@ class Daemon:
         self.conns: dict[int, tuple[socket.socket, object, threading.Thread]] = {}
         self.lock = threading.Lock()
         self.ids = 0
-        self.cancel_keys: dict[int, str] = {}  # conn id -> the key its client cancels its calls with
         self.stopping = threading.Event()
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
 
@@ -326,26 +329,9 @@ class Daemon:
         return "ok", obj
 
     def _hello(self, cid: int) -> dict:
-        import secrets
-        key = self.cancel_keys.setdefault(cid, secrets.token_hex(16))
         return {"server": "build123d-launcher", "version": _version(), "conn": cid, "pid": os.getpid(),
                 "profile": self.launcher.profile.name, "output_dir": str(self.launcher.output_dir),
-                "max_request_bytes": self.max_request, "cancel_key": key}
-
-    def _cancel(self, args: dict) -> dict:
-        """``{"tool": "_cancel", "args": {"conn": N, "key": K, "seq": S}}``, sent on a second connection:
-        cancel call S of connection N (K: the cancel_key N's hello returned, so only N's client can)."""
-        import hmac
-        cid, key, seq = args.get("conn"), args.get("key"), args.get("seq")
-        want = self.cancel_keys.get(cid) if isinstance(cid, int) else None
-        if not (isinstance(key, str) and want and hmac.compare_digest(key, want)):
-            return {"error": "no such connection, or a wrong cancel key"}
-        with self.lock:
-            entry = self.conns.get(cid)
-        if entry is None:
-            return {"error": "no such connection"}
-        entry[1].cancel(("seq", seq) if isinstance(seq, int) else None)
-        return {"cancelled": True}
+                "max_request_bytes": self.max_request}
 
     def _serve_conn(self, cid: int, conn: socket.socket, ts, peer_pid: int) -> None:
         calls = 0
@@ -372,12 +358,9 @@ class Daemon:
                     start = time.monotonic()
                     if tool == "_hello":
                         res = self._hello(cid)
-                    elif tool == "_cancel":
-                        res = self._cancel(args)
                     else:
-                        seq = val.get("seq")
                         try:
-                            res = ts.call(tool, args, ("seq", seq) if isinstance(seq, int) else None)
+                            res = ts.call(tool, args)
                         except Exception as e:  # noqa: BLE001 - a bug must not kill the daemon
                             event("tool_crashed", logging.ERROR, exc_info=True, conn=cid, tool=tool[:64])
                             res = {"error": f"internal error in {tool}: {type(e).__name__}: {e}"}
@@ -404,7 +387,6 @@ class Daemon:
     def _close_conn(self, cid: int, calls: int = 0) -> None:
         with self.lock:
             entry = self.conns.pop(cid, None)
-            self.cancel_keys.pop(cid, None)
         if entry is None:
             return
         conn, ts, _t = entry

@@ -117,61 +117,96 @@ def _extras(src: dict, known, out: dict, budget: _Budget) -> None:
 
 
 # ------------------------------------------------------------------ object summaries
-_STR_FIELDS = {"name": NAME_CAP, "type": NAME_CAP, "kind": 32, "of": 32, "repr": REPR_CAP, "dtype": 50,
-               "summary_error": 2 * REPR_CAP}
-_NUM_FIELDS = ("volume", "area", "length")
-_BOOL_FIELDS = ("valid", "empty")
-_KNOWN = set(_STR_FIELDS) | set(_NUM_FIELDS) | set(_BOOL_FIELDS) | {"bbox", "counts", "shape", "count"}
+_STR, _NUM, _BOOL, _BBOX, _COUNTS, _SHAPE, _COUNT = range(7)
+_FIELDS = {"name": (_STR, NAME_CAP), "type": (_STR, NAME_CAP), "kind": (_STR, 32), "of": (_STR, 32),
+           "repr": (_STR, REPR_CAP), "dtype": (_STR, 50), "summary_error": (_STR, 2 * REPR_CAP),
+           "volume": (_NUM, 0), "area": (_NUM, 0), "length": (_NUM, 0),
+           "valid": (_BOOL, 0), "empty": (_BOOL, 0), "bbox": (_BBOX, 0), "counts": (_COUNTS, 0),
+           "shape": (_SHAPE, 0), "count": (_COUNT, 0)}
+
+
+def _fnum(x):
+    """number() with the common case (a finite float) first."""
+    if type(x) is float:
+        return x if x - x == 0.0 else None
+    return number(x)
 
 
 def _vec3(v) -> list | None:
-    if not isinstance(v, list) or len(v) != 3:
+    if type(v) is not list or len(v) != 3:
         return None
-    return [number(x) for x in v]
+    a, b, c = v
+    if type(a) is float and type(b) is float and type(c) is float and a - a == 0.0 and b - b == 0.0 \
+            and c - c == 0.0:
+        return v  # the common case: three finite floats (a fresh list from the parser: kept as it is)
+    return [_fnum(x) for x in v]
+
+
+def _counts(v) -> dict:
+    items = list(v.items())[:16]
+    if all(type(n) is str and type(x) is int and 0 <= x <= _INT_MAX and len(n) <= 32 and n.isidentifier()
+           for n, x in items):
+        return v if len(items) == len(v) else dict(items)
+    return {n: x for n, x in items
+            if type(n) is str and len(n) <= 32 and n.isidentifier() and count(x) is not None}
+
+
+def _short_line(v, cap: int) -> str | None:
+    if type(v) is not str:
+        return None
+    if len(v) <= cap and sanitize._OK[""].fullmatch(v) is not None:
+        return v
+    return sanitize.text(v, cap, keep="")
 
 
 def summary(o, budget: _Budget) -> dict | None:
     """One object summary (see ``jail.runner.summarize``) with known fields typed, or None."""
-    if not isinstance(o, dict):
+    if type(o) is not dict:
         return None
     out: dict = {}
-    for k, cap in _STR_FIELDS.items():
-        if k in o:
-            s = line(o[k], cap)
-            if s is not None:
-                out[k] = s
-                budget.spend(len(s) + len(k))
+    spent = 0
+    extra: dict = {}
+    for k, v in o.items():
+        f = _FIELDS.get(k)
+        if f is None:
+            if len(extra) < MAX_EXTRA_KEYS:
+                extra[k] = v
+            continue
+        kind, cap = f
+        if kind == _STR:
+            sv = _short_line(v, cap)
+            if sv is not None:
+                out[k] = sv
+                spent += len(sv) + 8
+        elif kind == _NUM:
+            out[k] = _fnum(v)
+            spent += 16
+        elif kind == _BOOL:
+            if type(v) is bool:
+                out[k] = v
+        elif kind == _BBOX:
+            if type(v) is dict:
+                mn, mx, sz = _vec3(v.get("min")), _vec3(v.get("max")), _vec3(v.get("size"))
+                if mn is not None and mx is not None and sz is not None:
+                    out[k] = {"min": mn, "max": mx, "size": sz}
+                    spent += 120
+        elif kind == _COUNTS:
+            if type(v) is dict:
+                c = _counts(v)
+                out[k] = c
+                spent += 20 * len(c)
+        elif kind == _SHAPE:
+            if type(v) is list and len(v) <= 32 and all(count(x) is not None for x in v):
+                out[k] = list(v)
+                spent += 8 * len(v)
+        elif kind == _COUNT:
+            if count(v) is not None:
+                out[k] = v
     out.setdefault("name", "?")
     out.setdefault("type", "")
-    for k in _NUM_FIELDS:
-        if k in o:
-            out[k] = number(o[k])
-            budget.spend(16)
-    for k in _BOOL_FIELDS:
-        if isinstance(o.get(k), bool):
-            out[k] = o[k]
-    bb = o.get("bbox")
-    if isinstance(bb, dict):
-        vecs = {k: _vec3(bb.get(k)) for k in ("min", "max", "size")}
-        if all(v is not None for v in vecs.values()):
-            out["bbox"] = vecs
-            budget.spend(100)
-    c = o.get("counts")
-    if isinstance(c, dict):
-        counts = {}
-        for k, v in list(c.items())[:16]:
-            if isinstance(k, str) and k.isidentifier() and len(k) <= 32 and count(v) is not None:
-                counts[k] = v
-        out["counts"] = counts
-        budget.spend(20 * len(counts))
-    sh = o.get("shape")
-    if isinstance(sh, list) and len(sh) <= 32 and all(count(x) is not None for x in sh):
-        out["shape"] = list(sh)
-        budget.spend(8 * len(sh))
-    for k in ("count",):
-        if count(o.get(k)) is not None:
-            out[k] = o[k]
-    _extras(o, _KNOWN, out, budget)
+    budget.spend(spent)
+    if extra:
+        _extras(extra, (), out, budget)
     return out
 
 

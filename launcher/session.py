@@ -12,6 +12,16 @@ launcher alone decides what happens after it (DESIGN.md invariant 3):
 So whatever the code did, the session is exactly as it was before a failed
 call. Messages are accepted only from the process expected to send them
 (kernel-stamped pid), and a ``ready`` only from a child of the current head.
+
+The launcher never blocks on the session: every send has a deadline (a
+session that stops reading gets ``SessionNotReading``), every wait has one.
+Every reply is bounded while it is read (``jail.protocol.Receiver``: per
+expected sender, per other sender, per session, process-wide) and rebuilt
+field by field before it is held (``launcher.replies``). A head that stops
+serving (code left by an earlier *successful* call can make it deaf, or make
+it never fork its next) is killed with a clear error; the snapshots are kept
+and one can be restored. Only when nothing usable is left is the session
+declared lost (``SessionDead``).
 """
 from __future__ import annotations
 
@@ -26,6 +36,7 @@ import time
 from jail.errors import LayerError
 
 from jail import protocol
+from . import replies, sanitize
 from .containment import SessionContainment
 from .procs import Proc, children_of, kill_strays, ppid_of
 
@@ -47,8 +58,8 @@ class SessionDead(SessionError):
     pass
 
 
-class CallCancelled(SessionError):
-    """The running call was cancelled (Session.cancel): its child was killed, the session is as before."""
+class SessionNotReading(SessionError):
+    """The session's process did not take a request before the deadline (its socket stayed full)."""
 
 
 def _err(type_: str, message: str, **kw) -> dict:
@@ -70,7 +81,9 @@ class Session:
         except OSError:
             pass  # a dead keeper is reported by _start
         lim = profile.limits
-        self.rx = protocol.Receiver(self.sock, max(lim.max_result_bytes, lim.max_export_bytes + 65536))
+        self.rx = protocol.Receiver(self.sock, lim.max_export_bytes + 65536, max_json=max(lim.max_result_bytes, 1 << 20))
+        self.tx = protocol.Sender(self.sock)
+        self.head_lost: str | None = None  # why the head was killed, while no snapshot has been restored
         self.keeper = Proc(keeper_pid)
         self.init: Proc | None = None
         self.head: Proc | None = None
@@ -108,19 +121,20 @@ class Session:
                                  f"the session could not start ({e or 'timed out'}); no user code ran") from None
             t = msg["t"]
             if t == "applying" and pid != keeper_pid:
-                applying = str(msg.get("layer", "?"))[:40]
+                applying = sanitize.log_token(msg.get("layer"), 40)
                 continue
             if t == "init_exit" and pid == keeper_pid:
-                how = msg.get("signal") or f"exit code {msg.get('exit_code')}"
+                how = replies.line(msg.get("signal"), 40) or f"exit code {replies.count(msg.get('exit_code'), 255)}"
                 raise LayerError(applying or "namespaces",
                                  f"the session's init process died ({how}) while this layer was applied or just "
                                  f"after; no user code ran")
             if t == "jail_error":
-                raise LayerError(str(msg.get("layer", "?"))[:40], str(msg.get("reason", "?"))[:2000])
+                raise LayerError(sanitize.log_token(msg.get("layer"), 40),
+                                 replies.line(msg.get("reason"), 2000) or "?")
             if t == "init_ok" and pid != keeper_pid:
                 break
         self.init = Proc(pid)
-        self.evidence = msg.get("evidence", {}) if isinstance(msg.get("evidence"), dict) else {}
+        self.evidence = replies.evidence(msg.get("evidence"))
         try:
             self._await_ready(deadline, parent_of_head=self.init.pid)
         except (SessionDead, TimeoutError, protocol.ProtocolError) as e:
@@ -129,12 +143,21 @@ class Session:
                                                     f"lacks on this host. No user code ran") from None
 
     # ------------------------------------------------------------ plumbing
-    def _wait(self, types, pid_expected, deadline, *, watch: Proc | None = None, accept=None):
+    SMALL_REPLY = 1 << 20  # cap of a message nobody in particular is expected to send (ready, restored, ...)
+
+    def _wait(self, types, pid_expected, deadline, *, watch: Proc | None = None, accept=None,
+              cap: int | None = None):
         """Next valid message of one of ``types`` from the expected sender.
 
         Raises TimeoutError at the deadline, SessionDead if ``watch`` dies first.
-        Messages from anyone else are dropped (and counted).
+        Messages from anyone else are dropped (and counted). ``pid_expected``'s message may be up
+        to ``cap`` bytes (default: the profile's ``max_result_bytes``); anyone else's only a small
+        one (the Receiver drops the rest as it arrives).
         """
+        if pid_expected is not None and pid_expected > 0:
+            self.rx.expect(pid_expected, cap or self.profile.limits.max_result_bytes)
+        else:
+            self.rx.expect(None if accept is not None else -1, self.SMALL_REPLY)
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -173,9 +196,14 @@ class Session:
                 self.ignored_messages += 1
                 continue
             if watch is not None and not watch.alive():
-                # drain what it may have sent just before dying
-                while select.select([self.sock], [], [], 0)[0]:
-                    got = self.rx.read_one()
+                # drain what it may have sent just before dying (bounded: others may keep sending)
+                for _ in range(1024):
+                    if not select.select([self.sock], [], [], 0)[0]:
+                        break
+                    try:
+                        got = self.rx.read_one()
+                    except OSError:
+                        break
                     if got is None:
                         break
                     pid, msg, blob, err = got
@@ -222,20 +250,47 @@ class Session:
         self.next, self.next_nonce = Proc(pid), nonce
         self.contain.on_ready(self.head, self.next, [p for p, _ in self.snapshots.values()])  # before any request
 
-    def _ensure_next(self, timeout: float = 30.0) -> None:
+    def _fork_timeout(self) -> float:
+        """How long a head may take to fork its next (milliseconds normally; generous under load)."""
+        return max(10.0, min(30.0, float(self.profile.limits.timeout_s)))
+
+    def _ensure_next(self, timeout: float | None = None) -> None:
         if self.closed:
             raise SessionDead("this session is closed")
         if self._dying:
             self._reap_dying()
         if self.next is not None and self.next.alive():
             return
-        if self.head is None or not self.head.alive():
-            raise SessionDead("the session lost its head process")
+        if self.head is None:
+            self._no_head(self.head_lost or "the session has no head process")
+        if not self.head.alive():
+            self._drop_head("died")
         self.next = None
+        timeout = timeout if timeout is not None else self._fork_timeout()
         try:
             self._await_ready(time.monotonic() + timeout)
         except TimeoutError:
-            raise SessionDead("the head did not fork a new child in time") from None
+            self._drop_head(f"did not fork a new child within {timeout:g}s")
+        except SessionDead:
+            self._drop_head("died")
+
+    def _drop_head(self, why: str) -> None:
+        """The head cannot serve: kill it (and whatever it forked), keep the snapshots, say so."""
+        self._bury(self.head)
+        self._bury(self.next, reads_socket=True)
+        self.head, self.next, self.next_nonce = None, None, ""
+        self._early_ready.clear()
+        self._sweep()
+        self.head_lost = (f"the session's head process {why} (code run by an earlier successful call can do "
+                          "this) and was killed: the session's current state is gone")
+        log.warning("session %s: head lost: %s", self.id, why)
+        self._no_head(self.head_lost)
+
+    def _no_head(self, why: str) -> None:
+        live = sorted(n for n, (p, _) in self.snapshots.items() if p.alive())
+        if live:
+            raise SessionError(f"{why}. Its snapshots are kept: restore one ({', '.join(live)}) or reset.")
+        raise SessionDead(f"{why}, and it has no snapshot")
 
     def _known(self) -> set[int]:
         keep = {p.pid for p in (self.init, self.head, self.next) if p is not None}
@@ -290,14 +345,29 @@ class Session:
             if killed:
                 log.info("session %s: killed %d stray process(es) left by user code", self.id, len(killed))
 
-    def _send_next(self, obj: dict) -> None:
-        """A request addressed to the current next by its nonce: a request left unread by a
-        next that died stays in the socket, and the following next must not run it."""
-        self._send({**obj, "to": self.next_nonce})
+    SEND_TIMEOUT = 5.0
 
-    def _send(self, obj: dict) -> None:
+    def _send_next(self, obj: dict, deadline: float | None = None) -> None:
+        """A request addressed to the current next by its nonce: a request left unread by a
+        next that died stays in the socket, and the following next must not run it.
+
+        SessionNotReading (after killing the next: the request may be half-sent) when the
+        session does not take it before ``deadline``."""
         try:
-            protocol.send(self.sock, obj)
+            self._send({**obj, "to": self.next_nonce}, deadline)
+        except SessionNotReading:
+            self._discard_next()
+            raise
+
+    def _send(self, obj: dict, deadline: float | None = None) -> None:
+        deadline = deadline if deadline is not None else time.monotonic() + self.SEND_TIMEOUT
+        try:
+            self.tx.send(obj, max(deadline, time.monotonic() + 0.5))
+        except protocol.SendTimeout:
+            raise SessionNotReading(
+                "the session's process did not take the request (its socket stayed full): code run by an "
+                "earlier successful call has stopped this session's processes from reading. Nothing ran; the "
+                "session is unchanged. Restore a snapshot taken before that call, or reset") from None
         except OSError as e:
             raise SessionDead(f"cannot reach the session: {e}") from None
 
@@ -306,16 +376,16 @@ class Session:
         deadline = time.monotonic() + 0.5
         while self.last_next_exit is None and time.monotonic() < deadline:
             self._pump(min(deadline, time.monotonic() + 0.05))
-        ne = self.last_next_exit
-        if ne and "signal" in ne:
-            sig = ne["signal"]
+        ne = self.last_next_exit  # sent by the head: untrusted, shown only as a checked name or number
+        if ne and isinstance(ne.get("signal"), str):
+            sig = sanitize.log_token(ne["signal"], 24)
             hint = {"SIGXCPU": "the CPU-time limit (RLIMIT_CPU) was reached",
                     "SIGSYS": "a forbidden system call was made (seccomp)",
                     "SIGSEGV": "it crashed (segmentation fault)",
                     "SIGABRT": "it aborted",
                     "SIGKILL": "it was killed (out of memory, or from outside)"}.get(sig, "it was killed")
             return f"the child process died from {sig}: {hint}"
-        if ne and "exit_code" in ne:
+        if ne and replies.count(ne.get("exit_code"), 255) is not None:
             return f"the child process exited with code {ne['exit_code']} before replying"
         return "the child process died before replying"
 
@@ -338,14 +408,14 @@ class Session:
             self.calls += 1
             self.last_next_exit = None
             start = time.monotonic()
-            self._send_next({"t": "execute", "code": code})
+            try:
+                self._send_next({"t": "execute", "code": code}, start + limit)
+            except SessionNotReading as e:
+                return self._record(_err("SessionNotReading", str(e)), code, start, "not-reading")
             nxt = self.next
             try:
-                _pid, msg, _ = self._wait_cancellable(("result",), nxt, start + limit)
-            except CallCancelled:
-                self._discard_next()
-                return self._record(_err("Cancelled", "the call was cancelled and its process killed; "
-                                                      "the session is unchanged"), code, start, "cancelled")
+                _pid, msg, _ = self._wait(("result",), nxt.pid, start + limit, watch=nxt)
+                result = self._validate_result(msg)
             except TimeoutError:
                 self._discard_next()
                 return self._record(_err("ExecutionTimeout", f"execution exceeded the {limit:g}s wall-clock limit "
@@ -357,9 +427,15 @@ class Session:
                 return self._record(_err("ChildDied", f"{reason}; the session is unchanged"), code, start, "died")
             except protocol.ProtocolError as e:
                 self._discard_next()
-                return self._record(_err("ProtocolError", f"the child sent an invalid reply ({e}) and was "
+                return self._record(_err("ProtocolError", f"the child sent an invalid reply "
+                                                          f"({sanitize.text(str(e), 300, keep='')}) and was "
                                                           "killed; the session is unchanged"), code, start, "protocol")
-            result = self._validate_result(msg)
+            except Exception as e:  # noqa: BLE001 - MemoryError, a launcher bug: the cleanup still runs
+                log.exception("session %s: reading the reply failed", self.id)
+                self._discard_next()
+                return self._record(_err("LauncherError", f"the launcher could not handle the reply "
+                                                          f"({type(e).__name__}); the child was killed and the "
+                                                          "session is unchanged"), code, start, "launcher-error")
             if not result["ok"]:
                 self._discard_next()
                 return self._record(result, code, start, "error")
@@ -368,28 +444,24 @@ class Session:
             nonce = self.next_nonce
             self.head, self.next = nxt, None
             self._sweep(keep_head_children=False)
-            self._send({"t": "promote", "to": nonce})
+            try:
+                self._send({"t": "promote", "to": nonce})
+            except SessionError as e:  # cannot happen with a process that reads; the state is lost if it does
+                self._drop_head_quietly(f"did not take its promotion ({e})")
+                result["stderr"] += ("\n[launcher: the call ran, but its process then stopped reading and was "
+                                     "killed: the session's state is gone; restore a snapshot or reset]\n")
             return self._record(result, code, start, "ok")
 
+    def _drop_head_quietly(self, why: str) -> None:
+        try:
+            self._drop_head(why)
+        except SessionError:
+            pass
+
     def _validate_result(self, msg: dict) -> dict:
-        ok = msg.get("ok") is True
-        out = {
-            "ok": ok,
-            "stdout": msg.get("stdout") if isinstance(msg.get("stdout"), str) else "",
-            "stderr": msg.get("stderr") if isinstance(msg.get("stderr"), str) else "",
-            "truncated": bool(msg.get("truncated", False)),
-            "objects": [o for o in msg.get("objects", []) if isinstance(o, dict)][:500]
-            if isinstance(msg.get("objects"), list) else [],
-            "error": None,
-            "duration_ms": msg.get("duration_ms") if isinstance(msg.get("duration_ms"), (int, float)) else None,
-        }
-        if not ok:
-            e = msg.get("error") if isinstance(msg.get("error"), dict) else {}
-            out["error"] = {k: e.get(k) for k in ("type", "message", "line", "col", "source_line", "rule")
-                            if isinstance(e.get(k), (str, int, type(None)))}
-            out["error"].setdefault("type", "Error")
-            out["error"].setdefault("message", "")
-        return out
+        """The reply rebuilt with strict types, safe text and the profile's caps (launcher/replies.py)."""
+        lim = self.profile.limits
+        return replies.result(msg, max_output_bytes=lim.max_output_bytes, max_result_bytes=lim.max_result_bytes)
 
     def _record(self, result: dict, code: str, start: float, outcome: str) -> dict:
         dur = (time.monotonic() - start) * 1000 if start else 0.0
@@ -400,62 +472,26 @@ class Session:
             if isinstance(line, int) and line > 0 and not self.last_error.get("source_line"):
                 lines = code.splitlines()
                 if line <= len(lines):
-                    self.last_error["source_line"] = lines[line - 1]
+                    self.last_error["source_line"] = replies.line(lines[line - 1], replies.SOURCE_LINE_CAP)
+        err = result.get("error") or {}
+        layer = err.get("rule") or err.get("type") or "-"  # from the jail: one escaped token, no forged fields
         logging.getLogger("build123d_launcher.audit").info(
-            "execute session=%s sha256=%s outcome=%s duration_ms=%.1f layer=%s", self.id,
+            "execute session=%s sha256=%s outcome=%s duration_ms=%.1f layer=%s", sanitize.log_token(self.id),
             hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()[:16], outcome, dur,
-            (result.get("error") or {}).get("rule") or (result.get("error") or {}).get("type") or "-")
+            sanitize.log_token(layer if isinstance(layer, str) else "-"))
         return result
 
-    # ------------------------------------------------------------ cancellation
-    _cancel_lock = threading.Lock()  # class-wide: held for a few instructions only
-    _busy: Proc | None = None        # the next a cancellable call waits on
-    _cancel_hit: Proc | None = None  # the next cancel() killed
-
-    def cancel(self) -> bool:
-        """Kill the call running now, from any thread, without the session lock: SIGKILL its next
-        through the pidfd. The call returns a "cancelled" error and the session is as it was before
-        the call (the head is untouched). False when no cancellable call runs."""
-        with self._cancel_lock:
-            nxt = self._busy
-            if nxt is None:
-                return False
-            self._cancel_hit = nxt
-            nxt.kill()
-            return True
-
-    def _wait_cancellable(self, types, nxt: Proc, deadline):
-        """``_wait`` for ``nxt``'s reply; CallCancelled if cancel() hit it (even after the reply came)."""
-        with self._cancel_lock:
-            self._busy, self._cancel_hit = nxt, None
-        try:
-            got = self._wait(types, nxt.pid, deadline, watch=nxt)
-        except (TimeoutError, SessionDead, protocol.ProtocolError):
-            if self._disarm(nxt):
-                raise CallCancelled() from None
-            raise
-        if self._disarm(nxt):
-            raise CallCancelled()
-        return got
-
-    def _disarm(self, nxt: Proc) -> bool:
-        with self._cancel_lock:
-            self._busy = None
-            hit, self._cancel_hit = self._cancel_hit is nxt, None
-            return hit
-
-    def _one_shot(self, request: dict, reply: str, timeout: float | None = None):
-        """Serve a read-only request from a disposable next (it exits after replying)."""
+    def _one_shot(self, request: dict, reply: str, timeout: float | None = None, cap: int | None = None):
+        """Serve a read-only request from a disposable next (it exits after replying); its reply
+        may be up to ``cap`` bytes (default: the profile's ``max_result_bytes``)."""
         with self.lock:
             self._ensure_next()
             nxt = self.next
-            self._send_next(request)
             timeout = timeout or max(self.profile.limits.timeout_s, 10.0)
+            deadline = time.monotonic() + timeout
+            self._send_next(request, deadline)
             try:
-                _pid, msg, blob = self._wait_cancellable((reply,), nxt, time.monotonic() + timeout)
-            except CallCancelled:
-                self._discard_next()
-                raise SessionError(f"{request['t']} was cancelled; the session is unchanged") from None
+                _pid, msg, blob = self._wait((reply,), nxt.pid, deadline, watch=nxt, cap=cap)
             except TimeoutError:
                 self._discard_next()
                 raise SessionError(f"{request['t']} did not finish within {timeout:g}s") from None
@@ -465,26 +501,35 @@ class Session:
                 raise SessionError(f"{request['t']} failed: {reason}") from None
             except protocol.ProtocolError as e:
                 self._discard_next()
-                raise SessionError(f"{request['t']}: invalid reply from the child ({e})") from None
+                raise SessionError(f"{request['t']}: invalid reply from the child "
+                                   f"({sanitize.text(str(e), 300, keep='')}); the session is unchanged") from None
+            except Exception as e:  # noqa: BLE001 - MemoryError, a launcher bug: the cleanup still runs
+                log.exception("session %s: reading the %s reply failed", self.id, request["t"])
+                self._discard_next()
+                raise SessionError(f"{request['t']}: the launcher could not handle the reply "
+                                   f"({type(e).__name__}); the session is unchanged") from None
             self._discard_next()
             return msg, blob
 
     def state(self) -> list[dict]:
         msg, _ = self._one_shot({"t": "state"}, "state")
-        objs = msg.get("objects")
-        return [o for o in objs if isinstance(o, dict)] if isinstance(objs, list) else []
+        lim = self.profile.limits
+        return replies.objects(msg.get("objects"), max(16 * 1024, lim.max_result_bytes // 2))
 
     def probe(self) -> dict:
         msg, _ = self._one_shot({"t": "probe"}, "probe", timeout=20)
-        return msg.get("evidence") if isinstance(msg.get("evidence"), dict) else {}
+        return replies.evidence(msg.get("evidence"))
 
     def export_bytes(self, name: str, fmt: str) -> tuple[dict, bytes]:
-        msg, blob = self._one_shot({"t": "export", "name": name, "format": fmt}, "export", timeout=120)
-        if msg.get("ok") is not True:
-            raise SessionError(f"export of {name!r} as {fmt} failed: {msg.get('error', '?')}")
-        if msg.get("size") != len(blob):
+        msg, blob = self._one_shot({"t": "export", "name": name, "format": fmt}, "export", timeout=120,
+                                   cap=self.profile.limits.max_export_bytes + 65536)
+        meta = replies.export_meta(msg)
+        if not meta["ok"]:
+            raise SessionError(f"export of {replies.line(name, 200)!r} as {replies.line(fmt, 16)} failed: "
+                               f"{meta.get('error', '?')}")
+        if meta["size"] != len(blob):
             raise SessionError("export reply size does not match its data")
-        return msg, blob
+        return meta, blob
 
     # ------------------------------------------------------------ snapshots
     def save_snapshot(self, name: str) -> dict:
@@ -526,7 +571,7 @@ class Session:
                 # taken by the next call like after any successful execute)
                 pid, msg, _ = self._wait(("restored",), None, time.monotonic() + 10, watch=snap,
                                          accept=lambda p: ppid_of(p) == snap.pid)
-            except (TimeoutError, SessionDead):
+            except (TimeoutError, SessionDead, protocol.ProtocolError):
                 if not snap.wait_dead(0.2):
                     raise SessionError(f"snapshot {name!r} did not fork a new head; the session is unchanged") \
                         from None
@@ -543,6 +588,7 @@ class Session:
             self._bury(old_head)
             self._bury(old_next, reads_socket=True)
             self.head, self.next, self.next_nonce = new_head, None, ""
+            self.head_lost = None
             self._sweep()  # also kills what old_head had forked untracked (e.g. the next after the last call)
             return {"restored": name}
 
@@ -578,6 +624,7 @@ class Session:
                     + self._dying:
                 if p is not None:
                     p.close()
+            self.rx.close()  # gives back what it held to the launcher-wide budget
             try:
                 self.sock.close()
             except OSError:
