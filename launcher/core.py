@@ -1,11 +1,22 @@
-"""The launcher: one zygote, many sessions, one profile, one output directory."""
+"""The launcher: one zygote, many sessions, one profile, one output directory.
+
+With ``warm_in_background=True`` (the MCP server) the constructor returns at once:
+the zygote (which imports build123d, a few seconds) starts in the background and
+the first session waits for it. If the jail cannot start on this host (no user
+namespaces, a required layer the kernel lacks, a jail uid that cannot read the
+venv), the launcher still exists: :meth:`start_error` returns the explanation
+and the fix, and every tool call answers with it.
+"""
 from __future__ import annotations
 
 import itertools
 import logging
 import os
 import threading
+import time
 from pathlib import Path
+
+from jail.errors import LayerError
 
 from . import selflimit
 from .profile import Profile, load_profile
@@ -17,7 +28,7 @@ log = logging.getLogger("build123d_launcher")
 
 class Launcher:
     def __init__(self, profile: Profile | str = "default", *, output_dir: str | os.PathLike | None = None,
-                 jail_uid: str | None = None, spare_sessions: int = 1):
+                 jail_uid: str | None = None, spare_sessions: int = 1, warm_in_background: bool = False):
         self.profile = load_profile(profile) if isinstance(profile, str) else profile
         selflimit.apply(self.profile)  # the launcher's own memory bound (RLIMIT_AS, receive budget)
         self.output_dir = Path(output_dir) if output_dir else Path.cwd() / "build123d-out"
@@ -30,13 +41,68 @@ class Launcher:
         self._refilling = False
         self._creating = 0
         self._closed = False
+        self.zygote: Zygote | None = None
+        self._start_exc: BaseException | None = None
+        self._started = threading.Event()
+        if not warm_in_background:
+            self._preflight()
+            self.zygote = Zygote(userns=self.profile.mode("userns"), jail_uid=jail_uid)
+            self._started.set()
+            return
+        try:
+            self._preflight()
+            self.zygote = Zygote(userns=self.profile.mode("userns"), jail_uid=jail_uid, wait=False)
+        except Exception as e:  # noqa: BLE001 - reported by start_error(), the server still starts
+            self._fail_start(e)
+            return
+        threading.Thread(target=self._warm, daemon=True, name="zygote-start").start()
+
+    def _preflight(self) -> None:
         if os.geteuid() == 0 and self.profile.on("userns"):
             from jail.userns import resolve_jail_uid
             from .preflight import check_jail_can_read
-            check_jail_can_read(*resolve_jail_uid(jail_uid))
-        self.zygote = Zygote(userns=self.profile.mode("userns"), jail_uid=jail_uid)
+            check_jail_can_read(*resolve_jail_uid(self.jail_uid))
+
+    def _warm(self) -> None:
+        t0 = time.monotonic()
+        try:
+            self.zygote.wait_ready()
+        except Exception as e:  # noqa: BLE001
+            self._fail_start(e)
+            return
+        log.info("zygote ready in %.2f s (pid %s)", time.monotonic() - t0, self.zygote.pid)
+        self._started.set()
+
+    def _fail_start(self, e: BaseException) -> None:
+        self._start_exc = e
+        log.error("the jail cannot start: %s", self.explain(e))
+        self._started.set()
+
+    def wait_started(self, timeout: float = 240.0) -> bool:
+        return self._started.wait(timeout)
+
+    def start_error(self, timeout: float = 240.0) -> str | None:
+        """None once the zygote is ready (waits for it); else why the jail cannot start, and the fix."""
+        if not self._started.wait(timeout):
+            return f"the jail did not start within {timeout:.0f} s; see the server's log"
+        return None if self._start_exc is None else self.explain(self._start_exc)
+
+    def explain(self, e: BaseException) -> str:
+        """A start-up or layer failure as the user should read it: what failed, why, how to fix it."""
+        if isinstance(e, LayerError):
+            return explain_layer_error(e, self.profile)
+        return (f"the jail's zygote could not start: {e}. Run `build123d-launcher doctor` in a terminal "
+                "for the details of every layer.")
+
+    def explain_layer_error(self, e: LayerError) -> str:
+        return explain_layer_error(e, self.profile)
 
     def _zygote(self) -> Zygote:
+        if not self._started.is_set():
+            self._started.wait(240.0)
+        if self._start_exc is not None:
+            raise self._start_exc if isinstance(self._start_exc, LayerError) else \
+                SessionError(self.explain(self._start_exc))
         with self.lock:
             if not self.zygote.alive():
                 log.warning("the zygote died; starting a new one")
@@ -118,10 +184,38 @@ class Launcher:
         for s in list(self.sessions.values()) + spares:
             s.close()
         self.sessions.clear()
-        self.zygote.close()
+        z = self.zygote
+        if z is not None:
+            if not self._started.is_set() and z.alive():
+                z.proc.kill()  # still importing build123d: nothing of value is lost
+            z.close()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
+
+
+FIXES = {
+    "userns": "user namespaces must be available to this user: check `sysctl kernel.unprivileged_userns_clone=1` "
+              "(Debian/Ubuntu), `user.max_user_namespaces` > 0, and on Ubuntu 24.04+ "
+              "`kernel.apparmor_restrict_unprivileged_userns=0` (or an AppArmor profile allowing userns)",
+    "landlock": "Landlock needs Linux >= 5.13 with `lsm=...,landlock` on the kernel command line",
+    "seccomp": "the seccomp filter could not be installed or a syscall it denies is needed on this host",
+    "namespaces": "the session's pid/net/ipc/uts/mount namespaces could not be created (nested container?)",
+    "mountview": "the private mount view could not be built (mount namespaces restricted?)",
+}
+
+
+def explain_layer_error(e: LayerError, profile=None) -> str:
+    """``LayerError`` -> the text a user (or an MCP client) sees: layer, reason, fix, where to look."""
+    from .preflight import JailUidCannotRead
+    if isinstance(e, JailUidCannotRead):
+        return f"the jail cannot start: {e.reason}"
+    name = getattr(profile, "name", "?")
+    fix = FIXES.get(e.layer, "")
+    return (f"jail layer '{e.layer}' cannot be applied on this host, so no code runs: {e.reason}. "
+            + (f"Fix: {fix}. " if fix else "")
+            + f"Run `build123d-launcher doctor --profile {name}` for every layer's status; a profile may "
+              "make a layer best-effort (see profiles/).")

@@ -209,6 +209,7 @@ class Daemon:
         self.conns: dict[int, tuple[socket.socket, object, threading.Thread]] = {}
         self.lock = threading.Lock()
         self.ids = 0
+        self.cancel_keys: dict[int, str] = {}  # conn id -> the key its client cancels its calls with
         self.stopping = threading.Event()
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
 
@@ -329,9 +330,26 @@ class Daemon:
         return "ok", obj
 
     def _hello(self, cid: int) -> dict:
+        import secrets
+        key = self.cancel_keys.setdefault(cid, secrets.token_hex(16))
         return {"server": "build123d-launcher", "version": _version(), "conn": cid, "pid": os.getpid(),
                 "profile": self.launcher.profile.name, "output_dir": str(self.launcher.output_dir),
-                "max_request_bytes": self.max_request}
+                "max_request_bytes": self.max_request, "cancel_key": key}
+
+    def _cancel(self, args: dict) -> dict:
+        """``{"tool": "_cancel", "args": {"conn": N, "key": K, "seq": S}}``, sent on a second connection:
+        cancel call S of connection N (K: the cancel_key N's hello returned, so only N's client can)."""
+        import hmac
+        cid, key, seq = args.get("conn"), args.get("key"), args.get("seq")
+        want = self.cancel_keys.get(cid) if isinstance(cid, int) else None
+        if not (isinstance(key, str) and want and hmac.compare_digest(key, want)):
+            return {"error": "no such connection, or a wrong cancel key"}
+        with self.lock:
+            entry = self.conns.get(cid)
+        if entry is None:
+            return {"error": "no such connection"}
+        entry[1].cancel(("seq", seq) if isinstance(seq, int) else None)
+        return {"cancelled": True}
 
     def _serve_conn(self, cid: int, conn: socket.socket, ts, peer_pid: int) -> None:
         calls = 0
@@ -358,9 +376,12 @@ class Daemon:
                     start = time.monotonic()
                     if tool == "_hello":
                         res = self._hello(cid)
+                    elif tool == "_cancel":
+                        res = self._cancel(args)
                     else:
+                        seq = val.get("seq")
                         try:
-                            res = ts.call(tool, args)
+                            res = ts.call(tool, args, ("seq", seq) if isinstance(seq, int) else None)
                         except Exception as e:  # noqa: BLE001 - a bug must not kill the daemon
                             event("tool_crashed", logging.ERROR, exc_info=True, conn=cid, tool=tool[:64])
                             res = {"error": f"internal error in {tool}: {type(e).__name__}: {e}"}
@@ -387,6 +408,7 @@ class Daemon:
     def _close_conn(self, cid: int, calls: int = 0) -> None:
         with self.lock:
             entry = self.conns.pop(cid, None)
+            self.cancel_keys.pop(cid, None)
         if entry is None:
             return
         conn, ts, _t = entry

@@ -62,6 +62,10 @@ class SessionNotReading(SessionError):
     """The session's process did not take a request before the deadline (its socket stayed full)."""
 
 
+class CallCancelled(SessionError):
+    """The running call was cancelled (Session.cancel): its child was killed, the session is as before."""
+
+
 def _err(type_: str, message: str, **kw) -> dict:
     return {"ok": False, "stdout": "", "stderr": "", "truncated": False, "objects": [], "duration_ms": None,
             "error": {"type": type_, "message": message, "line": None, "source_line": None, **kw}}
@@ -414,8 +418,12 @@ class Session:
                 return self._record(_err("SessionNotReading", str(e)), code, start, "not-reading")
             nxt = self.next
             try:
-                _pid, msg, _ = self._wait(("result",), nxt.pid, start + limit, watch=nxt)
+                _pid, msg, _ = self._wait_cancellable(("result",), nxt, start + limit)
                 result = self._validate_result(msg)
+            except CallCancelled:
+                self._discard_next()
+                return self._record(_err("Cancelled", "the call was cancelled and its process killed; "
+                                                      "the session is unchanged"), code, start, "cancelled")
             except TimeoutError:
                 self._discard_next()
                 return self._record(_err("ExecutionTimeout", f"execution exceeded the {limit:g}s wall-clock limit "
@@ -481,6 +489,43 @@ class Session:
             sanitize.log_token(layer if isinstance(layer, str) else "-"))
         return result
 
+    # ------------------------------------------------------------ cancellation
+    _cancel_lock = threading.Lock()  # class-wide: held for a few instructions only
+    _busy: Proc | None = None        # the next a cancellable call waits on
+    _cancel_hit: Proc | None = None  # the next cancel() killed
+
+    def cancel(self) -> bool:
+        """Kill the call running now, from any thread, without the session lock: SIGKILL its next
+        through the pidfd. The call returns a "cancelled" error and the session is as it was before
+        the call (the head is untouched). False when no cancellable call runs."""
+        with self._cancel_lock:
+            nxt = self._busy
+            if nxt is None:
+                return False
+            self._cancel_hit = nxt
+            nxt.kill()
+            return True
+
+    def _wait_cancellable(self, types, nxt: Proc, deadline, **kw):
+        """``_wait`` for ``nxt``'s reply; CallCancelled if cancel() hit it (even after the reply came)."""
+        with self._cancel_lock:
+            self._busy, self._cancel_hit = nxt, None
+        try:
+            got = self._wait(types, nxt.pid, deadline, watch=nxt, **kw)
+        except (TimeoutError, SessionDead, protocol.ProtocolError):
+            if self._disarm(nxt):
+                raise CallCancelled() from None
+            raise
+        if self._disarm(nxt):
+            raise CallCancelled()
+        return got
+
+    def _disarm(self, nxt: Proc) -> bool:
+        with self._cancel_lock:
+            self._busy = None
+            hit, self._cancel_hit = self._cancel_hit is nxt, None
+            return hit
+
     def _one_shot(self, request: dict, reply: str, timeout: float | None = None, cap: int | None = None):
         """Serve a read-only request from a disposable next (it exits after replying); its reply
         may be up to ``cap`` bytes (default: the profile's ``max_result_bytes``)."""
@@ -491,7 +536,10 @@ class Session:
             deadline = time.monotonic() + timeout
             self._send_next(request, deadline)
             try:
-                _pid, msg, blob = self._wait((reply,), nxt.pid, deadline, watch=nxt, cap=cap)
+                _pid, msg, blob = self._wait_cancellable((reply,), nxt, deadline, cap=cap)
+            except CallCancelled:
+                self._discard_next()
+                raise SessionError(f"{request['t']} was cancelled; the session is unchanged") from None
             except TimeoutError:
                 self._discard_next()
                 raise SessionError(f"{request['t']} did not finish within {timeout:g}s") from None
