@@ -53,7 +53,8 @@ _ORPHANS_LOCK = threading.Lock()
 
 def _orphan(d: str) -> None:
     with _ORPHANS_LOCK:
-        _orphan(d)
+        if d not in _ORPHANS:
+            _ORPHANS.append(d)
 
 
 def _tidy_orphans() -> None:
