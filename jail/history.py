@@ -1,0 +1,87 @@
+"""The session's successful code blocks, kept in the session's own process.
+
+Each successful ``execute`` (and, from issue 15, ``import_file``) appends one
+entry: its call number, the code, and an optional note (e.g. which input file an
+import bound to which name). The list is a module global: it is appended in the
+``next`` process that ran the call, so
+
+* a failed call's process is discarded and its entry with it;
+* a promoted next carries the list as it was plus its own entry;
+* snapshots, restores and resets keep it exactly right (a snapshot is a frozen
+  process holding its own copy; a reset forks a fresh head from a clean one).
+
+Call numbers count the *successful* calls of this session state (1, 2, ...):
+the code of call N is compiled with the filename ``<execute-N>`` (see
+:func:`filename`), so a frame in a function defined by an earlier call can be
+attributed ("defined in call 7, line 3: <source>").
+
+Blocks: nothing. The list lives in the jailed process, so user code can read
+or rewrite it (with the Python layers off, or by any trick): nothing built from
+it is trusted by the launcher beyond being text from the session, capped and
+sanitised like every reply.
+"""
+from __future__ import annotations
+
+import re
+
+__all__ = ["record", "entries", "source_line", "next_call_no", "filename", "call_no_of",
+           "FILENAME_PREFIX"]
+
+FILENAME_PREFIX = "<execute-"
+_FILENAME_RE = re.compile(r"<execute-([0-9]{1,9})>\Z")
+
+# (call_no, code, note) per successful call, oldest first.
+_ENTRIES: list[tuple[int, str, str | None]] = []
+
+
+def next_call_no() -> int:
+    """The number the next successful call will get (compile its code with ``filename`` of it)."""
+    return (_ENTRIES[-1][0] + 1) if _ENTRIES else 1
+
+
+def filename(call_no: int) -> str:
+    """The code filename of call ``call_no``: ``<execute-N>``."""
+    return f"{FILENAME_PREFIX}{int(call_no)}>"
+
+
+def call_no_of(co_filename) -> int | None:
+    """``7`` for ``"<execute-7>"``; None for anything else (not a str, other files)."""
+    if type(co_filename) is not str:
+        return None
+    m = _FILENAME_RE.match(co_filename)
+    return int(m.group(1)) if m else None
+
+
+def record(code: str, note: str | None = None) -> int:
+    """Append a successful call's code (an exact ``str`` copy); returns its call number."""
+    n = next_call_no()
+    _ENTRIES.append((n, str.__str__(code) if isinstance(code, str) else "",
+                     str.__str__(note) if isinstance(note, str) else None))
+    return n
+
+
+def entries() -> list[dict]:
+    """``[{"call": N, "code": str, "note": str | None}, ...]``, oldest first (copies)."""
+    return [{"call": n, "code": c, "note": note} for n, c, note in _ENTRIES]
+
+
+def code_of(call_no: int) -> str | None:
+    for n, c, _note in _ENTRIES:
+        if n == call_no:
+            return c
+    return None
+
+
+def source_line(call_no: int, line: int) -> str | None:
+    """Line ``line`` (1-based) of call ``call_no``'s code, stripped; None when unknown."""
+    code = code_of(call_no)
+    if code is None or type(line) is not int or line < 1:
+        return None
+    lines = code.splitlines()
+    return lines[line - 1].strip() if line <= len(lines) else None
+
+
+def source_lines(call_no: int) -> list[str]:
+    """All lines of call ``call_no``'s code (empty when unknown)."""
+    code = code_of(call_no)
+    return code.splitlines() if code is not None else []
