@@ -62,13 +62,15 @@ from pathlib import Path
 
 log = logging.getLogger("build123d_launcher.escape_audit")
 
-REPO = Path(__file__).resolve().parent.parent
-PAYLOAD_DIR = REPO / "tests" / "escape" / "payloads"
-TEST_PROFILES = REPO / "tests" / "profiles"
+from .resources import data_dir
+
+PAYLOAD_DIR = data_dir("payloads")           # tests/escape/payloads, or the installed package's copy
+TEST_PROFILES = data_dir("test_profiles")    # tests/profiles (the audit's column profiles)
+PROFILES = data_dir("profiles")
 
 #: column -> (profile for ordinary payloads, profile for ``fast: yes`` payloads)
 COLUMNS = {
-    "all": (REPO / "profiles" / "default.toml", TEST_PROFILES / "default_fast.toml"),
+    "all": (PROFILES / "default.toml", TEST_PROFILES / "default_fast.toml"),
     "os_only": (TEST_PROFILES / "os_only.toml", TEST_PROFILES / "os_only_fast.toml"),
     "python_only": (TEST_PROFILES / "python_only.toml", TEST_PROFILES / "python_only.toml"),
 }
@@ -862,7 +864,9 @@ def _restore_marked(can: Canaries):
 
 # ------------------------------------------------------------------ matrix
 def run_matrix(payloads: list[Payload], columns=("all", "os_only", "python_only"), *, jail_uid=None,
-               progress=None) -> dict:
+               progress=None, column_profiles: dict | None = None) -> dict:
+    """``column_profiles`` overrides :data:`COLUMNS` (e.g. ``audit --profile X`` runs column all on X)."""
+    COLUMNS = {**globals()["COLUMNS"], **(column_profiles or {})}  # noqa: N806
     started = time.time()
     results = {p.id: {"id": p.id, "category": p.category, "effect": p.effect, "touches_os": p.touches_os,
                       "destructive": p.destructive, "cells": {}} for p in payloads}
@@ -1025,6 +1029,18 @@ def render_text(report: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def _profile_columns(name: str):
+    """``audit --profile NAME``: column ``all`` runs on that profile (ordinary and fast payloads alike);
+    the os_only/python_only columns keep their single-layer profiles. The default profile keeps its fast
+    variant (same layers, shorter limits)."""
+    from .profile import find_profile, load_profile
+    load_profile(name)  # validate it now: a bad name or file is an error, never a silent default
+    path = find_profile(name)
+    if path == (PROFILES / "default.toml").resolve():
+        return None, None
+    return {"all": (path, path)}, f"audit: column 'all' runs on profile {path}"
+
+
 def run_audit(args) -> int:
     columns = [c.strip() for c in (getattr(args, "columns", None) or "all,os_only,python_only").split(",")
                if c.strip()]
@@ -1056,7 +1072,16 @@ def run_audit(args) -> int:
         signal.signal(signal.SIGTERM, _term)
     except ValueError:  # not the main thread
         pass
-    report = run_matrix(payloads, columns, jail_uid=getattr(args, "jail_uid", None), progress=progress)
+    try:
+        column_profiles, profile_note = _profile_columns(getattr(args, "profile", None) or "default")
+    except Exception as e:  # noqa: BLE001 - ProfileError: the message lists the valid names
+        print(f"build123d-launcher audit: {e}", file=sys.stderr)
+        return 2
+    if profile_note and not quiet:
+        print(profile_note, file=sys.stderr)
+    report = run_matrix(payloads, columns, jail_uid=getattr(args, "jail_uid", None), progress=progress,
+                        column_profiles=column_profiles)
+    report["profile"] = str(column_profiles["all"][0]) if column_profiles else "default"
     if getattr(args, "json", False):
         print(json.dumps(report, indent=1, default=str))
     elif getattr(args, "markdown", False):

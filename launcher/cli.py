@@ -35,7 +35,12 @@ def _launcher(args):
 
 def cmd_run(args) -> int:
     from .tools import ToolSet, render
-    code = sys.stdin.read() if args.file == "-" else open(args.file).read()
+    try:
+        code = sys.stdin.read() if args.file == "-" else open(args.file, encoding="utf-8").read()
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"build123d-launcher run: cannot read {args.file}: {getattr(e, 'strerror', None) or e}",
+              file=sys.stderr)
+        return 2
     with _launcher(args) as launcher:
         ts = ToolSet(launcher)
         ts.session = launcher.new_session()  # a layer that cannot be applied raises here: exit 3
@@ -125,10 +130,15 @@ def cmd_audit(args) -> int:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="build123d-launcher",
-                                 description="Run untrusted build123d code from AI assistants in an OS jail.")
-    ap.add_argument("-v", "--verbose", action="store_true")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    from . import __version__
+    ap = argparse.ArgumentParser(
+        prog="build123d-launcher",
+        description="Run untrusted build123d code from AI assistants in an OS jail.",
+        epilog="Start with `build123d-launcher demo` and `build123d-launcher doctor`. "
+               "MCP clients run `build123d-launcher mcp`. `build123d-launcher COMMAND -h` for a command's options.")
+    ap.add_argument("--version", action="version", version=f"build123d-launcher {__version__}")
+    ap.add_argument("-v", "--verbose", action="store_true", help="debug logging (doctor: also every rule)")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
     def common(p):
         p.add_argument("--profile", default=os.environ.get("BUILD123D_LAUNCHER_PROFILE", "default"),
@@ -137,33 +147,52 @@ def main(argv=None) -> int:
         p.add_argument("--jail-uid", default=None, help="host uid/user the jail maps to when run as root "
                                                         "(default: nobody)")
 
-    p = sub.add_parser("mcp", help="MCP stdio server (uses the daemon if its socket answers)")
+    def add(name, help_, desc):
+        return sub.add_parser(name, help=help_, description=desc)
+
+    p = add("mcp", "MCP stdio server (uses the daemon if its socket answers)",
+            "Serve the build123d tools to an MCP client over stdin/stdout. Uses the daemon when its socket "
+            "answers with the same profile, else runs the jail in this process. Answers initialize and "
+            "tools/list at once; the first tool call waits for the jail to be ready.")
     common(p)
     p.add_argument("--embedded", action="store_true", help="never use the daemon")
     p.add_argument("--socket", default=None, help="daemon socket path (fail if it does not answer)")
     p.set_defaults(fn=cmd_mcp)
-    p = sub.add_parser("serve", help="daemon on a unix socket (systemd user service)")
+    p = add("serve", "daemon on a unix socket (systemd user service)",
+            "Run the launcher as a daemon on a unix socket (mode 0600, own uid only); `mcp` clients use it. "
+            "Socket-activated by the systemd user units (`make install-user-service`).")
     common(p)
-    p.add_argument("--socket", default=None)
+    p.add_argument("--socket", default=None, help="socket path (default $XDG_RUNTIME_DIR/build123d-launcher.sock)")
     p.set_defaults(fn=cmd_serve)
-    p = sub.add_parser("run", help="run a file (or - for stdin) in a fresh jailed session")
+    p = add("run", "run a file (or - for stdin) in a fresh jailed session",
+            "Run one build123d Python file in a fresh jailed session and print the result. "
+            "Exit 0 on success, 1 if the code failed, 2 for a usage error, 3 if the jail cannot start.")
     common(p)
-    p.add_argument("file")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("file", help="a .py file, or - to read the code from stdin")
+    p.add_argument("--json", action="store_true", help="print the raw result as JSON")
     p.set_defaults(fn=cmd_run)
-    p = sub.add_parser("demo", help="run a small model through the jail")
+    p = add("demo", "run a small model through the jail",
+            "Build a plate with four holes in the jail, show what the jail looks like from inside, and "
+            "show an escape attempt being refused.")
     common(p)
     p.set_defaults(fn=cmd_demo)
-    p = sub.add_parser("doctor", help="show every jail layer: kernel support, applied, evidence")
+    p = add("doctor", "show every jail layer: kernel support, applied, evidence",
+            "Start a real probe session and show, for every jail layer, what the kernel supports, whether it "
+            "was applied and evidence read inside the jail. Exit 0 when every required layer is applied, 3 "
+            "otherwise.")
     common(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the full report as JSON")
+    p.add_argument("--verbose", dest="doctor_verbose", action="store_true",
+                   help="also list every Landlock rule and the full evidence")
     p.set_defaults(fn=cmd_doctor)
-    p = sub.add_parser("audit", help="run the escape-attempt matrix on this host")
+    p = add("audit", "run the escape-attempt matrix on this host",
+            "Run every escape payload against the jail (column all: every layer, on --profile; os_only: OS "
+            "layers alone; python_only: Python layers alone). PASS when every required cell is blocked.")
     common(p)
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--markdown", action="store_true")
-    p.add_argument("--only", default=None, help="comma-separated payload ids")
-    p.add_argument("--columns", default="all,os_only,python_only")
+    p.add_argument("--json", action="store_true", help="the report as JSON")
+    p.add_argument("--markdown", action="store_true", help="the report as a Markdown table")
+    p.add_argument("--only", default=None, help="comma-separated payload ids or globs (e.g. 'fr01*,net*')")
+    p.add_argument("--columns", default="all,os_only,python_only", help="which columns to run")
     p.set_defaults(fn=cmd_audit)
     args = ap.parse_args(argv)
     _setup_logging(args.verbose)

@@ -53,7 +53,9 @@ def evidence_for(layer: str, applied: dict, probe: dict) -> str:
     if layer == "mountview":
         return f"/etc/shadow: {p.get('etc_shadow')}, /tmp: {p.get('tmp')}, ~root: {p.get('home')}"
     if layer == "landlock":
-        return f"abi {applied.get('abi', '?')}, rules {applied.get('rules', '?')}, write /probe-write: {p.get('write_root')}"
+        rules = applied.get("rules")
+        n = len(rules) if isinstance(rules, list) else "?"
+        return f"abi {applied.get('abi', '?')}, {n} rules (doctor --verbose lists them), write /probe-write: {p.get('write_root')}"
     if layer == "privileges":
         return f"CapEff={probe.get('CapEff')} CapBnd={probe.get('CapBnd')} NoNewPrivs={probe.get('NoNewPrivs')}"
     if layer == "seccomp":
@@ -97,6 +99,7 @@ def collect(args) -> dict:
             "reason": a.get("reason", ""), "evidence": evidence_for(layer, a, probe) if probe else "",
         })
     report["probe"] = probe
+    report["applied"] = applied_all
     return report
 
 
@@ -111,10 +114,23 @@ def run_doctor(args) -> int:
         for l in report["layers"]:
             rows.append((l["layer"], l["mode"], l["kernel"], l["status"] + (f" ({l['reason']})" if l["reason"] else ""),
                          l["evidence"]))
-        widths = [min(max(len(str(r[i])) for r in rows), 40) for i in range(4)]
+        verbose = getattr(args, "doctor_verbose", False)
+        widths = [min(max(len(str(r[i])) for r in rows), 40 if verbose else 26) for i in range(4)]
+
+        def cell(v, w):
+            v = str(v)
+            return v if verbose or len(v) <= w else v[:w - 1] + "~"
         for r in rows:
-            print("  ".join(str(r[i]).ljust(widths[i]) for i in range(4)) + "  " + str(r[4]))
+            print("  ".join(cell(r[i], widths[i]).ljust(widths[i]) for i in range(4)) + "  " + str(r[4]))
         print()
+        if verbose:
+            for layer, a in report.get("applied", {}).items():
+                rules = a.get("rules") if isinstance(a, dict) else None
+                if isinstance(rules, list):
+                    print(f"{layer} rules:")
+                    for rule in rules:
+                        print(f"  {rule}")
+            print()
         if report["error"]:
             print("ERROR: " + report["error"])
         print("verdict: " + ("OK — every required layer is applied" if report["ok"]

@@ -20,7 +20,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-UNIT_DIR = Path(__file__).resolve().parent.parent / "systemd"
+from .resources import data_dir
+
+UNIT_DIR = data_dir("systemd")  # the repository's systemd/, or the installed package's copy
 UNITS = ("build123d-launcher.socket", "build123d-launcher.service")
 DEFAULT_OUTPUT = "%h/build123d-out"
 

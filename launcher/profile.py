@@ -5,7 +5,8 @@ against the schema below, and turned into a frozen :class:`Profile`. Unknown
 keys and wrong types are errors (a typo must not silently loosen a layer).
 
 Profiles are looked up by name in ``$BUILD123D_LAUNCHER_PROFILES`` (if set),
-then in the repository's ``profiles/`` directory; a path to a ``.toml`` file is
+then in the repository's ``profiles/`` directory (in an installed wheel: its copy,
+see launcher/resources.py); a path to a ``.toml`` file is
 accepted too. ``extends = "default"`` starts from another profile and overrides
 tables key by key (test profiles use it so they test exactly what users run).
 """
@@ -19,7 +20,9 @@ from pathlib import Path
 
 from jail.profile_types import LAYERS, MODES, OS_LAYERS, Limits, Profile  # noqa: F401
 
-REPO_PROFILES = Path(__file__).resolve().parent.parent / "profiles"
+from .resources import data_dir
+
+REPO_PROFILES = data_dir("profiles")  # the repository's profiles/, or the installed package's copy
 
 _LIMIT_KEYS = {
     "timeout_s": float, "cpu_s": int, "memory_mb": int, "nproc": int, "nofile": int,
@@ -55,7 +58,21 @@ def find_profile(name_or_path: str) -> Path:
         cand = d / f"{name_or_path}.toml"
         if cand.is_file():
             return cand.resolve()
-    raise ProfileError(f"no profile named {name_or_path!r} in {', '.join(map(str, search_dirs()))}")
+    raise ProfileError(f"no profile named {name_or_path!r}; available: {', '.join(available_profiles()) or 'none'} "
+                       f"(looked in {', '.join(map(str, search_dirs()))}), or pass a path to a .toml file")
+
+
+def available_profiles() -> list[str]:
+    """The profile names ``find_profile`` would accept, in search order."""
+    names: list[str] = []
+    for d in search_dirs():
+        try:
+            for f in sorted(d.glob("*.toml")):
+                if f.stem not in names:
+                    names.append(f.stem)
+        except OSError:
+            pass
+    return names
 
 
 def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict:
