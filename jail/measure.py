@@ -60,6 +60,14 @@ def _topods(value: Any):
         return None
 
 
+def _is_builder(value: Any) -> bool:
+    try:
+        import build123d as b
+        return isinstance(value, (b.BuildPart, b.BuildSketch, b.BuildLine))
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def _user_names(namespace: dict) -> list[str]:
     from .runner import _is_dunder, _star_exports
     import builtins
@@ -85,7 +93,7 @@ def _cap(s: str, n: int = NAME_CAP) -> str:
 
 def select_shapes(namespace: dict, names: list[str] | None) -> list[tuple[str, Any]]:
     """``[(name, TopoDS_Shape)]`` for ``names``, or for every top-level shape when ``names`` is
-    empty/None. Raises ``MeasureError`` naming what exists when a name is missing or not a shape."""
+    empty/None (each distinct shape once). Raises ``MeasureError`` naming what exists when a name is missing or not a shape."""
     if names:
         out = []
         for name in names:
@@ -100,8 +108,18 @@ def select_shapes(namespace: dict, names: list[str] | None) -> list[tuple[str, A
                                    "(or an empty builder)")
             out.append((name, w))
         return out
-    out = [(n, _topods(namespace.get(n))) for n in _user_names(namespace)]
-    out = [(n, w) for n, w in out if w is not None]
+    out: list = []
+    for n in _user_names(namespace):
+        w = _topods(namespace.get(n))
+        if w is None:
+            continue
+        # the same shape under two names (a builder and its .part) is drawn once, under the
+        # shape's own name rather than the builder's
+        dup = next((i for i, (_, w2) in enumerate(out) if w2.IsSame(w)), None)
+        if dup is None:
+            out.append((n, w))
+        elif _is_builder(namespace.get(out[dup][0])) and not _is_builder(namespace.get(n)):
+            out[dup] = (n, w)
     if not out:
         raise MeasureError("the session has no shapes yet: run execute() to make one")
     return out
@@ -398,5 +416,32 @@ def validate(namespace: dict, name: str) -> dict:
 
 def warm_up(shape) -> None:
     """Called by the zygote: run each measurement once so forked sessions start warm."""
-    w = shape.wrapped if hasattr(shape, "wrapped") else shape
-    counts(w), bbox(w), face_inventory(w), topology_checks(w), _props(w, "volume")
+    ns = {"warm_a": shape, "warm_b": shape.moved(shape.location) if hasattr(shape, "moved") else shape}
+    measure(ns, "warm_a")
+    validate(ns, "warm_a")
+    distance(ns, "warm_a", "warm_b")
+
+
+# ------------------------------------------------------------------ the jail ops
+
+
+def _op(fn, *args) -> tuple[dict, bytes]:
+    try:
+        return {"ok": True, "result": fn(*args)}, b""
+    except MeasureError as e:
+        return {"ok": False, "error": str(e)}, b""
+
+
+def op_measure(msg: dict, ctx) -> tuple[dict, bytes]:
+    """``{"t": "measure", "name"}`` -> ``{"ok", "result"}``."""
+    return _op(measure, ctx.namespace, msg.get("name"))
+
+
+def op_distance(msg: dict, ctx) -> tuple[dict, bytes]:
+    """``{"t": "distance", "a", "b"}`` -> ``{"ok", "result"}``."""
+    return _op(distance, ctx.namespace, msg.get("a"), msg.get("b"))
+
+
+def op_validate(msg: dict, ctx) -> tuple[dict, bytes]:
+    """``{"t": "validate", "name"}`` -> ``{"ok", "result"}``."""
+    return _op(validate, ctx.namespace, msg.get("name"))

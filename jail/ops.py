@@ -95,6 +95,33 @@ OPS: dict[str, Op] = {
 }
 
 
+# CAD services (jail/render.py, jail/measure.py; both imported by the zygote's warm-up)
+def op_render(msg: dict, ctx: OpContext):
+    from . import render
+    return render.op_render(msg, ctx)
+
+
+def op_measure(msg: dict, ctx: OpContext):
+    from . import measure
+    return measure.op_measure(msg, ctx)
+
+
+def op_distance(msg: dict, ctx: OpContext):
+    from . import measure
+    return measure.op_distance(msg, ctx)
+
+
+def op_validate(msg: dict, ctx: OpContext):
+    from . import measure
+    return measure.op_validate(msg, ctx)
+
+
+OPS["render"] = Op(DISPOSABLE, "render", op_render)
+OPS["measure"] = Op(DISPOSABLE, "measure", op_measure)
+OPS["distance"] = Op(DISPOSABLE, "distance", op_distance)
+OPS["validate"] = Op(DISPOSABLE, "validate", op_validate)
+
+
 def run_disposable(op: Op, msg: dict, ctx: OpContext) -> tuple[dict, bytes]:
     """The reply of a disposable op (its exception as an ``ok: False`` reply)."""
     try:

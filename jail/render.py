@@ -834,20 +834,18 @@ def _png(img) -> bytes:
 
 
 def warm_up(shape) -> None:
-    """Called by the zygote: import Pillow, load the fonts and run every stage once on a tiny
-    image, so that forked sessions render without paying first-use costs."""
-    from PIL import Image, ImageDraw  # noqa: F401
+    """Called by the zygote: import Pillow, load the fonts and run every code path once on tiny
+    images (a view, a sheet, a section, a clipped view), so that forked sessions render without
+    importing anything new (a first import inside the jail may need a syscall it denies)."""
+    from PIL import Image, ImageDraw, ImageFont, PngImagePlugin  # noqa: F401
     _font(13), _font(11)
-    w = shape.wrapped if hasattr(shape, "wrapped") else shape
-    lo, hi = shapes_bbox([w])
-    r, u, d = camera(*VIEWS["iso"])
-    centre, mm = _fit(_box_corners(lo, hi), r, u, 64, 64)
-    mesh = mesh_shapes([w], _deflection(mm, float(np.linalg.norm(hi - lo))), ANGULAR)
-    rgb, cov = shade(mesh, View(r, u, d, centre, mm, 64, 64))
-    img = Image.fromarray(_compose(rgb, cov, BG))
-    draw = ImageDraw.Draw(img)
-    draw.text((2, 2), "warm", fill=(0, 0, 0), font=_font(11))
-    _png(img)
+    ns = {"warm_up_shape": shape}
+    render(ns, width=64, height=64)
+    render(ns, view="sheet", width=128, height=128)
+    lo, hi = shapes_bbox([shape.wrapped])
+    mid = float((lo[2] + hi[2]) / 2)
+    render(ns, view="section", section={"axis": "z", "offset": mid}, width=160, height=120)
+    render(ns, view="top", section={"point": [0, 0, mid], "normal": [0, 0, 1]}, azimuth=10, width=64, height=64)
 
 
 # ------------------------------------------------------------------ the jail op

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .exports import FORMATS
+from . import cad
 
 # ------------------------------------------------------------------ content
 # A renderer returns a list of content blocks, shaped like MCP content:
@@ -63,7 +64,7 @@ class Tool:
                 "required": list(self.required), "additionalProperties": False}
 
     def describe(self, profile=None) -> str:
-        return self.description.format_map(_ProfileFacts(profile))
+        return fill(self.description, profile)
 
     def content(self, result: dict) -> list[dict]:
         if not isinstance(result, dict):
@@ -73,6 +74,16 @@ class Tool:
         if self.render is None:
             return [text(json.dumps(result, indent=1, default=str))]
         return self.render(result)
+
+
+_PLACEHOLDER = re.compile(r"\{(allowed_imports|timeout_s|cpu_s|memory_mb|max_[a-z_]+)\}")
+
+
+def fill(text: str, profile=None) -> str:
+    """``text`` with the profile placeholders ({timeout_s}, {allowed_imports}, {max_...}) filled in; any other
+    brace (a JSON example in a description) is left alone."""
+    facts = _ProfileFacts(profile)
+    return _PLACEHOLDER.sub(lambda m: str(facts[m.group(1)]), text)
 
 
 class _ProfileFacts(dict):
@@ -186,6 +197,9 @@ def render_objects(objects: list[dict]) -> str:
         for k in ("volume", "area", "length"):
             if k in o and o[k] is not None:
                 bits.append(f"{k}={_fmt_num(o[k])}")
+        c = o.get("counts")
+        if isinstance(c, dict) and "solids" in c and "faces" in c:  # "solids=2": the part fell apart?
+            bits.append(f"solids={c['solids']} faces={c['faces']}")
         bb = o.get("bbox")
         if isinstance(bb, dict) and "min" in bb and "max" in bb:
             bits.append("bbox=" + "..".join("(" + ", ".join(_fmt_num(x) for x in bb[k]) + ")" for k in ("min", "max")))
@@ -280,6 +294,36 @@ def _export(ctx, s, object_name, filename, format=""):
     return export_object(s, ctx.output_dir, object_name, filename, format)
 
 
+def _list_inputs(ctx, s):
+    from .inputs import tool_list_inputs
+    return tool_list_inputs(ctx, s)
+
+
+def _render_list_inputs(result):
+    from .inputs import render_list_inputs
+    return render_list_inputs(result)
+
+
+def _import_file(ctx, s, filename, name, format=""):
+    from .inputs import tool_import_file
+    return tool_import_file(ctx, s, filename, name, format)
+
+
+def _render_import_file(result):
+    from .inputs import render_import_file
+    return render_import_file(result)
+
+
+def _script(ctx, s):
+    from .script import tool_script
+    return tool_script(ctx, s)
+
+
+def _render_script(result):
+    from .script import render
+    return render(result)
+
+
 # ------------------------------------------------------------------ the table
 SNAPSHOT_NAME_SCHEMA = {
     "type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "minLength": 1, "maxLength": 64,
@@ -339,6 +383,37 @@ TOOLS: tuple[Tool, ...] = (
                         "description": "File format; '' (default) takes it from the filename's extension."},
          },
          required=("object_name", "filename"), handler=_export, advisory=("object_name", "filename", "format")),
+    # CAD services: launcher/cad.py (the op runs in a disposable jailed next: jail/render.py, jail/measure.py)
+    Tool("render", cad.RENDER_DESCRIPTION, title="Render a view", params=cad.RENDER_PARAMS,
+         handler=cad.render, render=cad.content_render),
+    Tool("measure", cad.MEASURE_DESCRIPTION, title="Measure an object", params=cad.MEASURE_PARAMS,
+         required=("object_name",), handler=cad.measure, render=cad.content_measure),
+    Tool("distance", cad.DISTANCE_DESCRIPTION, title="Distance between two objects", params=cad.DISTANCE_PARAMS,
+         required=("a", "b"), handler=cad.distance, render=cad.content_distance),
+    Tool("validate", cad.VALIDATE_DESCRIPTION, title="Check export readiness", params=cad.MEASURE_PARAMS,
+         required=("object_name",), handler=cad.validate, render=cad.content_validate),
+    # the user's own files and the design as a script: launcher/inputs.py, launcher/script.py
+    Tool("list_inputs", "List the files in the input directory that import_file can read (relative names, sizes, "
+                        "formats). The input directory is set by the user (--input-dir); the code you run never "
+                        "sees it.",
+         title="List input files", params={}, handler=_list_inputs, render=_render_list_inputs, needs_session=False),
+    Tool("import_file", "Import a CAD file from the input directory (STEP, BREP, STL, 3MF, SVG, DXF) and bind it to "
+                        "a top-level name in the session, like execute does. At most {max_input_bytes} bytes; "
+                        "STL/3MF meshes become solids when they close. Returns the object's summary (type, volume, "
+                        "bounding box). A file that fails to parse leaves the session exactly as it was.",
+         title="Import a file",
+         params={"filename": {"type": "string", "minLength": 1, "maxLength": 1024,
+                              "description": "Name relative to the input directory, as listed by list_inputs "
+                                             "(e.g. 'bracket.step'). No absolute paths, no '..', no symlinks."},
+                 "name": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$",
+                          "description": "Top-level name to bind the imported object to (e.g. 'bracket')."},
+                 "format": {"type": "string", "enum": ["", "step", "stp", "brep", "stl", "3mf", "svg", "dxf"],
+                            "description": "File format; '' (default) takes it from the filename's extension."}},
+         required=("filename", "name"), handler=_import_file, render=_render_import_file, read_only=False),
+    Tool("script", "The session's successful code, in order, as one runnable Python script (`from build123d import "
+                   "*` first; imported files noted and read from INPUT_DIR). Failed calls, restored-away and reset "
+                   "calls are not in it. To write it to a file: export(object_name='script', filename='design.py').",
+         title="Session as a script", params={}, handler=_script, render=_render_script),
 )
 
 BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}
@@ -352,10 +427,9 @@ def get(name: str) -> Tool | None:
 def schema_for(tool: Tool, profile=None) -> dict:
     """The tool's input schema with profile facts filled into the parameter descriptions."""
     s = tool.input_schema()
-    facts = _ProfileFacts(profile)
     for p in s["properties"].values():
         if isinstance(p.get("description"), str):
-            p["description"] = p["description"].format_map(facts)
+            p["description"] = fill(p["description"], profile)
     return s
 
 

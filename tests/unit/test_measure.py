@@ -146,3 +146,11 @@ def test_execute_summary_shows_solid_and_face_counts():
     assert runner.counts_text(objs["two"]["counts"]) == "2 solids, 12 faces, 24 edges"
     assert runner.counts_text(objs["one"]["counts"]) == "1 solid, 6 faces, 12 edges"
     assert "2 solids, 12 faces" in runner.state_text(list(objs.values()))
+
+
+def test_select_all_draws_a_builder_and_its_part_once():
+    with BuildPart() as bp:
+        Box(2, 2, 2)
+    ns = ns_with(bp=bp, part=bp.part, other=Box(1, 1, 1))
+    assert [n for n, _ in measure.select_shapes(ns, None)] == ["part", "other"]
+    assert [n for n, _ in measure.select_shapes(ns, ["bp", "part"])] == ["bp", "part"]  # asked for: kept
