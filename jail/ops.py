@@ -95,6 +95,25 @@ OPS: dict[str, Op] = {
 }
 
 
+def op_import(msg: dict, ctx: OpContext) -> dict:
+    """import_file: parse the file's bytes (sent by the launcher) and bind the object (jail/importer.py)."""
+    from . import importer, runner
+    return _cap_result(importer.run_import(msg, ctx.namespace, runner.summarize),
+                       ctx.profile.limits.max_result_bytes // 2)
+
+
+def op_history(msg: dict, ctx: OpContext):
+    """script: the session's successful calls (jail/history.py) as JSON in the blob."""
+    import json
+    from . import history
+    entries = history.entries()
+    return {"ok": True, "count": len(entries)}, json.dumps(entries).encode("utf-8", "surrogatepass")
+
+
+OPS["import"] = Op(TRANSACTION, "result", op_import)
+OPS["history"] = Op(DISPOSABLE, "history", op_history)
+
+
 # CAD services (jail/render.py, jail/measure.py; both imported by the zygote's warm-up)
 def op_render(msg: dict, ctx: OpContext):
     from . import render

@@ -11,6 +11,10 @@ build123d's ``Mesher``/lib3mf), ``svg`` and ``dxf`` (2D: a sketch/face/edge
 object is written as is; a 3D object is projected first — SVG an isometric
 view with hidden lines dashed, DXF the top view, looking down -Z).
 
+SVG output is checked for active content (``jail/svgcheck.py``: no script,
+event handler, external reference or DTD) before it is sent; the launcher runs
+the same check again, since user code may have patched this process.
+
 After serialising, the bytes are re-imported *here*, in memory, and measured
 (volume and bounding box for 3D formats, bounding box and shape count for 2D
 ones) so the launcher can report a check without ever parsing these files.
@@ -171,7 +175,13 @@ def _svg(shape) -> tuple[bytes, dict]:
         extra = {"view": "as drawn (XY plane)"}
     buf = io.BytesIO()
     exp.write(buf)
-    return buf.getvalue(), extra
+    data = buf.getvalue()
+    from .svgcheck import SvgRefused, check_svg
+    try:  # the launcher checks again (this process is not trusted); this gives the error early
+        check_svg(data)
+    except SvgRefused as e:
+        raise ExportError(f"the SVG writer produced content that is not allowed in an export: {e}") from None
+    return data, extra
 
 
 def _dxf(shape) -> tuple[bytes, dict]:

@@ -28,10 +28,14 @@ log = logging.getLogger("build123d_launcher")
 
 class Launcher:
     def __init__(self, profile: Profile | str = "default", *, output_dir: str | os.PathLike | None = None,
-                 jail_uid: str | None = None, spare_sessions: int = 1, warm_in_background: bool = False):
+                 jail_uid: str | None = None, spare_sessions: int = 1, warm_in_background: bool = False,
+                 input_dir: str | os.PathLike | None = None):
         self.profile = load_profile(profile) if isinstance(profile, str) else profile
         selflimit.apply(self.profile)  # the launcher's own memory bound (RLIMIT_AS, receive budget)
         self.output_dir = Path(output_dir) if output_dir else Path.cwd() / "build123d-out"
+        # import_file/list_inputs read here (launcher/inputs.py); None: not configured. Never in the jail's view.
+        indir = input_dir or self.profile.extra.get("input_dir") or None
+        self.input_dir = Path(os.path.expanduser(indir)).absolute() if indir else None
         self.jail_uid = jail_uid
         self.lock = threading.Lock()
         self.sessions: dict[str, Session] = {}

@@ -6,8 +6,16 @@ bytes over its socket; this module writes them under the output directory
 from a prompt injection) and is treated as hostile:
 
 * relative names only: absolute paths, ``..``, ``.``, empty components
-  (``a//b``), NUL bytes and control characters are refused, as are names
-  with a component over 255 bytes or over 1024 bytes in total;
+  (``a//b``), NUL bytes are refused, as are names with a component over 255
+  bytes or over 1024 bytes in total;
+* names that could pass for another name are refused: Unicode control
+  characters (C0 and C1, e.g. U+0085), format characters (bidi overrides and
+  isolates such as U+202E, zero-width characters such as U+200B, the soft
+  hyphen U+00AD, tag characters), line/paragraph separators, spaces other
+  than U+0020, private-use, surrogate and unassigned code points, components
+  made only of dots and spaces, and components that start or end with a
+  space or end with a dot. Error messages show the code point (``U+202E``),
+  never the raw character;
 * the path is walked one component at a time from an fd of the output
   directory with ``O_DIRECTORY | O_NOFOLLOW`` (``openat``): a symlink
   anywhere below the output directory is refused, never followed; missing
@@ -17,8 +25,19 @@ from a prompt injection) and is treated as hostile:
   (``O_CREAT | O_EXCL | O_NOFOLLOW``), is fsynced, then ``linkat``-ed to
   its name, which fails if anything (a file, a dangling symlink) is there;
   a reader never sees a half-written file;
+* nothing left behind by a failed export: the sub-directories a call
+  creates are removed again if it fails (deepest first, each only if empty
+  and still the directory it made, by ``unlinkat(parent_fd, name,
+  AT_REMOVEDIR)`` on the fds of the walk, no path resolved again); the
+  directories are made only once the bytes are back from the jail and
+  checked;
 * size cap: the profile's ``max_export_bytes`` (checked in the jail and
-  again here);
+  again here); a total quota for the output directory,
+  ``max_output_dir_bytes`` and ``max_output_dir_files``, measured before each
+  write by a bounded walk (``fstatat``, no symlink followed) under a lock
+  shared by every session of this launcher;
+* SVG: checked for active content (script, event handlers, external
+  references, DTDs) by ``jail/svgcheck.py`` and refused, never rewritten;
 * the format comes from the extension when not given, and must agree with it.
 
 The output directory itself (default ``./build123d-out``) is the user's
@@ -26,7 +45,10 @@ choice and is trusted; it is created 0700 when missing.
 
 The reply reports what the jailed side measured when it re-imported the
 bytes (volume, bbox): those numbers are untrusted and only validated numbers
-are passed on. The launcher never parses the exported file.
+are passed on. The launcher never parses the exported file, except the
+outer format of an SVG (markup and attribute syntax, with expat, no DTD):
+a byte-level validation of a file the user will open in a browser, which
+interprets no CAD data.
 """
 from __future__ import annotations
 
@@ -36,13 +58,20 @@ import math
 import os
 import secrets
 import stat
+import threading
+import unicodedata
 from pathlib import Path
 
+from jail.svgcheck import SvgRefused, check_svg
+
+from . import safepath
 from .session import SessionError
 
-FORMATS = ("step", "stl", "brep", "svg", "dxf", "3mf")
+_WRITE_LOCK = threading.Lock()
+
+FORMATS = ("step", "stl", "brep", "svg", "dxf", "3mf", "py")  # py: the session's script (launcher/script.py)
 EXTENSIONS = {".step": "step", ".stp": "step", ".stl": "stl", ".brep": "brep", ".brp": "brep",
-              ".svg": "svg", ".dxf": "dxf", ".3mf": "3mf"}
+              ".svg": "svg", ".dxf": "dxf", ".3mf": "3mf", ".py": "py"}
 MAX_COMPONENT = 255
 MAX_TOTAL = 1024
 
@@ -57,8 +86,10 @@ def check_filename(filename) -> list[str]:
         raise ExportError("filename must be a non-empty relative path such as 'part.step' or 'v2/part.stl'")
     if "\x00" in filename:
         raise ExportError("filename contains a NUL byte")
-    if any(ord(c) < 32 or ord(c) == 127 for c in filename):
-        raise ExportError("filename contains a control character")
+    bad = _bad_char(filename)
+    if bad:
+        raise ExportError(f"filename contains {bad}; such characters can make a name look like another "
+                          "one (or hide part of it): use letters, digits and punctuation")
     try:
         raw = filename.encode("utf-8")
     except UnicodeEncodeError:
@@ -79,9 +110,35 @@ def check_filename(filename) -> list[str]:
                               "the output directory")
         if len(p.encode("utf-8")) > MAX_COMPONENT:
             raise ExportError(f"a filename component is {len(p.encode())} bytes long; the limit is {MAX_COMPONENT}")
+        if p.strip(". ") == "":
+            raise ExportError(f"filename {filename[:80]!r} has a component made only of dots and spaces")
+        if p != p.strip(" ") or p.endswith("."):
+            raise ExportError(f"filename component {p[:80]!r} starts or ends with a space, or ends with a dot "
+                              "(easy to mistake for another name)")
     if parts[-1].startswith(".") and parts[-1].endswith(".tmp"):
         raise ExportError("names of the form '.*.tmp' are reserved for temporary files")
     return parts
+
+
+#: Unicode categories refused in file names: controls (C0 and C1), format characters (bidi
+#: overrides and isolates, zero-width spaces and joiners, soft hyphen, BOM ...), line/paragraph
+#: separators, private use, surrogates, unassigned code points, and spaces other than U+0020.
+BAD_CATEGORIES = {"Cc": "a control character", "Cf": "an invisible format character",
+                  "Zl": "a line separator", "Zp": "a paragraph separator", "Zs": "a space other than ' '",
+                  "Co": "a private-use character", "Cs": "a surrogate", "Cn": "an unassigned code point"}
+
+
+def _bad_char(name: str) -> str | None:
+    """The first refused character of ``name``, described with its code point (never raw)."""
+    if name.isascii():
+        i = next((i for i, c in enumerate(name) if ord(c) < 32 or ord(c) == 127), None)
+        return None if i is None else f"a control character (U+{ord(name[i]):04X}) at position {i}"
+    for i, c in enumerate(name):
+        cat = unicodedata.category(c)
+        if cat in BAD_CATEGORIES and c != " ":
+            label = unicodedata.name(c, "")
+            return f"{BAD_CATEGORIES[cat]} (U+{ord(c):04X}{' ' + label if label else ''}) at position {i}"
+    return None
 
 
 def resolve_format(filename: str, fmt) -> str:
@@ -116,57 +173,24 @@ def _open_root(output_dir: Path) -> int:
         raise ExportError(f"cannot open the output directory {output_dir}: {e.strerror}") from None
 
 
-def _open_subdir(dfd: int, name: str, shown: str, create: bool) -> int:
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        return os.open(name, flags, dir_fd=dfd)
-    except FileNotFoundError:
-        if not create:
-            raise
-    except OSError as e:
-        if e.errno in (errno.ELOOP, errno.ENOTDIR):
-            kind = "a symlink" if _is_symlink(dfd, name) else "not a directory"
-            raise ExportError(f"{shown!r} is {kind}; exports never follow symlinks or write through them") from None
-        raise ExportError(f"cannot open {shown!r}: {e.strerror}") from None
-    try:
-        os.mkdir(name, 0o700, dir_fd=dfd)
-    except FileExistsError:
-        pass
-    except OSError as e:
-        raise ExportError(f"cannot create directory {shown!r}: {e.strerror}") from None
-    try:
-        return os.open(name, flags, dir_fd=dfd)
-    except OSError as e:
-        raise ExportError(f"cannot open {shown!r}: {e.strerror}") from None
+# The walk is launcher/safepath.py's (shared with inputs); these names keep exports' messages.
+_NEVER = "exports never follow symlinks or write through them"
+_is_symlink = safepath.is_symlink
+_exists = safepath.exists
+TargetDir = safepath.TargetDir
 
 
-def _is_symlink(dfd: int, name: str) -> bool:
-    try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
+def _open_subdir(dfd: int, name: str, shown: str, create: bool, made: list | None = None) -> int:
+    """An fd of directory ``name`` in ``dfd`` (never through a symlink); see safepath.open_subdir."""
+    return safepath.open_subdir(dfd, name, shown, create, made, error=ExportError, never=_NEVER)
 
 
-def _exists(dfd: int, name: str) -> bool:
-    try:
-        os.stat(name, dir_fd=dfd, follow_symlinks=False)
-        return True
-    except FileNotFoundError:
-        return False
+def open_target_dir(output_dir: Path, parts: list[str], *, create: bool = True) -> TargetDir:
+    """The directory that will hold ``parts[-1]``, walked without following symlinks
+    (safepath.walk from the output directory's fd).
 
-
-def open_target_dir(output_dir: Path, parts: list[str]) -> int:
-    """An fd of the directory that will hold ``parts[-1]``, walked without following symlinks."""
-    fd = _open_root(output_dir)
-    try:
-        for i, p in enumerate(parts[:-1]):
-            nfd = _open_subdir(fd, p, "/".join(parts[:i + 1]), create=True)
-            os.close(fd)
-            fd = nfd
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
+    With ``create`` false a missing component raises FileNotFoundError (nothing is made)."""
+    return safepath.walk(_open_root(output_dir), parts, create=create, error=ExportError, never=_NEVER)
 
 
 def write_new_file(dfd: int, name: str, data: bytes, shown: str) -> None:
@@ -204,6 +228,86 @@ def write_new_file(dfd: int, name: str, data: bytes, shown: str) -> None:
         os.fsync(dfd)
     except OSError:
         pass
+
+
+# ------------------------------------------------------------ output directory quota
+MAX_WALK_DEPTH = 64
+
+
+def measure_tree(root_fd: int, max_entries: int) -> tuple[int, int]:
+    """(bytes, entries) under the directory ``root_fd``: regular files' sizes (a hard-linked
+    file counted once) and every entry (files, directories, symlinks, others).
+
+    Walked with ``openat(O_DIRECTORY|O_NOFOLLOW)`` and ``fstatat(AT_SYMLINK_NOFOLLOW)`` from the
+    fd (symlinks are counted, never followed), depth-first with at most ``MAX_WALK_DEPTH`` open
+    directory fds; stops counting once ``entries`` exceeds ``max_entries`` (the caller refuses
+    then), so the cost is bounded by the file-count cap whatever the tree holds. Directories
+    deeper than ``MAX_WALK_DEPTH`` are counted but not entered; unreadable ones are skipped.
+    """
+    total = entries = 0
+    seen: set[tuple[int, int]] = set()
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    frames: list = []  # (fd, scandir iterator) per open directory, root first: len(frames) is the depth
+
+    def enter(fd: int) -> None:
+        try:
+            frames.append((fd, os.scandir(fd)))  # scandir reads a dup of fd; fd itself is closed below
+        except OSError:
+            os.close(fd)
+
+    try:
+        enter(os.dup(root_fd))
+        while frames:
+            fd, it = frames[-1]
+            try:
+                e = next(it, None)
+            except OSError:
+                e = None
+            if e is None:
+                frames.pop()
+                it.close()
+                os.close(fd)
+                continue
+            entries += 1
+            if entries > max_entries:
+                break
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                if st.st_nlink > 1:
+                    key = (st.st_dev, st.st_ino)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                total += st.st_size
+            elif stat.S_ISDIR(st.st_mode) and len(frames) < MAX_WALK_DEPTH:
+                try:
+                    sub = os.open(e.name, flags, dir_fd=fd)
+                except OSError:
+                    continue
+                enter(sub)
+    finally:
+        for fd, it in frames:
+            it.close()
+            os.close(fd)
+    return total, entries
+
+
+def check_quota(root_fd: int, limits, new_bytes: int, new_entries: int) -> None:
+    """ExportError if writing ``new_bytes`` in ``new_entries`` more entries would take the output
+    directory past the profile's ``max_output_dir_bytes`` / ``max_output_dir_files``."""
+    max_bytes, max_files = limits.max_output_dir_bytes, limits.max_output_dir_files
+    used, count = measure_tree(root_fd, max_files)
+    if count + new_entries > max_files:
+        raise ExportError(f"the output directory already holds {count if count <= max_files else 'over ' + str(max_files)}"
+                          f" entries; with this export it would pass the profile's max_output_dir_files "
+                          f"({max_files}). Move or delete earlier exports first")
+    if used + new_bytes > max_bytes:
+        raise ExportError(f"the output directory holds {used} bytes; this export ({new_bytes} bytes) would take it "
+                          f"past the profile's max_output_dir_bytes ({max_bytes}). Move or delete earlier "
+                          "exports first")
 
 
 # ------------------------------------------------------------ untrusted meta
@@ -250,18 +354,43 @@ def export_object(session, output_dir, object_name, filename, format="") -> dict
     parts = check_filename(filename)
     fmt = resolve_format(filename, format)
     output_dir = Path(output_dir)
-    dfd = open_target_dir(output_dir, parts)
+    shown = "/".join(parts)
+    # fail before asking the jail for the bytes (nothing is created yet)
     try:
-        shown = "/".join(parts)
-        if _exists(dfd, parts[-1]):  # fail before asking the jail for the bytes
-            raise ExportError(f"{shown!r} already exists; exports never overwrite (pick another name)")
+        probe = open_target_dir(output_dir, parts, create=False)
+    except FileNotFoundError:
+        pass  # a directory on the way is missing: the file cannot exist
+    else:
+        try:
+            if _exists(probe.fd, parts[-1]):
+                raise ExportError(f"{shown!r} already exists; exports never overwrite (pick another name)")
+        finally:
+            probe.close()
+    if fmt == "py":  # the session's successful code as a script (object_name is not used)
+        from .script import script
+        meta, data = {}, script(session)["script"].encode("utf-8", "surrogatepass")
+    else:
         meta, data = session.export_bytes(object_name, fmt)
-        cap = session.profile.limits.max_export_bytes
-        if not isinstance(data, (bytes, bytearray)) or len(data) > cap:
-            raise ExportError(f"the export is larger than the profile's max_export_bytes ({cap})")
-        write_new_file(dfd, parts[-1], bytes(data), shown)
-    finally:
-        os.close(dfd)
+    limits = session.profile.limits
+    cap = limits.max_export_bytes
+    if not isinstance(data, (bytes, bytearray)) or len(data) > cap:
+        raise ExportError(f"the export is larger than the profile's max_export_bytes ({cap})")
+    data = bytes(data)
+    if fmt == "svg":
+        try:
+            check_svg(data)
+        except SvgRefused as e:
+            raise ExportError(f"the SVG from the session was refused, nothing was written: {e}") from None
+    with _WRITE_LOCK:  # one export at a time is measured and written (the quota holds across clients)
+        t = open_target_dir(output_dir, parts)
+        try:
+            check_quota(t.fds[0], limits, len(data), 1)  # the walk counts the dirs just made
+            write_new_file(t.fd, parts[-1], data, shown)
+        except BaseException:
+            t.remove_created()
+            raise
+        finally:
+            t.close()
     reply = {"path": str(output_dir.absolute() / shown), "size": len(data), "format": fmt,
              "sha256": hashlib.sha256(data).hexdigest()}
     check = _clean_measure(meta.get("check"))

@@ -394,8 +394,11 @@ class Session:
         return "the child process died before replying"
 
     # ------------------------------------------------------------ tools
-    def execute(self, code: str, timeout_s: float | None = None) -> dict:
-        """Run ``code``; ``timeout_s`` may shorten the profile's wall-clock limit, never extend it."""
+    def execute(self, code: str, timeout_s: float | None = None, *, request: dict | None = None) -> dict:
+        """Run ``code``; ``timeout_s`` may shorten the profile's wall-clock limit, never extend it.
+
+        ``request`` replaces the ``execute`` request with another transaction op (e.g. ``import``,
+        launcher/inputs.py) served the same way; ``code`` is then only what the log records."""
         with self.lock:
             lim = self.profile.limits
             limit = lim.timeout_s
@@ -413,7 +416,7 @@ class Session:
             self.last_next_exit = None
             start = time.monotonic()
             try:
-                self._send_next({"t": "execute", "code": code}, start + limit)
+                self._send_next(request or {"t": "execute", "code": code}, start + limit)
             except SessionNotReading as e:
                 return self._record(_err("SessionNotReading", str(e)), code, start, "not-reading")
             nxt = self.next
