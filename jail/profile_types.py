@@ -32,6 +32,7 @@ class Limits:
     session_cpus: float = 1.0      # CPU share of the whole session, in CPUs (cgroup CPU quota)
     max_output_dir_bytes: int = 2 * 1024 ** 3  # total under the output directory (exports refused past it)
     max_output_dir_files: int = 10000          # entries (files + directories) under the output directory
+    max_input_bytes: int = 32 * 1024 * 1024    # import_file: largest file read from the input directory
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,11 @@ def warm_up() -> dict:
         measure.warm_up(part)
     except Exception:
         pass
+    try:  # import_file: the readers (STEP stream, sewing, expat, zipfile, SVG) used once
+        from jail import importer
+        importer.warm_up()
+    except Exception:
+        pass
     import importlib
     for name in ("runner", "policy", "safe_builtins", "session_proc", "apply", "landlock", "mountview",
                  "privileges", "seccomp_filter", "rlimits", "namespaces", "serialize", "render", "measure"):

@@ -30,7 +30,8 @@ def _setup_logging(verbose: bool) -> None:
 
 def _launcher(args):
     from .core import Launcher
-    return Launcher(args.profile, output_dir=args.output_dir, jail_uid=args.jail_uid)
+    return Launcher(args.profile, output_dir=args.output_dir, jail_uid=args.jail_uid,
+                    input_dir=getattr(args, "input_dir", None))
 
 
 def cmd_run(args) -> int:
@@ -91,7 +92,7 @@ def cmd_mcp(args) -> int:
         # answers initialize/tools/list at once; the zygote warms meanwhile, the first call waits for it.
         # A jail that cannot start does not stop the server: every call returns why, and the fix.
         launcher = Launcher(args.profile, output_dir=args.output_dir, jail_uid=args.jail_uid,
-                            warm_in_background=True)
+                            warm_in_background=True, input_dir=args.input_dir)
         backend = ToolSet(launcher)
         profile = launcher.profile
         logging.getLogger("build123d_launcher").info("running embedded (profile %s)", launcher.profile.name)
@@ -144,6 +145,8 @@ def main(argv=None) -> int:
         p.add_argument("--profile", default=os.environ.get("BUILD123D_LAUNCHER_PROFILE", "default"),
                        help="profile name (profiles/NAME.toml) or path to a .toml file")
         p.add_argument("--output-dir", default=None, help="where export() writes (default ./build123d-out)")
+        p.add_argument("--input-dir", default=None, help="where import_file()/list_inputs() read the user's files "
+                                                         "(default: none, or the profile's [inputs] dir)")
         p.add_argument("--jail-uid", default=None, help="host uid/user the jail maps to when run as root "
                                                         "(default: nobody)")
 

@@ -495,7 +495,8 @@ def serve(args) -> int:
     old_term = signal.signal(signal.SIGTERM, early)
     old_int = signal.signal(signal.SIGINT, early)
     try:
-        launcher = Launcher(args.profile, output_dir=args.output_dir, jail_uid=args.jail_uid)
+        launcher = Launcher(args.profile, output_dir=args.output_dir, jail_uid=args.jail_uid,
+                            input_dir=getattr(args, "input_dir", None))
     except BaseException:
         listener.close()
         if owned and path:

@@ -28,7 +28,7 @@ _LIMIT_KEYS = {
     "timeout_s": float, "cpu_s": int, "memory_mb": int, "nproc": int, "nofile": int,
     "max_code_bytes": int, "max_output_bytes": int, "max_result_bytes": int,
     "max_export_bytes": int, "max_snapshots": int, "max_sessions": int,
-    "max_output_dir_bytes": int, "max_output_dir_files": int,
+    "max_output_dir_bytes": int, "max_output_dir_files": int, "max_input_bytes": int,
     "session_memory_mb": int, "session_cpus": float,
 }
 
@@ -128,7 +128,7 @@ def load_profile(name_or_path: str = "default") -> Profile:
     path = find_profile(name_or_path)
     d = _read(path)
     where = str(path)
-    known_top = {"name", "description", "limits", "layers", "filesystem", "python", "seccomp"}
+    known_top = {"name", "description", "limits", "layers", "filesystem", "python", "seccomp", "inputs"}
     unknown = set(d) - known_top
     if unknown:
         raise ProfileError(f"{where}: unknown key(s) {sorted(unknown)}")
@@ -169,6 +169,9 @@ def load_profile(name_or_path: str = "default") -> Profile:
     unknown = set(sc) - {"default_action", "allow", "kill", "enosys"}
     if unknown:
         raise ProfileError(f"{where}: [seccomp] unknown key(s) {sorted(unknown)}")
+    inputs = d.get("inputs", {})
+    if not isinstance(inputs, dict) or set(inputs) - {"dir"} or not isinstance(inputs.get("dir", ""), str):
+        raise ProfileError(f"{where}: [inputs] takes one key, dir (a string: the input directory, \"\" for none)")
     default_action = sc.get("default_action", "errno")
     if default_action not in ("errno", "kill"):
         raise ProfileError(f"{where}: [seccomp] default_action must be 'errno' or 'kill'")
@@ -187,4 +190,5 @@ def load_profile(name_or_path: str = "default") -> Profile:
         seccomp_kill=_strlist(f"{where}: [seccomp] kill", sc.get("kill", [])),
         seccomp_enosys=_strlist(f"{where}: [seccomp] enosys", sc.get("enosys", [])),
         require_landlock_abi=int(fs.get("require_landlock_abi", 1)),
+        extra={"input_dir": inputs.get("dir", "")},
     )
