@@ -79,7 +79,12 @@ class Launcher:
 
     def _fail_start(self, e: BaseException) -> None:
         self._start_exc = e
-        log.error("the jail cannot start: %s", self.explain(e))
+        with self.lock:
+            closing = self._closed
+        if closing:  # close() stopped the zygote while it was starting
+            log.debug("zygote start abandoned: the launcher is closing (%s)", e)
+        else:
+            log.error("the jail cannot start: %s", self.explain(e))
         self._started.set()
 
     def wait_started(self, timeout: float = 240.0) -> bool:
