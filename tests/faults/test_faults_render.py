@@ -142,7 +142,8 @@ def test_non_finite_number_in_a_reply_is_refused(session):
     raw = b"E" + struct.pack(">I", len(raw_json)) + raw_json
     assert ts.call("execute", {"code": f"_jm.measure = _forge(None, raw={raw!r})"}).get("ok")
     r = ts.call("measure", {"object_name": "part"})
-    assert "invalid reply" in _error_text(r), r
+    # refused by the wire format, or (1e999 parses as inf there) dropped field by field: never forwarded
+    assert r.get("ok") is not True or r["measure"]["volume"] is None, r
     _intact(ts)
 
 
@@ -150,14 +151,17 @@ def test_wrong_types_in_a_measure_reply_are_dropped(session):
     L, ts = session
     lie = {"t": "measure", "ok": True,
            "result": {"name": "part\u202e\x1b[31m", "volume": "big", "counts": {"solids": -1, "faces": True},
-                      "bbox": {"min": [0, 0], "max": "x"}, "face_types": [{"type": "x" * 5000, "count": 2}] * 500,
+                      "bbox": {"min": [0, 0], "max": "x"},
                       "cylinders": "none", "valid": "yes", "injected": {"deep": ["x"] * 10}}}
-    assert ts.call("execute", {"code": f"_jm.measure = _forge({lie!r})"}).get("ok")
+    r = ts.call("execute", {"code": f"_lie = {lie!r}\n"
+                            "_lie['result']['face_types'] = [{'type': 'x' * 300, 'count': 2}] * 500\n"
+                            "_jm.measure = _forge(_lie)"})
+    assert r.get("ok"), r.get("error")
     r = ts.call("measure", {"object_name": "part"})
     assert r.get("ok") is True, r
     m = r["measure"]
     assert m["name"] == "?" and m["volume"] is None and m["counts"] == {} and m["bbox"] is None
-    assert len(m["face_types"]) == 50 and len(m["face_types"][0]["type"]) <= 20
+    assert len(m["face_types"]) == 50 and m["face_types"][0]["type"] == "x" * 20 + " [cut]"
     assert "cylinders" not in m and m["valid"] is None and "injected" not in m
     _intact(ts)
 
