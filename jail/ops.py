@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from . import api  # light (inspect, difflib: already loaded by build123d); imported before the layers
+
 DISPOSABLE = "disposable"
 TRANSACTION = "transaction"
 SNAPSHOT = "snapshot"
@@ -34,6 +36,7 @@ SNAPSHOT = "snapshot"
 class OpContext:
     namespace: dict
     profile: Any
+    send: Callable[[dict], None] | None = None   # send a message to the launcher (partial replies)
 
     def policy(self) -> dict:
         """The keyword arguments runner.run/warm take from the profile."""
@@ -62,7 +65,7 @@ def _cap_result(result: dict, cap: int) -> dict:
 
 def op_execute(msg: dict, ctx: OpContext) -> dict:
     from . import runner
-    result = runner.run(str(msg.get("code", "")), ctx.namespace, **ctx.policy())
+    result = runner.run(str(msg.get("code", "")), ctx.namespace, **ctx.policy(), send_partial=ctx.send)
     return _cap_result(result, ctx.profile.limits.max_result_bytes // 2)
 
 
@@ -86,11 +89,17 @@ def op_probe(msg: dict, ctx: OpContext):
     return {"evidence": probe_evidence(msg)}, b""
 
 
+def op_api(msg: dict, ctx: OpContext):
+    """api: signature/docstring of a build123d name, or a search (jail/api.py)."""
+    return api.op_api(msg, ctx)
+
+
 OPS: dict[str, Op] = {
     "execute": Op(TRANSACTION, "result", op_execute),
     "state": Op(DISPOSABLE, "state", op_state),
     "export": Op(DISPOSABLE, "export", op_export),
     "probe": Op(DISPOSABLE, "probe", op_probe),
+    "api": Op(DISPOSABLE, "api", op_api),
     "snapshot": Op(SNAPSHOT, "snapshot_ok"),
 }
 

@@ -23,7 +23,7 @@ class Limits:
     nproc: int = 64
     nofile: int = 128
     max_code_bytes: int = 262144
-    max_output_bytes: int = 65536
+    max_output_bytes: int = 16384
     max_result_bytes: int = 262144
     max_export_bytes: int = 100 * 1024 * 1024
     max_snapshots: int = 16

@@ -24,17 +24,20 @@ Everything returned is built from plain ``str``/``int``/``float``/``bool``/
 
 from __future__ import annotations
 
+import ast
 import builtins as _builtins
 import io
 import json
 import math
+import re
 import reprlib
+import signal
 import sys
 import time
 import types
 from typing import Any, Sequence
 
-from . import policy
+from . import hints, history, policy
 from .safe_builtins import make_builtins
 
 __all__ = ["new_namespace", "run", "summarize", "state_text", "BoundedOutput", "FILENAME"]
@@ -43,6 +46,9 @@ FILENAME = "<execute>"
 MESSAGE_CAP = 2000
 REPR_CAP = 200
 SOURCE_LINE_CAP = 500
+VALUE_CAP = 1000      # a trailing expression's repr
+MARKER_RESERVE = 64   # bytes kept free per stream for its "[... N bytes not shown ...]" line
+CONTEXT_LINES = 2     # source lines shown on each side of a failing line
 
 
 # ---------------------------------------------------------------- namespace
@@ -81,11 +87,18 @@ def _star_exports() -> dict:
 
 
 class BoundedOutput:
-    """Shared byte budget for stdout+stderr; keeps the first ``limit`` bytes."""
+    """Shared byte budget for stdout+stderr: keeps the first half of ``limit`` bytes (the head)
+    and the last half (the tail, in write order across both streams); what falls between is
+    counted, not stored, and reported in place as ``[... N bytes (L lines) not shown ...]``."""
 
     def __init__(self, limit: int):
         self.limit = max(int(limit), 0)
-        self.used = 0
+        usable = max(0, self.limit - 2 * MARKER_RESERVE)  # so that head + markers + tail fit the limit
+        self.head_limit = usable - usable // 2
+        self.tail_limit = usable // 2
+        self.used = 0                 # head bytes used
+        self.tail: list = []          # [stream, text, bytes] chunks, oldest first
+        self.tail_used = 0
         self.streams: dict[str, _BoundedStream] = {}
 
     def stream(self, name: str) -> "_BoundedStream":
@@ -97,11 +110,72 @@ class BoundedOutput:
     def truncated(self) -> bool:
         return any(s.dropped for s in self.streams.values())
 
+    def _to_tail(self, stream: "_BoundedStream", s: str, size: int) -> None:
+        cap = self.tail_limit
+        if size >= cap:  # this write alone fills the tail
+            for st, txt, n in self.tail:
+                st._drop(txt, n)
+            self.tail.clear()
+            self.tail_used = 0
+            head, keep = _split_tail(s, cap)
+            if head and not head.endswith("\n"):
+                head, keep = _to_line_start(head, keep)
+            stream._drop(head, size - _utf8_len(keep))
+            s, size = keep, _utf8_len(keep)
+        self.tail.append([stream, s, size])
+        self.tail_used += size
+        while self.tail_used > cap and self.tail:
+            first = self.tail[0]
+            over = self.tail_used - cap
+            if first[2] <= over:
+                self.tail.pop(0)
+                self.tail_used -= first[2]
+                first[0]._drop(first[1], first[2])
+            else:
+                cut, keep = _split_head(first[1], over)
+                if not cut.endswith("\n"):
+                    cut, keep = _to_line_start(cut, keep)
+                n = _utf8_len(cut)
+                first[0]._drop(cut, n)
+                first[1], first[2] = keep, first[2] - n
+                self.tail_used -= n
+
+    def tail_of(self, stream: "_BoundedStream") -> str:
+        return "".join(c[1] for c in self.tail if c[0] is stream)
+
 
 def _utf8_len(s: str) -> int:
     if s.isascii():  # O(1) in CPython
         return len(s)
     return len(s.encode("utf-8", "surrogatepass"))
+
+
+def _split_head(s: str, nbytes: int) -> tuple[str, str]:
+    """(the first ``nbytes`` bytes of ``s``, at a character boundary at or after them; the rest)."""
+    if s.isascii():
+        return s[:nbytes], s[nbytes:]
+    b = s.encode("utf-8", "surrogatepass")
+    cut = b[:nbytes].decode("utf-8", "ignore")
+    if _utf8_len(cut) < nbytes:  # the character that straddles the cut goes too
+        cut = s[:len(cut) + 1]
+    return cut, s[len(cut):]
+
+
+def _to_line_start(cut: str, keep: str) -> tuple[str, str]:
+    """Move the cut to the start of the next line of ``keep`` (if one starts inside it)."""
+    i = keep.find("\n")
+    if 0 <= i < len(keep) - 1:
+        return cut + keep[:i + 1], keep[i + 1:]
+    return cut, keep
+
+
+def _split_tail(s: str, nbytes: int) -> tuple[str, str]:
+    """(the rest; the last at most ``nbytes`` bytes of ``s``, at a character boundary)."""
+    if s.isascii():
+        return (s[:-nbytes], s[-nbytes:]) if nbytes else (s, "")
+    b = s.encode("utf-8", "surrogatepass")
+    keep = b[len(b) - nbytes:].decode("utf-8", "ignore") if nbytes else ""
+    return s[:len(s) - len(keep)], keep
 
 
 class _BoundedStream(io.TextIOBase):
@@ -110,7 +184,12 @@ class _BoundedStream(io.TextIOBase):
         self._owner = owner
         self._name = name
         self._parts: list[str] = []
-        self.dropped = 0  # bytes not kept
+        self.dropped = 0        # bytes not kept
+        self.dropped_lines = 0  # newlines in them
+
+    def _drop(self, s: str, n: int) -> None:
+        self.dropped += n
+        self.dropped_lines += s.count("\n")
 
     # text file API used by print() and friends
     @property
@@ -148,23 +227,25 @@ class _BoundedStream(io.TextIOBase):
         if not n:
             return 0
         o = self._owner
-        room = o.limit - o.used
-        if room <= 0:
-            self.dropped += _utf8_len(s)
-            return n
         size = _utf8_len(s)
-        if size <= room:
-            self._parts.append(s)
-            o.used += size
-            return n
-        if s.isascii():
-            head = s[:room]
+        room = o.head_limit - o.used
+        if room > 0:
+            if size <= room:
+                self._parts.append(s)
+                o.used += size
+                return n
+            head, s = _split_head(s, room)
+            head_n = _utf8_len(head)
+            if head_n > room:  # a character straddles the boundary: it goes to the tail
+                s, head, head_n = head[-1:] + s, head[:-1], _utf8_len(head[:-1])
+            self._parts.append(head)
+            o.used += head_n
+            size -= head_n
+            o.used = max(o.used, o.head_limit)  # the head is closed from now on
+        if o.tail_limit <= 0:
+            self._drop(s, size)
         else:
-            head = s.encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore")
-        kept = _utf8_len(head)
-        self._parts.append(head)
-        o.used += kept
-        self.dropped += size - kept
+            o._to_tail(self, s, size)
         return n
 
     def writelines(self, lines) -> None:
@@ -176,7 +257,10 @@ class _BoundedStream(io.TextIOBase):
         if self.dropped:
             if text and not text.endswith("\n"):
                 text += "\n"
-            text += f"[output truncated: {self.dropped} more bytes not shown]\n"
+            lines = f", {self.dropped_lines} line{'s' if self.dropped_lines != 1 else ''}" \
+                if self.dropped_lines else ""
+            text += f"[... {self.dropped} bytes{lines} not shown ...]\n"
+        text += self._owner.tail_of(self)
         # lone surrogates cannot go into JSON as UTF-8
         return text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
 
@@ -218,27 +302,159 @@ def _source_line(code_lines: list[str], line: int | None) -> str | None:
     return _cap(code_lines[line - 1].strip(), SOURCE_LINE_CAP)
 
 
-def _user_line(exc: BaseException) -> int | None:
-    """Line of the innermost traceback frame that runs user code."""
-    line = None
+def _context(code_lines: list[str], line: int | None, around: int = CONTEXT_LINES) -> list[str]:
+    """``["  3 | x = 1", "> 4 | y = 1/0", ...]``: a few numbered lines around ``line``."""
+    if line is None or not (1 <= line <= len(code_lines)) or len(code_lines) < 2:
+        return []
+    lo, hi = max(1, line - around), min(len(code_lines), line + around)
+    w = len(str(hi))
+    return [f"{'>' if n == line else ' '} {n:>{w}} | {_cap(code_lines[n - 1].rstrip(), SOURCE_LINE_CAP)}"
+            for n in range(lo, hi + 1)]
+
+
+def _frame_name(code) -> str:
+    try:
+        n = code.co_name
+        return _cap(str.__str__(n), 100) if type(n) is str else "?"
+    except BaseException:  # noqa: BLE001
+        return "?"
+
+
+def _user_frames_tb(exc: BaseException) -> list[tuple[int, int, str]]:
+    """``(call_no, line, function)`` of each traceback frame running session code, outermost first."""
+    out: list[tuple[int, int, str]] = []
     try:
         tb = exc.__traceback__
         n = 0
         while tb is not None and n < 10000:
-            if tb.tb_frame.f_code.co_filename == FILENAME:
-                line = tb.tb_lineno
+            code = tb.tb_frame.f_code
+            call = history.call_no_of(code.co_filename)
+            if call is not None and type(tb.tb_lineno) is int:
+                out.append((call, tb.tb_lineno, _frame_name(code)))
             tb = tb.tb_next
             n += 1
     except BaseException:  # noqa: BLE001
         pass
-    return line if isinstance(line, int) else None
+    return out
+
+
+def _user_frames_stack(frame) -> list[tuple[int, int, str]]:
+    """The same for a live stack (innermost ``frame`` first walked up), outermost first."""
+    out: list[tuple[int, int, str]] = []
+    try:
+        n = 0
+        while frame is not None and n < 10000:
+            code = frame.f_code
+            call = history.call_no_of(code.co_filename)
+            if call is not None and type(frame.f_lineno) is int:
+                out.append((call, frame.f_lineno, _frame_name(code)))
+            frame = frame.f_back
+            n += 1
+    except BaseException:  # noqa: BLE001
+        pass
+    out.reverse()
+    return out
+
+
+def _where(frames: list[tuple[int, int, str]], call_no: int, code_lines: list[str]) -> tuple[int | None, dict | None]:
+    """(the line of this call's innermost frame; where the innermost session frame is, if that is
+    in code of an earlier call: ``{"call", "line", "function", "source_line", "context"}``)."""
+    line = None
+    for c, ln, _fn in frames:
+        if c == call_no:
+            line = ln
+    origin = None
+    if frames and frames[-1][0] != call_no:
+        c, ln, fn = frames[-1]
+        lines = history.source_lines(c)
+        origin = {"call": c, "line": ln, "function": fn, "source_line": _source_line(lines, ln),
+                  "context": _context(lines, ln)}
+    elif frames and frames[-1][2] != "<module>":
+        origin = {"call": call_no, "line": frames[-1][1], "function": frames[-1][2]}
+    return line, origin
+
+
+_DYM = re.compile(r"\. (Did you mean: .{1,200}\?)\Z")
+
+
+def _did_you_mean(exc: BaseException) -> str | None:
+    """Python's own "Did you mean: 'Cylinder'?" for NameError/AttributeError/ImportError. In 3.11
+    it is not part of ``str(exc)``: CPython computes it while printing the exception, so print
+    it (innermost frame only) into a buffer and take the suggestion from the last line."""
+    if type(exc) not in (NameError, AttributeError, ImportError):
+        return None
+    saved = sys.stderr
+    try:
+        tb = exc.__traceback__
+        n = 0
+        while tb is not None and tb.tb_next is not None and n < 100000:
+            tb, n = tb.tb_next, n + 1
+        buf = io.StringIO()
+        sys.stderr = buf
+        sys.__excepthook__(type(exc), exc, tb)
+        last = buf.getvalue().rstrip().rsplit("\n", 1)[-1]
+        m = _DYM.search(last)
+        return str.__str__(m.group(1)) if m else None
+    except BaseException:  # noqa: BLE001 - user __dir__/__str__ may raise anything
+        return None
+    finally:
+        sys.stderr = saved
 
 
 def _error(type_: str, message: str, line: int | None, code_lines: list[str], **extra) -> dict:
     err = {"type": type_, "message": _cap(message, MESSAGE_CAP), "line": line,
-           "source_line": _source_line(code_lines, line)}
+           "source_line": _source_line(code_lines, line), "context": _context(code_lines, line)}
     err.update(extra)
+    origin = err.get("origin") if isinstance(err.get("origin"), dict) else {}
+    try:
+        h = hints.hint(type_, err["message"], origin.get("source_line") or err["source_line"],
+                       rule=err.get("rule"), text=err.get("text"))
+    except BaseException:  # noqa: BLE001 - advice must never cost the error
+        h = None
+    if h:
+        err["hint"] = _cap(h, 600)
     return err
+
+
+# --------------------------------------------------------------------- partial replies
+# Shortly before the hard limit the launcher sends SIGUSR2 to the next running a call; this
+# handler answers with where the user code is and the output so far. It runs in the user's
+# process: user code can replace or lie through it, and the launcher depends on none of it
+# (it SIGKILLs at the limit either way and labels the partial reply as the session's report).
+_PARTIAL: dict = {"active": False, "send": None, "out": None, "call": 0, "lines": [],
+                  "stdout": None, "stderr": None}
+
+
+def _on_sigusr2(signum, frame) -> None:
+    st = _PARTIAL
+    if not st["active"] or st["send"] is None:
+        return
+    st["active"] = False  # one answer per call
+    try:
+        frames = _user_frames_stack(frame)
+        line, origin = _where(frames, st["call"], st["lines"])
+        msg = {"t": "partial", "stdout": st["stdout"].getvalue(), "stderr": st["stderr"].getvalue(),
+               "line": line, "source_line": _source_line(st["lines"], line),
+               "context": _context(st["lines"], line), "origin": origin}
+        st["send"](msg)
+    except BaseException:  # noqa: BLE001 - never disturb the user's code from a signal handler
+        pass
+
+
+def _arm_partial(send, out, stdout, stderr, call_no: int, code_lines: list[str]) -> None:
+    if send is None:
+        return
+    _PARTIAL.update(send=send, out=out, stdout=stdout, stderr=stderr, call=call_no, lines=code_lines)
+    try:
+        signal.signal(signal.SIGUSR2, _on_sigusr2)
+    except (ValueError, OSError):  # not the main thread (tests): no partial replies
+        return
+    _PARTIAL["active"] = True
+
+
+def _disarm_partial() -> None:
+    _PARTIAL["active"] = False
+    _PARTIAL.update(send=None, out=None, stdout=None, stderr=None)
 
 
 # --------------------------------------------------------------------- warm
@@ -263,7 +479,7 @@ def warm(namespace: dict, *, python_layers: bool, allowed_imports: Sequence[str]
             policy.check("x = 1\n", allowed_imports, blocked_calls)
         except policy.PolicyError:
             pass
-    compile("x = 1\n", FILENAME, "exec", dont_inherit=True)
+    compile(ast.parse("x = 1\n"), FILENAME, "exec", dont_inherit=True)
     out = BoundedOutput(max_output_bytes)
     out.stream("stdout").write("")
     json.dumps({"ok": True, "stdout": "", "objects": [{"name": "x", "kind": "number", "repr": "1"}]})
@@ -271,19 +487,76 @@ def warm(namespace: dict, *, python_layers: bool, allowed_imports: Sequence[str]
 
 # --------------------------------------------------------------------- run
 
+# What the session's names looked like after the last successful call of this state: name ->
+# (id of the value, its summary). Inherited by every fork, so a promoted next diffs against
+# its head, and a snapshot/restore/reset keeps its own copy (like the namespace itself).
+_PREV: dict[str, tuple[int, dict]] = {}
+
+
+def _changes(namespace: dict, objects: list[dict], ids: dict[str, int]) -> tuple[list[dict], list[str]]:
+    """(summaries of the names this call added or changed, each with ``change``; deleted names)."""
+    global _PREV
+    cur: dict[str, tuple[int, dict]] = {}
+    changed: list[dict] = []
+    for o in objects:
+        name = o.get("name")
+        if o.get("kind") == "omitted" or type(name) is not str:
+            continue
+        cur[name] = (ids.get(name, 0), o)
+        prev = _PREV.get(name)
+        if prev is None:
+            changed.append({**o, "change": "added"})
+        elif prev[0] != ids.get(name, 0) or prev[1] != o:
+            changed.append({**o, "change": "changed"})
+    deleted = [n for n in _PREV if n not in cur and not _in_omitted(objects)]
+    omitted = [o for o in objects if o.get("kind") == "omitted"]
+    _PREV = cur
+    return changed + omitted, deleted
+
+
+def _in_omitted(objects: list[dict]) -> bool:
+    return bool(objects) and objects[-1].get("kind") == "omitted"
+
+
+def _value_summary(value: Any) -> dict | None:
+    """The trailing expression's value, REPL style (None: nothing to show)."""
+    if value is None:
+        return None
+    try:
+        shape_cls, builders = _b3d_types()
+    except Exception:  # noqa: BLE001
+        shape_cls, builders = None, {}
+    out: dict = {"type": _type_name(value)}
+    try:
+        out.update(_summarize_value(value, shape_cls, builders))
+    except BaseException as e:  # noqa: BLE001
+        out["summary_error"] = f"{_type_name(e)}: {_safe_str(e, REPR_CAP)}"
+    if out.get("kind") in ("number", "str", "bool", "bytes", "object", "sequence", "mapping", "set", "array"):
+        out["repr"] = _cap(_safe_str(_value_repr.repr(value)), VALUE_CAP)
+    return out
+
 
 def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Sequence[str],
-        blocked_calls: Sequence[str], max_output_bytes: int) -> dict:
+        blocked_calls: Sequence[str], max_output_bytes: int, send_partial=None) -> dict:
     """Check (optionally), compile and exec ``code`` in ``namespace``.
 
     ``python_layers`` switches the AST policy (layer 7) only; the builtins
-    (layer 8) are whatever ``new_namespace`` put in the namespace.
+    (layer 8) are whatever ``new_namespace`` put in the namespace. The code is
+    compiled with the filename ``<execute-N>`` (N: this call's number in
+    ``jail.history``) and, on success, recorded there.
 
     Returns ``{"ok", "stdout", "stderr", "truncated", "error", "objects",
-    "duration_ms"}``; ``error`` is None or ``{"type", "message", "line",
-    "source_line"}`` plus ``"col"`` for syntax/policy errors and ``"rule"`` for
-    policy errors. ``objects`` is ``summarize(namespace)`` on success, ``[]``
-    on error (the caller discards this process and keeps the old state).
+    "deleted", "value", "call", "duration_ms"}``; ``error`` is None or
+    ``{"type", "message", "line", "source_line", "context"}`` plus ``"col"``
+    for syntax/policy errors, ``"rule"``/``"text"`` for policy errors, ``"hint"``
+    for known mistakes and ``"origin"`` when the innermost frame is in a function
+    (``{"call", "line", "function", "source_line", "context"}``). ``objects`` are
+    the summaries of the names this call added or changed (``change``), on
+    success only; ``deleted`` the names it removed; ``value`` the summary of a
+    trailing expression's value (REPL style) or None.
+
+    ``send_partial(msg)``, when given, is called from a SIGUSR2 handler with
+    ``{"t": "partial", "stdout", "stderr", "line", ...}`` (where the code is).
     """
     t0 = time.perf_counter()
     code_lines = code.splitlines() if isinstance(code, str) else []
@@ -291,6 +564,9 @@ def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Seq
     stdout, stderr = out.stream("stdout"), out.stream("stderr")
     error: dict | None = None
     objects: list = []
+    deleted: list = []
+    value: dict | None = None
+    call_no = history.next_call_no()
 
     def result() -> dict:
         return {
@@ -300,6 +576,9 @@ def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Seq
             "truncated": out.truncated,
             "error": error,
             "objects": objects,
+            "deleted": deleted,
+            "value": value,
+            "call": call_no,
             "duration_ms": round((time.perf_counter() - t0) * 1000.0, 3),
         }
 
@@ -319,8 +598,13 @@ def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Seq
                                text=e.text)
             return result()
 
+    fname = history.filename(call_no)
     try:
-        code_obj = compile(code, FILENAME, "exec", dont_inherit=True)
+        tree = ast.parse(code, fname)
+        trailing = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            trailing = compile(ast.Expression(tree.body.pop().value), fname, "eval", dont_inherit=True)
+        code_obj = compile(tree, fname, "exec", dont_inherit=True)
     except SyntaxError as e:
         line = e.lineno if isinstance(e.lineno, int) else None
         col = max((e.offset or 1) - 1, 0) if isinstance(e.offset, int) else None
@@ -332,21 +616,35 @@ def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Seq
 
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = stdout, stderr
+    _arm_partial(send_partial, out, stdout, stderr, call_no, code_lines)
     try:
         try:
             exec(code_obj, namespace)
+            if trailing is not None:
+                v = eval(trailing, namespace)
+                value = _value_summary(v)
+                v = None
         except BaseException as e:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included
-            line = _user_line(e)
-            error = _error(_type_name(e), _safe_str(e), line, code_lines)
+            line, origin = _where(_user_frames_tb(e), call_no, code_lines)
+            msg = _safe_str(e)
+            dym = _did_you_mean(e)
+            if dym and "Did you mean" not in msg:
+                msg = f"{msg}. {dym}"
+            extra = {"origin": origin} if origin else {}
+            error = _error(_type_name(e), msg, line, code_lines, **extra)
             e = None  # noqa: F841 - drop the traceback's frames
         if error is None:
             try:
-                objects = summarize(namespace)
+                ids: dict[str, int] = {}
+                objects, deleted = _changes(namespace, summarize(namespace, ids=ids), ids)
             except BaseException as e:  # noqa: BLE001
                 objects = [{"name": "(summary)", "type": "error", "kind": "error",
                             "summary_error": _safe_str(e, REPR_CAP)}]
     finally:
+        _disarm_partial()
         sys.stdout, sys.stderr = saved
+    if error is None:
+        history.record(code)
     return result()
 
 
@@ -357,6 +655,12 @@ _repr.maxstring = REPR_CAP
 _repr.maxother = REPR_CAP
 _repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = _repr.maxfrozenset = 8
 _repr.maxlevel = 3
+
+_value_repr = reprlib.Repr()  # a trailing expression's value: more of it than a name's summary
+_value_repr.maxstring = _value_repr.maxother = VALUE_CAP
+_value_repr.maxlist = _value_repr.maxtuple = _value_repr.maxdict = _value_repr.maxset = 30
+_value_repr.maxfrozenset = 30
+_value_repr.maxlevel = 4
 
 
 def _num(x: Any) -> float | None:
@@ -455,6 +759,10 @@ def _summarize_value(value: Any, shape_cls, builders: dict) -> dict:
         return {"kind": "function"}
     if isinstance(value, type):
         return {"kind": "class"}
+    if isinstance(value, (list, tuple)) and shape_cls is not None and value:
+        coll = _shape_collection(value, shape_cls)
+        if coll is not None:
+            return coll
     if isinstance(value, (list, tuple, dict, set, frozenset)):
         kind = "mapping" if isinstance(value, dict) else "set" if isinstance(value, (set, frozenset)) \
             else "sequence"
@@ -470,11 +778,55 @@ def _summarize_value(value: Any, shape_cls, builders: dict) -> dict:
     return {"kind": "object", "repr": _cap(_safe_str(_repr.repr(value)), REPR_CAP)}
 
 
+COLLECTION_MEASURE_MAX = 2000  # shapes in a list measured one by one (more: counted by type only)
+
+
+def _shape_collection(value, shape_cls) -> dict | None:
+    """A list/tuple of build123d shapes as one item: ``list of 50 Box, total volume 1275, bbox ...``
+    (``kind: "shapes"``, ``length``, ``of`` = type counts, total ``volume``/``area``/``length`` and
+    the overall ``bbox``). None when an element is not a shape."""
+    n = len(value)
+    if n > 100_000:
+        return None
+    types_: dict[str, int] = {}
+    for v in value:
+        if not isinstance(v, shape_cls):
+            return None
+        t = _type_name(v)
+        types_[t] = types_.get(t, 0) + 1
+    d: dict = {"kind": "shapes", "length": n,
+               "of": ", ".join(f"{c} {t}" for t, c in sorted(types_.items(), key=lambda kv: -kv[1])[:6])}
+    if n > COLLECTION_MEASURE_MAX:
+        return d
+    vol = area = length = 0.0
+    lo = [math.inf] * 3
+    hi = [-math.inf] * 3
+    for v in value:
+        s = _shape_summary(v)
+        vol += s.get("volume") or 0.0
+        area += s.get("area") or 0.0
+        length += s.get("length") or 0.0
+        bb = s.get("bbox") or {}
+        for i in range(3):
+            a, b = (bb.get("min") or [None] * 3)[i], (bb.get("max") or [None] * 3)[i]
+            if a is not None and b is not None:
+                lo[i], hi[i] = min(lo[i], a), max(hi[i], b)
+    if vol:
+        d["volume"] = _num(vol)
+    elif area:
+        d["area"] = _num(area)
+    elif length:
+        d["length"] = _num(length)
+    if all(math.isfinite(x) for x in lo + hi):
+        d["bbox"] = {"min": lo, "max": hi, "size": [h - l for l, h in zip(lo, hi)]}
+    return d
+
+
 def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
-def summarize(namespace: dict, *, max_items: int = 200) -> list[dict]:
+def summarize(namespace: dict, *, max_items: int = 200, ids: dict | None = None) -> list[dict]:
     """Describe the user's top-level names (JSON-safe).
 
     Skipped: dunders, ``_``, modules, names bound to the very builtin of that
@@ -516,6 +868,8 @@ def summarize(namespace: dict, *, max_items: int = 200) -> list[dict]:
             omitted += 1
             continue
         item: dict = {"name": _cap(str.__str__(name), REPR_CAP), "type": _type_name(value)}
+        if ids is not None:
+            ids[item["name"]] = id(value)
         try:
             key = id(value)
             if key not in cache:

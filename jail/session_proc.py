@@ -252,7 +252,7 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
     otherwise exits."""
     from . import runner
 
-    ctx = ops.OpContext(namespace, profile)
+    ctx = ops.OpContext(namespace, profile, send=lambda m: _send_quiet(sock, m))
     # Requests carry the nonce of the next they are for: one left unread in the socket by a
     # next that was killed is skipped here instead of being run a second time.
     nonce = os.urandom(8).hex()

@@ -34,7 +34,9 @@ pre-loaded). A call that raises, times out or crashes leaves the session exactly
 Allowed imports: {allowed_imports}.
 No file, network or process access, and no viewer: use `session_state` to inspect objects and
 `export` to write STEP/STL/BREP/SVG/DXF/3MF files into the output directory.
-Use `save_snapshot`/`restore_snapshot` to branch designs cheaply."""
+Use `save_snapshot`/`restore_snapshot` to branch designs cheaply.
+build123d {b3d_version}, OCP {ocp_version}. Look the API up with the `api` tool (dir/help/__doc__ are
+refused in code); a short quick reference is the resource build123d://quickref."""
 
 
 def _content(blocks: list[dict]) -> list:
@@ -86,11 +88,28 @@ def build_server(backend, profile=None) -> Server:
             blocks = tool.content(result)
         return types.CallToolResult(content=_content(blocks), is_error=tooldefs.is_error(result))
 
+    from . import quickref
+    ver = quickref.versions()
+
+    async def on_list_resources(ctx, params) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[types.Resource(
+            uri=quickref.URI, name=quickref.NAME, mime_type="text/markdown",
+            description="build123d in a page: builder and algebra modes, selectors, and which tool replaces "
+                        "what session code cannot do (files, viewers, introspection)")])
+
+    async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        if str(params.uri) != quickref.URI:
+            raise ValueError(f"unknown resource {str(params.uri)[:200]!r}")
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=quickref.URI, mime_type="text/markdown", text=quickref.text())])
+
     instructions = INSTRUCTIONS.format(
+        b3d_version=ver["build123d"], ocp_version=ver["OCP"],
         allowed_imports=", ".join(profile.allowed_imports) if profile is not None
         else "build123d, math, numpy, typing, collections, itertools, functools, copy")
     return Server("build123d-launcher", version=__version__, title="build123d launcher",
-                  instructions=instructions, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+                  instructions=instructions, on_list_tools=on_list_tools, on_call_tool=on_call_tool,
+                  on_list_resources=on_list_resources, on_read_resource=on_read_resource)
 
 
 def serve_stdio(backend, profile=None) -> None:

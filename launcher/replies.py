@@ -118,7 +118,8 @@ def _extras(src: dict, known, out: dict, budget: _Budget) -> None:
 
 # ------------------------------------------------------------------ object summaries
 _STR, _NUM, _BOOL, _BBOX, _COUNTS, _SHAPE, _COUNT = range(7)
-_FIELDS = {"name": (_STR, NAME_CAP), "type": (_STR, NAME_CAP), "kind": (_STR, 32), "of": (_STR, 32),
+_FIELDS = {"name": (_STR, NAME_CAP), "type": (_STR, NAME_CAP), "kind": (_STR, 32), "of": (_STR, 200),
+           "change": (_STR, 16),
            "repr": (_STR, REPR_CAP), "dtype": (_STR, 50), "summary_error": (_STR, 2 * REPR_CAP),
            "volume": (_NUM, 0), "area": (_NUM, 0), "length": (_NUM, 0),
            "valid": (_BOOL, 0), "empty": (_BOOL, 0), "bbox": (_BBOX, 0), "counts": (_COUNTS, 0),
@@ -235,8 +236,25 @@ def objects(lst, budget_chars: int) -> list[dict]:
 
 
 # ------------------------------------------------------------------ execute results
-_ERR_STR = {"type": NAME_CAP, "rule": 64, "text": SOURCE_LINE_CAP}
-_ERR_KNOWN = {"type", "message", "line", "col", "source_line", "rule", "text"}
+_ERR_STR = {"type": NAME_CAP, "rule": 64, "text": SOURCE_LINE_CAP, "hint": 600}
+_ERR_KNOWN = {"type", "message", "line", "col", "source_line", "rule", "text", "hint", "context", "origin"}
+CONTEXT_MAX = 9            # source lines shown around a failing line
+
+
+def context(v) -> list[str]:
+    """Numbered source lines around a failing line: at most CONTEXT_MAX one-line strings."""
+    if not isinstance(v, list):
+        return []
+    return [line(x, SOURCE_LINE_CAP + 16) for x in v[:CONTEXT_MAX] if isinstance(x, str)]
+
+
+def origin(v) -> dict | None:
+    """Where the innermost session frame is: ``{"call", "line", "function", "source_line", "context"}``."""
+    if not isinstance(v, dict):
+        return None
+    return {"call": count(v.get("call"), 10 ** 9), "line": count(v.get("line"), 10 ** 9),
+            "function": line(v.get("function"), 100), "source_line": line(v.get("source_line"), SOURCE_LINE_CAP),
+            "context": context(v.get("context"))}
 
 
 def error(e, budget: _Budget) -> dict:
@@ -250,22 +268,48 @@ def error(e, budget: _Budget) -> dict:
     for k, cap in _ERR_STR.items():
         if k != "type" and isinstance(e.get(k), str):
             out[k] = line(e[k], cap)
+    out["context"] = context(e.get("context"))
+    o = origin(e.get("origin"))
+    if o is not None:
+        out["origin"] = o
     _extras(e, _ERR_KNOWN, out, budget)
     return out
 
 
-_RESULT_KNOWN = {"t", "ok", "stdout", "stderr", "truncated", "objects", "error", "duration_ms", "to", "nonce"}
+_RESULT_KNOWN = {"t", "ok", "stdout", "stderr", "truncated", "objects", "error", "duration_ms", "to", "nonce",
+                 "deleted", "value", "call"}
+
+
+def head_tail(s: str, max_bytes: int) -> tuple[str, int]:
+    """``s`` (a safe string) cut to about ``max_bytes`` UTF-8 bytes keeping its head and its tail,
+    with ``[... N bytes not shown ...]`` between them; and N (0 when it fits)."""
+    b = s.encode("utf-8")
+    if len(b) <= max_bytes:
+        return s, 0
+    half = max(0, max_bytes // 2)
+    head = b[:half].decode("utf-8", "ignore")
+    tail = b[len(b) - half:].decode("utf-8", "ignore") if half else ""
+    cut = len(b) - len(head.encode("utf-8")) - len(tail.encode("utf-8"))
+    return f"{head}\n[... {cut} bytes not shown ...]\n{tail}", cut
+
+
+def names(v, n: int = MAX_OBJECTS) -> list[str]:
+    """A list of at most ``n`` safe one-line names."""
+    if not isinstance(v, list):
+        return []
+    return [line(x, NAME_CAP) for x in v[:n] if isinstance(x, str)]
 
 
 def result(msg: dict, *, max_output_bytes: int, max_result_bytes: int) -> dict:
     """An execute reply, rebuilt: ``{"ok", "stdout", "stderr", "truncated", "objects", "error",
     "duration_ms"}`` (+ a few bounded unknown fields)."""
     ok = msg.get("ok") is True
-    out_text = sanitize.text(msg.get("stdout"), max_output_bytes)
-    err_text = sanitize.text(msg.get("stderr"), max_output_bytes)
+    # escaping may grow the text: keep up to 4x before cutting head+tail to the byte cap
+    out_text = sanitize.text(msg.get("stdout"), 4 * max_output_bytes + 64)
+    err_text = sanitize.text(msg.get("stderr"), 4 * max_output_bytes + 64)
     truncated = msg.get("truncated") is True
-    out_text, cut_out = sanitize.cap_utf8(out_text, max_output_bytes)
-    err_text, cut_err = sanitize.cap_utf8(err_text, max(0, max_output_bytes - len(out_text.encode("utf-8"))))
+    out_text, cut_out = head_tail(out_text, max_output_bytes)
+    err_text, cut_err = head_tail(err_text, max(0, max_output_bytes - len(out_text.encode("utf-8"))))
     if cut_out or cut_err:
         truncated = True
         note = f"\n[output cut by the launcher: {cut_out + cut_err} more bytes not shown]\n"
@@ -283,9 +327,26 @@ def result(msg: dict, *, max_output_bytes: int, max_result_bytes: int) -> dict:
         "objects": objects(msg.get("objects"), max(16 * 1024, max_result_bytes // 2)) if ok else [],
         "error": None if ok else error(msg.get("error"), budget),
         "duration_ms": dur if dur is not None and dur >= 0 else None,
+        "deleted": names(msg.get("deleted")) if ok else [],
+        "value": summary(msg.get("value"), budget) if ok and isinstance(msg.get("value"), dict) else None,
+        "call": count(msg.get("call"), 10 ** 9),
     }
+    if r["value"] is not None and isinstance(msg["value"].get("repr"), str):  # a REPL value: longer than a name's
+        r["value"]["repr"] = sanitize.text(msg["value"]["repr"], 1000, keep="\n")
     _extras(msg, _RESULT_KNOWN, r, budget)
     return r
+
+
+def partial(msg: dict, *, max_output_bytes: int) -> dict:
+    """A timed-out call's last words (its SIGUSR2 reply), rebuilt like ``result``: ``{"stdout",
+    "stderr", "line", "source_line", "context", "origin"}``. The process may lie; this is only
+    what it said, shown as such."""
+    out_text, _ = head_tail(sanitize.text(msg.get("stdout"), 4 * max_output_bytes + 64), max_output_bytes)
+    err_text, _ = head_tail(sanitize.text(msg.get("stderr"), 4 * max_output_bytes + 64),
+                            max(0, max_output_bytes - len(out_text.encode("utf-8"))))
+    return {"stdout": out_text, "stderr": err_text, "line": count(msg.get("line"), 10 ** 9),
+            "source_line": line(msg.get("source_line"), SOURCE_LINE_CAP), "context": context(msg.get("context")),
+            "origin": origin(msg.get("origin"))}
 
 
 # ------------------------------------------------------------------ other replies

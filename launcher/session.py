@@ -62,6 +62,14 @@ class SessionNotReading(SessionError):
     """The session's process did not take a request before the deadline (its socket stayed full)."""
 
 
+class _TimedOut(TimeoutError):
+    """The call hit its wall-clock limit; ``partial`` is what the child said when asked (or None)."""
+
+    def __init__(self, partial: dict | None):
+        super().__init__("timed out")
+        self.partial = partial
+
+
 class CallCancelled(SessionError):
     """The running call was cancelled (Session.cancel): its child was killed, the session is as before."""
 
@@ -421,16 +429,18 @@ class Session:
                 return self._record(_err("SessionNotReading", str(e)), code, start, "not-reading")
             nxt = self.next
             try:
-                _pid, msg, _ = self._wait_cancellable(("result",), nxt, start + limit)
+                try:
+                    _pid, msg, _ = self._wait_cancellable(("result",), nxt, start + limit - self._grace(limit))
+                except TimeoutError:
+                    msg = self._last_words(nxt, start + limit)  # _TimedOut (with what it said) at the limit
                 result = self._validate_result(msg)
             except CallCancelled:
                 self._discard_next()
                 return self._record(_err("Cancelled", "the call was cancelled and its process killed; "
                                                       "the session is unchanged"), code, start, "cancelled")
-            except TimeoutError:
+            except TimeoutError as e:
                 self._discard_next()
-                return self._record(_err("ExecutionTimeout", f"execution exceeded the {limit:g}s wall-clock limit "
-                                                    "and was killed; the session is unchanged"),
+                return self._record(self._timeout_result(limit, getattr(e, "partial", None)),
                                     code, start, "timeout")
             except SessionDead:
                 reason = self._died_reason()
@@ -462,6 +472,42 @@ class Session:
                 result["stderr"] += ("\n[launcher: the call ran, but its process then stopped reading and was "
                                      "killed: the session's state is gone; restore a snapshot or reset]\n")
             return self._record(result, code, start, "ok")
+
+    # ------------------------------------------------------------ timeouts that say where
+    @staticmethod
+    def _grace(limit: float) -> float:
+        """How long before the hard limit the running child is asked where it is."""
+        return min(0.5, limit * 0.25)
+
+    def _last_words(self, nxt: Proc, hard: float) -> dict:
+        """Near the limit: SIGUSR2 the child (its runner's handler answers with a ``partial``: the
+        line it is on and the output so far), then wait until the hard limit for its real result.
+        Returns the result if it comes in time; otherwise raises _TimedOut carrying the partial
+        reply (or None). Nothing depends on the child answering: user code may replace the
+        handler (no answer), die of the signal (a timeout all the same) or lie (it is shown as
+        the child's report); the caller SIGKILLs it either way."""
+        nxt.kill(signal.SIGUSR2)
+        got = None
+        try:
+            while True:
+                _pid, msg, _ = self._wait_cancellable(("result", "partial"), nxt, hard)
+                if msg["t"] == "result":
+                    return msg
+                if got is None:
+                    got = replies.partial(msg, max_output_bytes=self.profile.limits.max_output_bytes)
+        except (TimeoutError, SessionDead):
+            raise _TimedOut(got) from None
+
+    def _timeout_result(self, limit: float, partial: dict | None) -> dict:
+        r = _err("ExecutionTimeout", f"execution exceeded the {limit:g}s wall-clock limit and was killed; "
+                                     "the session is unchanged")
+        if partial is not None:
+            r["stdout"], r["stderr"] = partial["stdout"], partial["stderr"]
+            r["error"].update(line=partial["line"], source_line=partial["source_line"],
+                              context=partial["context"], reported=True)
+            if partial["origin"] is not None:
+                r["error"]["origin"] = partial["origin"]
+        return r
 
     def _drop_head_quietly(self, why: str) -> None:
         try:

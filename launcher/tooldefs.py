@@ -214,23 +214,22 @@ def render_objects(objects: list[dict]) -> str:
 
 
 def _render_execute(result: dict) -> list[dict]:
-    parts = []
-    if result.get("ok"):
-        parts.append(f"OK ({result.get('wall_ms', 0):.0f} ms)")
-    else:
-        e = result.get("error") or {}
-        where = f" at line {e['line']}" if e.get("line") else ""
-        parts.append(f"{e.get('type', 'Error')}{where}: {e.get('message', '')}")
-        if e.get("source_line"):
-            parts.append(f"    {e['source_line'].strip()}")
-        parts.append("The session is unchanged (state as before this call).")
-    if result.get("stdout"):
-        parts.append("stdout:\n" + result["stdout"])
-    if result.get("stderr"):
-        parts.append("stderr:\n" + result["stderr"])
-    if result.get("ok"):
-        parts.append("objects:\n" + render_objects(result.get("objects", [])))
-    return [text("\n".join(parts))]
+    from .reply_text import execute_text
+    return [text(execute_text(result))]
+
+
+def _api(ctx, s, name="", query=""):
+    from . import replies
+    from .reply_text import api_text
+    msg, _ = s._one_shot({"t": "api", "name": name, "query": query}, "api", timeout=30)
+    r = replies.bounded(msg, depth=3, items=100, str_cap=3000)  # untrusted: a safe, bounded copy
+    if not isinstance(r, dict) or r.get("ok") is not True:
+        return {"error": api_text(r if isinstance(r, dict) else {}).removeprefix("Error: ")}
+    return {"ok": True, "text": api_text(r)}
+
+
+def _render_api(result: dict) -> list[dict]:
+    return [text(str(result.get("text", "")))]
 
 
 def _render_state(result: dict) -> list[dict]:
@@ -339,9 +338,12 @@ EXECUTE_DESCRIPTION = (
     "`from build123d import *` is pre-loaded. Allowed imports: {allowed_imports} (nothing else: no os, "
     "subprocess, socket, open()). There is no file access, no network and no viewer: use session_state "
     "to inspect objects and export to write files. Limits per call: {timeout_s} s wall clock, "
-    "{max_code_bytes} bytes of code, {max_output_bytes} bytes of stdout+stderr kept. Returns stdout/stderr and "
-    "a summary (type, volume, bounding box) of the build123d objects bound to top-level names, or the error "
-    "with its line. A call that raises, times out or crashes leaves the session exactly as it was.")
+    "{max_code_bytes} bytes of code, {max_output_bytes} bytes of stdout+stderr kept (head and tail). Returns "
+    "stdout/stderr, the value of a trailing expression (REPL style: end with `part.volume`), and a summary "
+    "(type, volume, bounding box) of only the names the call added (+), changed (~) or deleted (-) "
+    "(session_state lists all); or the error with its line, the source around it and a hint for known "
+    "mistakes. A call that raises, times out or crashes leaves the session exactly as it was; a timeout says "
+    "which line was running.")
 
 TOOLS: tuple[Tool, ...] = (
     Tool("execute", EXECUTE_DESCRIPTION, title="Run build123d code",
@@ -383,6 +385,19 @@ TOOLS: tuple[Tool, ...] = (
                         "description": "File format; '' (default) takes it from the filename's extension."},
          },
          required=("object_name", "filename"), handler=_export, advisory=("object_name", "filename", "format")),
+    Tool("api", "Look up the build123d API (computed in the jail, read-only): api(name='fillet'), api(name='Box'), "
+                "api(name='Part.edges') give the signature, docstring and (for a class) its methods and "
+                "properties; api(query='chamf') lists the names containing it; api() gives the build123d and OCP "
+                "versions. Use it instead of dir()/help()/__doc__, which session code cannot use.",
+         title="build123d API look-up",
+         params={"name": {"type": "string", "maxLength": 200,
+                          "pattern": r"^$|^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*){0,3}$",
+                          "description": "A name `from build123d import *` binds, or Class.attribute "
+                                         "(e.g. 'Box', 'fillet', 'Part.edges', 'Axis.Z')."},
+                 "query": {"type": "string", "maxLength": 200,
+                           "description": "Substring to search for among the build123d names (case-insensitive), "
+                                          "e.g. 'fillet'."}},
+         handler=_api, render=_render_api),
     # CAD services: launcher/cad.py (the op runs in a disposable jailed next: jail/render.py, jail/measure.py)
     Tool("render", cad.RENDER_DESCRIPTION, title="Render a view", params=cad.RENDER_PARAMS,
          handler=cad.render, render=cad.content_render),

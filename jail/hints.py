@@ -1,0 +1,129 @@
+"""One hint line for the mistakes assistants make most often in this jail.
+
+``hint(type_, message, source_line, rule=None, text=None)`` looks at an error
+(its type, message, the failing source line and, for policy errors, the rule and
+the offending text) and returns a sentence that points to what works instead,
+or None. Only plain string matching: no user object is touched, nothing is
+imported, so it is safe to call on any error and cheap.
+
+Known mistakes:
+
+* file exporters called from code (``export_step(part, "x.step")``,
+  ``part.export_stl(...)``, ``ExportSVG``, ``open(...)``) -> the ``export`` tool;
+* file importers (``import_step("user.step")``, ``Mesher().read``) -> the
+  user's input directory and the ``import_file`` tool;
+* viewers (``show``, ``show_object``, ``import ocp_vscode``, ``cq_editor``)
+  -> the ``render`` tool;
+* introspection that the policy blocks (``dir``, ``help``, ``vars``,
+  ``__doc__``) -> the ``api`` tool; ``getattr``/``hasattr`` -> plain attribute
+  access; ``type(x) == ...`` -> ``isinstance``;
+* a builder used as a shape (``BuildPart`` has no ``volume``) -> ``.part``;
+* CadQuery code (``import cadquery``, ``cq.Workplane``) -> build123d's names;
+* OCCT "not done" failures of fillet/chamfer/boolean operations -> radius,
+  edge selection, validity.
+
+Blocks: nothing (advice only). The hint is computed in the jailed process from
+its own error, so user code can change it; the launcher treats it as text.
+"""
+from __future__ import annotations
+
+import re
+
+__all__ = ["hint"]
+
+_EXPORT = re.compile(r"\b(export_(step|stl|brep|gltf|svg|dxf|3mf|three_mf|obj|ply)|ExportSVG|ExportDXF|"
+                     r"write_stl|write_step|Mesher\(\)\.write)\b|\.export_\w+\s*\(|\.write\s*\(")
+_IMPORT = re.compile(r"\b(import_(step|stl|brep|svg|svg_as_buildline_code|three_mf|3mf|dxf)|Mesher\(\)\.read|"
+                     r"read_step|read_stl)\b")
+_VIEWER_NAMES = ("show", "show_object", "show_all", "show_clear", "set_port", "set_defaults", "reset_show",
+                 "display", "cq_editor", "ocp_vscode", "jupyter_cadquery", "yacv_server", "show_objects")
+_VIEWER = re.compile(r"\b(" + "|".join(_VIEWER_NAMES) + r")\b")
+_CADQUERY = re.compile(r"\b(cadquery|cq\.Workplane|Workplane)\b|name 'cq' is not defined")
+_NAME_ERR = re.compile(r"name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
+_BUILDER_ATTR = re.compile(r"'(BuildPart|BuildSketch|BuildLine)' object has no attribute '(\w+)'")
+_NOT_DONE = re.compile(r"StdFail_NotDone|command not done|BRep_API|Standard_Failure|Failed creating a "
+                       r"(fillet|chamfer)|Failed to (fillet|chamfer)", re.I)
+
+API_HINT = ("use the `api` tool instead: api(name='Box') gives the signature and docstring "
+            "(also 'Part.edges', 'fillet'), api(query='fill') searches the build123d names")
+_BUILDER_OF = {"BuildPart": "part", "BuildSketch": "sketch", "BuildLine": "line"}
+
+
+def _introspection(name: str) -> str | None:
+    if name in ("dir", "help", "vars", "__doc__", "inspect", "__dict__", "globals", "locals"):
+        if name in ("globals", "locals", "vars"):
+            return "the session_state tool lists the session's names; " + API_HINT
+        return API_HINT
+    if name in ("getattr", "hasattr", "setattr", "delattr"):
+        return ("write the attribute directly (obj.name, obj.name = v) and catch AttributeError if it may be "
+                "missing; the `api` tool lists what a class offers (api(name='Part'))")
+    if name in ("eval", "exec", "compile", "__import__"):
+        return "write the code directly; imports: only the allowed modules (see the server instructions)"
+    if name == "open":
+        return "code cannot read or write files: the `export` tool writes objects to the output directory"
+    if name in ("__class__", "__name__", "__mro__", "type"):
+        return "test types with isinstance(x, Solid) (or Part, Compound, Face, ...); str(type(x)) names them"
+    return None
+
+
+def hint(type_: str, message: str, source_line: str | None = None, rule: str | None = None,
+         text: str | None = None) -> str | None:
+    """The hint for this error, or None when it is not a known mistake."""
+    t = type_ if isinstance(type_, str) else ""
+    m = message if isinstance(message, str) else ""
+    src = source_line if isinstance(source_line, str) else ""
+    txt = text if isinstance(text, str) else ""
+    both = f"{src}\n{m}"
+
+    if rule in ("import",) or (t in ("ModuleNotFoundError", "ImportError") and "import" in m):
+        if _VIEWER.search(both):
+            return ("there is no viewer in this session: use the `render` tool (object_name, view) to see a "
+                    "shape, and session_state for its numbers")
+        if _CADQUERY.search(both):
+            return "this is build123d, not CadQuery: Box(10, 20, 5), Cylinder(3, 10), fillet(edges, r); see the quick reference resource"
+        return None  # the refusal already lists the allowed modules
+    if rule == "blocked-call":
+        name = txt.split("(")[0].split(".")[-1].strip() or ""
+        h = _introspection(name)
+        if name == "open" or _EXPORT.search(src):
+            return _export_hint()
+        return h
+    if rule in ("dunder-attribute", "dunder-name"):
+        if "__doc__" in both or "__dict__" in both:
+            return API_HINT
+        if "__class__" in both or "__name__" in both:
+            return _introspection("__class__")
+        return None
+    if _EXPORT.search(src):
+        return _export_hint()
+    if _IMPORT.search(src):
+        return ("the session sees none of your files: put the file in the launcher's input directory "
+                "(--input-dir) and use the `import_file` tool; it binds the shape to a name")
+    if t == "NameError":
+        nm = _NAME_ERR.search(m)
+        name = nm.group(1) if nm else ""
+        if name in _VIEWER_NAMES:
+            return ("there is no viewer in this session: use the `render` tool (object_name, view) to see a "
+                    "shape, and session_state for its numbers")
+        if name == "cq":
+            return "this is build123d, not CadQuery: Box(10, 20, 5), Cylinder(3, 10), fillet(edges, r)"
+        h = _introspection(name)
+        if h:
+            return h
+        return None
+    if t == "AttributeError":
+        bm = _BUILDER_ATTR.search(m)
+        if bm:
+            what = _BUILDER_OF[bm.group(1)]
+            return (f"a {bm.group(1)} is a builder, not a shape: use its .{what} (e.g. bp.{what}.{bm.group(2)}) "
+                    "after the `with` block")
+        return None
+    if _NOT_DONE.search(m) or (t == "ValueError" and re.search(r"\b(fillet|chamfer)\b", src)):
+        return ("OCCT could not do this operation: for fillet/chamfer try a smaller radius (it must fit the "
+                "adjacent faces) or fewer edges; for booleans check both shapes are valid solids that overlap")
+    return None
+
+
+def _export_hint() -> str:
+    return ("code cannot write files: bind the object to a name and call the `export` tool, e.g. "
+            "export(object_name='part', filename='part.step') (STEP, STL, BREP, SVG, DXF, 3MF)")

@@ -1,0 +1,236 @@
+"""Replies an assistant can act on (issue 14), through the real ``mcp`` SDK client over stdio.
+
+Each test asserts on the reply *text* the model reads: only the names a call
+changed, the trailing expression's value, head and tail of long output, Python's
+"Did you mean", a hint for each known mistake, source lines around the failing
+line and the call that defined a failing function, the ``api`` tool, the quick
+reference resource, and a timeout that names the running line and keeps the
+output printed before it (the session unchanged afterwards).
+"""
+from __future__ import annotations
+
+import re
+import sys
+from contextlib import asynccontextmanager
+
+import anyio
+import anyio.from_thread
+import pytest
+
+from testlib import REPO, TEST_PROFILE, launcher_env
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+@asynccontextmanager
+async def _connect(params, errlog):
+    async with stdio_client(params, errlog=errlog) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            yield session, init
+
+
+class Client:
+    def __init__(self, portal, session, init):
+        self.portal, self.session, self.init = portal, session, init
+
+    def call(self, name: str, args: dict | None = None):
+        return self.portal.call(lambda: self.session.call_tool(name, args or {}))
+
+    def text(self, name: str, args: dict | None = None, *, error: bool = False) -> str:
+        res = self.call(name, args)
+        assert res.is_error is error, res
+        assert len(res.content) == 1 and res.content[0].type == "text", res  # nothing sent twice
+        assert getattr(res, "structured_content", None) in (None, {}), res
+        return res.content[0].text
+
+    def ok(self, code: str) -> str:
+        t = self.text("execute", {"code": code})
+        assert t.startswith("OK"), t
+        return t
+
+    def fails(self, code: str) -> str:
+        return self.text("execute", {"code": code}, error=True)
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    d = tmp_path_factory.mktemp("replies")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "launcher", "mcp", "--embedded", "--profile", TEST_PROFILE, "--output-dir", str(d / "out")],
+        env=launcher_env(), cwd=str(REPO))
+    with open(d / "server-stderr.log", "w") as errlog:
+        with anyio.from_thread.start_blocking_portal() as portal:
+            cm = portal.wrap_async_context_manager(_connect(params, errlog))
+            session, init = cm.__enter__()
+            try:
+                c = Client(portal, session, init)
+                c.text("reset")
+                yield c
+            finally:
+                cm.__exit__(None, None, None)
+
+
+# ------------------------------------------------------------------ changed names only
+def test_reply_lists_only_changed_names(client):
+    client.text("reset")
+    t = client.ok("base = Box(40, 30, 10)\nboss = Cylinder(5, 20)\nk = 3")
+    assert re.search(r"^\+ base: Box  volume 12000  bbox 40x30x10", t, re.M), t
+    assert "+ boss: Cylinder" in t and "+ k: int  3" in t, t
+    t = client.ok("def helper(x):\n    return x * 2\n")
+    assert "+ helper: function" in t, t
+    assert "base" not in t and "boss" not in t and "k:" not in t, t      # unchanged names are not repeated
+    t = client.ok("base = base - boss\ndel k")
+    assert re.search(r"^~ base: Part  volume", t, re.M), t
+    assert "- k (deleted)" in t and "boss" not in t and "helper" not in t, t
+    t = client.ok("y = 1\ny = 1")  # rebinding to an equal small int: unchanged for the second call
+    t = client.ok("pass")
+    assert "(no names added, changed or deleted)" in t, t
+    state = client.text("session_state")  # the full list is still there
+    assert "base" in state and "boss" in state and "helper" in state and "y" in state, state
+
+
+def test_in_place_change_is_reported(client):
+    client.ok("pts = [1, 2]")
+    t = client.ok("pts.append(3)")
+    assert "~ pts: list  len 3" in t, t
+
+
+def test_list_of_shapes_summarised(client):
+    t = client.ok("cubes = [Box(1, 1, 1).moved(Location((2 * i, 0, 0))) for i in range(50)]")
+    assert "+ cubes: list  50 shapes: 50 Box  total volume 50  bbox 99x1x1" in t, t
+    assert "0x" not in t, t  # no object addresses
+
+
+# ------------------------------------------------------------------ trailing value
+def test_trailing_expression_value_shown(client):
+    t = client.ok("b = Box(10, 20, 30)\nb.volume")
+    assert re.search(r"^= 6000(\.0)?$", t, re.M), t
+    t = client.ok("Cylinder(1, 2)")
+    assert re.search(r"^= Cylinder: volume 6\.28319  bbox 2x2x2", t, re.M), t
+    t = client.ok("print('x')")  # None is not shown
+    assert "= None" not in t, t
+
+
+# ------------------------------------------------------------------ output head + tail
+def test_long_output_keeps_head_and_tail(client):
+    t = client.ok("print(list(range(200000)))")
+    assert "[0, 1, 2, 3, 4, 5" in t and "199998, 199999]" in t, t[:300] + "..." + t[-300:]
+    m = re.search(r"\[\.\.\. (\d+) bytes not shown \.\.\.\]", t)
+    assert m and int(m.group(1)) > 1_000_000, t[:200]
+    assert len(t) < 20_000, len(t)   # the profile's 16 KiB cap, not 1.3 MB
+    t = client.ok("for i in range(100000):\n    print('line', i)")
+    assert "line 0\n" in t and "line 99999" in t and "lines not shown" in t, t[-300:]
+
+
+# ------------------------------------------------------------------ errors
+def test_did_you_mean_kept(client):
+    t = client.fails("c = Cylnder(1, 2)")
+    assert "NameError at line 1: name 'Cylnder' is not defined. Did you mean: 'Cylinder'?" in t, t
+    client.ok("bx = Box(1, 2, 3)")
+    t = client.fails("bx.volme")
+    assert "Did you mean: 'volume'?" in t, t
+    assert t.count("The session is unchanged") == 1, t
+
+
+def test_error_shows_source_around_line(client):
+    t = client.fails("a = 1\nb = 2\nc = 1 / 0\nd = 4\ne = 5\nf = 6")
+    assert "ZeroDivisionError at line 3: division by zero" in t, t
+    assert ">  3 | c = 1 / 0" in t.replace("> 3", ">  3") or "> 3 | c = 1 / 0" in t, t
+    assert "1 | a = 1" in t and "5 | e = 5" in t and "6 | f = 6" not in t, t
+
+
+def test_error_in_function_from_earlier_call(client):
+    n = client.ok("def ratio(x):\n    y = x + 1\n    return y / (x - x)\n")
+    assert "+ ratio: function" in n
+    t = client.fails("r = ratio(3)")
+    assert "ZeroDivisionError at line 1" in t and "r = ratio(3)" in t, t
+    m = re.search(r"in ratio\(\), defined in call (\d+), line 3:", t)
+    assert m, t
+    assert "return y / (x - x)" in t, t
+
+
+HINTS = [
+    ("export_step(Box(1, 1, 1), 'x.step')", "`export` tool"),
+    ("b = Box(1, 1, 1)\nb.export_stl('x.stl')", "`export` tool"),
+    ("import_step('user.step')", "`import_file` tool"),
+    ("show(Box(1, 1, 1))", "`render` tool"),
+    ("show_object(Box(1, 1, 1))", "`render` tool"),
+    ("import ocp_vscode", "`render` tool"),
+    ("print(dir(Box))", "`api` tool"),
+    ("help(Box)", "`api` tool"),
+    ("print(Box.__doc__)", "`api` tool"),
+    ("hasattr(Box, 'x')", "write the attribute directly"),
+    ("type(Box(1, 1, 1)).__name__", "isinstance"),
+    ("open('x.txt', 'w')", "`export` tool"),
+    ("import cadquery as cq", "not CadQuery"),
+    ("with BuildPart() as bp:\n    Box(4, 4, 4)\nbp.part.fillet(3, bp.part.edges())", "smaller radius"),
+]
+
+
+@pytest.mark.parametrize("code,needle", HINTS, ids=[h[0].split("(")[0].split("\n")[-1][:24] for h in HINTS])
+def test_hint_for_known_mistake(client, code, needle):
+    t = client.fails(code)
+    assert "Hint: " in t and needle in t, t
+
+
+# ------------------------------------------------------------------ api tool
+def test_api_lookup_and_search(client):
+    t = client.text("api", {"name": "fillet"})
+    assert t.startswith("fillet(objects") and "radius: float" in t, t
+    t = client.text("api", {"name": "Box"})
+    assert t.startswith("Box(length: 'float', width: 'float', height: 'float'") and "methods:" in t, t
+    t = client.text("api", {"name": "Part.edges"})
+    assert "Part.edges(self, select" in t and "ShapeList[Edge]" in t, t
+    t = client.text("api", {"query": "fillet"})
+    assert "fillet (function)" in t and "Part.fillet" in t, t
+    t = client.text("api")
+    assert re.search(r"build123d \d+\.\d+", t) and "OCP" in t, t
+    t = client.error("api", {"name": "Cylnder"}) if hasattr(client, "error") else \
+        client.text("api", {"name": "Cylnder"}, error=True)
+    assert "Cylinder" in t, t
+
+
+def test_api_refuses_hostile_names(client):
+    for bad in ["__import__", "Box.__init__", "Box.__class__.__mro__", "a" * 5000, "os.system", "Box._private",
+                "Box..x", "1Box"]:
+        res = client.call("api", {"name": bad})
+        assert res.is_error, (bad, res)
+    res = client.call("api", {"name": 5})
+    assert res.is_error
+    res = client.call("api", {"query": "x" * 201})
+    assert res.is_error
+
+
+# ------------------------------------------------------------------ resources, instructions
+def test_quickref_resource_and_instructions(client):
+    ins = client.init.instructions or ""
+    assert re.search(r"build123d \d+\.\d+", ins) and "OCP" in ins, ins
+    assert "build123d://quickref" in ins and "api" in ins, ins
+    res = client.portal.call(client.session.list_resources)
+    uris = [str(r.uri) for r in res.resources]
+    assert "build123d://quickref" in uris, uris
+    body = client.portal.call(lambda: client.session.read_resource("build123d://quickref"))
+    text = body.contents[0].text
+    assert "BuildPart" in text and "fillet" in text and "export" in text, text[:300]
+
+
+# ------------------------------------------------------------------ timeouts that say where
+def test_timeout_names_line_and_keeps_output(client):
+    client.ok("keep = 41")
+    client.ok("def spin():\n    n = 0\n    while True:\n        pass\n")
+    t = client.fails("print('before the loop')\nkeep = 42\nspin()")
+    assert "ExecutionTimeout" in t, t
+    assert "before the loop" in t, t
+    assert "at line 3" in t and "spin()" in t, t
+    assert re.search(r"in spin\(\), defined in call \d+, line [34]:", t), t
+    assert "while True" in t or "pass" in t, t
+    assert t.count("session is unchanged") == 1, t
+    assert "= 41" in client.ok("keep")  # the session is exactly as before the call
+
+
+def test_timeout_in_current_call_loop(client):
+    t = client.fails("print('tick')\nx = 0\nwhile True:\n    x += 1\n")
+    assert "ExecutionTimeout" in t and "tick" in t and re.search(r"at line [34]", t), t
