@@ -14,6 +14,7 @@ import base64
 import io
 import re
 import struct
+from pathlib import Path
 
 import pytest
 
@@ -184,3 +185,72 @@ def test_render_that_crashes_or_hangs_leaves_the_session(session):
     r = ts.call("render", {"objects": ["part"]})
     assert _error_text(r)
     _intact(ts)
+
+
+def test_render_that_hangs_is_killed_and_the_session_stays(session):
+    L, ts = session
+    assert ts.call("execute", {"code": "_jr.render = lambda *a, **k: [0 for _ in iter(int, 1)]"}).get("ok")
+    r = ts.call("render", {"objects": ["part"]})
+    assert "did not finish" in _error_text(r), r
+    _intact(ts)
+
+
+# ---------------------------------------------------------------- the rm* escape payloads, then the tools
+PAYLOADS = sorted((Path(__file__).resolve().parent.parent / "escape" / "payloads").glob("rm*.py"))
+
+
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory):
+    """A session under the OS layers only, a secret file the jail must not read, a TCP listener it
+    must not reach."""
+    import secrets
+    import socket
+    from launcher.core import Launcher
+    from launcher.tools import ToolSet
+    d = tmp_path_factory.mktemp("rm")
+    token = "SECRET-" + secrets.token_hex(8)
+    (d / "secret.txt").write_text(token)
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    lst.listen(8)
+    lst.setblocking(False)
+    with Launcher(profile_path("faults_os_only"), output_dir=d / "out") as L:
+        ts = ToolSet(L)
+        yield ts, {"SECRET": str(d / "secret.txt"), "TCP_PORT": str(lst.getsockname()[1])}, token, lst
+        ts.close()
+    lst.close()
+
+
+@pytest.mark.parametrize("path", PAYLOADS, ids=[p.stem for p in PAYLOADS])
+def test_escape_payload_then_render_and_measure(rig, path):
+    ts, values, token, lst = rig
+    assert ts.call("reset", {}).get("reset")
+    code = path.read_text()
+    for k, v in values.items():
+        code = code.replace("{" + k + "}", v)
+    replies = [ts.call("execute", {"code": code})]
+    names = [o["name"] for o in ts.call("session_state", {}).get("objects", []) if o.get("kind") == "shape"]
+    calls = [("render", {}), ("render", {"view": "sheet", "width": 400, "height": 300}),
+             ("render", {"view": "section", "section": {"axis": "z", "offset": 0.5}})]
+    for n in names[:3]:
+        calls += [("measure", {"object_name": n}), ("validate", {"object_name": n})]
+    for tool, args in calls:
+        r = ts.call(tool, args)
+        replies.append(r)
+        assert isinstance(r, dict)
+        if r.get("ok") is True and tool == "render":
+            from launcher.png_check import check_png
+            check_png(base64.b64decode(r["png_b64"]))
+            assert re.fullmatch(r"[ -~]*", r["caption"]), r["caption"]  # printable ASCII only
+        else:
+            assert r.get("ok") is True or isinstance(r.get("error"), str), r
+    blob = repr(replies)
+    assert token not in blob, "the secret reached a reply"
+    try:
+        conn, _ = lst.accept()
+        conn.close()
+        raise AssertionError("the jail connected to the host's listener")
+    except BlockingIOError:
+        pass
+    r = ts.call("execute", {"code": "print('alive')"})
+    assert r.get("ok") and r["stdout"] == "alive\n", r
