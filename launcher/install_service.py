@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .resources import data_dir
+from .resources import REPO, data_dir
 
 UNIT_DIR = data_dir("systemd")  # the repository's systemd/, or the installed package's copy
 UNITS = ("build123d-launcher.socket", "build123d-launcher.service")
@@ -40,6 +40,19 @@ def _under_tmp(p: str) -> bool:
     return any(rp == t or rp.startswith(t + "/") for t in ("/tmp", "/var/tmp"))
 
 
+def doc_urls() -> list[str]:
+    """``file://`` URLs of the README and architecture notes that exist on this machine: the copies the
+    wheel installs under ``<venv>/share/doc/build123d-launcher``, else the checkout's."""
+    for base in (Path(sys.prefix) / "share" / "doc" / "build123d-launcher", REPO, None):
+        if base is None:
+            return []
+        readme = base / "README.md"
+        if readme.is_file():
+            arch = [p for p in (base / "ARCHITECTURE.md", base / "docs" / "ARCHITECTURE.md") if p.is_file()]
+            return [readme.resolve().as_uri()] + [a.resolve().as_uri() for a in arch[:1]]
+    return []
+
+
 def render_units(python: str | None = None, profile: str = "default",
                  output_dir: str = DEFAULT_OUTPUT) -> dict[str, str]:
     """The unit files' text for this interpreter, profile and output directory."""
@@ -52,6 +65,11 @@ def render_units(python: str | None = None, profile: str = "default",
                                          "--output-dir", output_dir))
     tmp_paths = sorted({os.path.realpath(p) for p in (sys.prefix, os.path.dirname(os.path.dirname(python)),
                                                       str(UNIT_DIR.parent)) if _under_tmp(p)})
+    docs = doc_urls()
+    for name in UNITS:  # Documentation=: files that exist here (the template names the distro path)
+        if docs:
+            out[name] = "\n".join("Documentation=" + " ".join(docs) if line.startswith("Documentation=") else line
+                                   for line in out[name].splitlines()) + "\n"
     svc = []
     for line in out["build123d-launcher.service"].splitlines():
         if line.startswith("ExecStart="):

@@ -101,7 +101,14 @@ def test_installer_renders_this_venv(tmp_path):
     svc = (dest / "build123d-launcher.service").read_text()
     assert f"ExecStart={sys.executable} -m launcher serve --profile strict --output-dir \"{out}\"" in svc
     assert f'ReadWritePaths=-"{out}"' in svc
-    assert (dest / "build123d-launcher.socket").read_text() == SOCKET.read_text()
+    def no_doc(text):
+        return [line for line in text.splitlines() if not line.startswith("Documentation=")]
+    assert no_doc((dest / "build123d-launcher.socket").read_text()) == no_doc(SOCKET.read_text())
+    for unit in ("build123d-launcher.socket", "build123d-launcher.service"):  # Documentation= names real files
+        (doc,) = [line for line in (dest / unit).read_text().splitlines() if line.startswith("Documentation=")]
+        urls = doc.split("=", 1)[1].split()
+        assert urls and all(u.startswith("file://") and os.path.isfile(u[len("file://"):]) for u in urls), doc
+        assert any(u.endswith("/README.md") for u in urls), doc
     assert out.is_dir() and (out.stat().st_mode & 0o777) == 0o700
 
 
