@@ -32,6 +32,7 @@ The runner's own ``from build123d import *`` goes through the wrapper too.
 from __future__ import annotations
 
 import sys
+import types
 
 import builtins as _builtins
 from typing import Sequence
@@ -49,11 +50,161 @@ EXTRA_REMOVED = frozenset(
 _KEEP = frozenset({"__build_class__", "__import__"})
 
 
-def make_import(allowed_imports: Sequence[str]):
-    """An ``__import__`` that only imports allowlisted root packages."""
+_VIEW_DUNDERS = frozenset({"__name__", "__doc__", "__all__", "__getattr__"})
+
+
+def _loader_types() -> tuple:
+    import importlib.machinery as m
+    out = [m.ModuleSpec, m.BuiltinImporter, m.FrozenImporter, m.PathFinder, m.FileFinder,
+           m.SourceFileLoader, m.SourcelessFileLoader, m.ExtensionFileLoader]
+    try:
+        import zipimport
+        out.append(zipimport.zipimporter)
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(out)
+
+
+def make_module_views(allowed_imports: Sequence[str], blocked_calls: Sequence[str] = ()):
+    """``view(module)``: the read-only module object user code gets from ``import`` instead of the
+    real module, so the rule "an allowlisted module exposes no foreign module" follows the *value*,
+    whatever name it is bound to (``t = typing; t.sys``, ``x = np; x.ctypeslib.ctypes``).
+
+    A view is a ``types.ModuleType`` (``isinstance(np, types.ModuleType)`` holds) whose own
+    ``__dict__`` is a filtered copy of the module's, made once per module and process: attribute
+    reads are plain module-dict lookups (no Python code on the hot path). Left out, and refused
+    with ``AttributeError`` when asked for: dunders other than ``__name__``/``__doc__``/``__all__``
+    (so no ``__builtins__``, ``__loader__``, ``__spec__``, ``__file__``, ``__path__``), private
+    ``_x`` names, names in ``blocked_calls``, modules outside ``allowed_imports``, the builtins
+    module and dict, the interpreter's blocked builtins under another name, and module specs and
+    loaders. Sub-modules of allowed packages are viewed too, on first access (recursively);
+    ``__all__`` lists only the names the view serves, so ``from m import *`` gets those. Names
+    missing from the copy (attributes set after the view was made, lazy module ``__getattr__``)
+    are fetched from the module and filtered the same way. Views cannot be assigned to.
+
+    What it does not cover: objects other than modules (a function's ``__globals__``, a class's
+    ``__dict__``: dunders, refused by the AST layer), code that reaches ``sys.modules`` through
+    C extensions, attributes rebound on a real module after its view was made.
+    """
+    allowed = frozenset(allowed_imports)
+    blocked = frozenset(blocked_calls)
+    allowed_txt = ", ".join(allowed_imports) if allowed_imports else "nothing"
+    forbidden_ids = {id(_builtins), id(vars(_builtins))}
+    forbidden_ids |= {id(getattr(_builtins, n)) for n in blocked | set(EXTRA_REMOVED) if hasattr(_builtins, n)}
+    loader_types = _loader_types()
+    views: dict[int, tuple] = {}                 # id(module) -> (module, view)
+
+    def refusal(modname: str, name: str, value) -> str | None:
+        """Why ``modname.name`` (= value) is not served, or None (then ``admit`` serves it)."""
+        if name.startswith("__") and name.endswith("__") and len(name) > 4:
+            if name not in _VIEW_DUNDERS:
+                return "dunder attributes of modules are not available"
+        elif name.startswith("_"):
+            return "private module attributes are not available"
+        if name in blocked:
+            return f"{name!r} is blocked"
+        if isinstance(value, types.ModuleType):
+            try:
+                target = str(vars(value).get("__name__", "?"))
+            except Exception:  # noqa: BLE001
+                return "it is a module that cannot be identified"
+            if target.partition(".")[0] not in allowed:
+                return f"it is the module {target!r}, which is not an allowed import (allowed: {allowed_txt})"
+            return None
+        if id(value) in forbidden_ids or isinstance(value, loader_types) or any(value is t for t in loader_types):
+            return "it is part of the import machinery or the interpreter's builtins"
+        return None
+
+    def admit(value):
+        return view(value) if isinstance(value, types.ModuleType) else value
+
+    def make_getattr(mod, v):
+        """The view's module-level ``__getattr__`` (PEP 562): called only for names missing from its
+        dict, so served names cost a plain dict lookup."""
+        def __getattr__(name):
+            own = vars(v)
+            modname = str(own.get("__name__", "?"))
+            if not isinstance(name, str):
+                raise AttributeError(f"module {modname!r} has no attribute {name!r}")
+            if name.startswith("_"):  # never asks the module: no lazy import of a private name
+                why = refusal(modname, name, None)
+                if why:
+                    raise AttributeError(f"module {modname!r} attribute {name!r} is not available to user code: "
+                                         f"{why}", name=name, obj=v)
+            d = vars(mod)
+            try:
+                value = d[name] if name in d else getattr(mod, name)
+            except AttributeError:
+                value = sys.modules.get(f"{d.get('__name__', '')}.{name}")
+                if value is None:
+                    raise AttributeError(f"module {modname!r} has no attribute {name!r}", name=name,
+                                         obj=v) from None
+            why = refusal(modname, name, value)
+            if why:
+                raise AttributeError(f"module {modname!r} attribute {name!r} is not available to user code: {why}",
+                                     name=name, obj=v)
+            value = admit(value)
+            own[name] = value
+            return value
+        return __getattr__
+
+    class Module(types.ModuleType):
+        """A read-only, filtered view of an allowed module (see make_module_views)."""
+
+        def __setattr__(self, name, value):
+            raise AttributeError(f"module {vars(self).get('__name__', '?')!r} is read-only here")
+
+        def __delattr__(self, name):
+            raise AttributeError(f"module {vars(self).get('__name__', '?')!r} is read-only here")
+
+        def __repr__(self):
+            return f"<module {vars(self).get('__name__', '?')!r}>"
+
+    def view(mod):
+        """The view of ``mod`` (made on first use); anything that is not a module is returned as is."""
+        if not isinstance(mod, types.ModuleType) or type(mod) is Module:
+            return mod
+        got = views.get(id(mod))
+        if got is not None and got[0] is mod:
+            return got[1]
+        d = vars(mod)
+        modname = str(d.get("__name__", "?"))
+        v = Module(modname)
+        own = vars(v)
+        own.clear()
+        own["__name__"] = modname
+        own["__doc__"] = d.get("__doc__") if isinstance(d.get("__doc__"), str) else None
+        for k, val in list(d.items()):
+            if not isinstance(k, str) or k in _VIEW_DUNDERS or isinstance(val, types.ModuleType):
+                continue  # modules are viewed on first access (see __getattr__)
+            if refusal(modname, k, val) is None:
+                own[k] = val
+        names = d.get("__all__")
+        if isinstance(names, (list, tuple)):
+            keep = []
+            for n in names:
+                if not isinstance(n, str):
+                    continue
+                if n in own:
+                    keep.append(n)
+                elif n in d and isinstance(d[n], types.ModuleType) and refusal(modname, n, d[n]) is None:
+                    keep.append(n)
+            own["__all__"] = keep
+        own["__getattr__"] = make_getattr(mod, v)
+        views[id(mod)] = (mod, v)
+        return v
+
+    view.Module = Module
+    return view
+
+
+def make_import(allowed_imports: Sequence[str], blocked_calls: Sequence[str] = ()):
+    """An ``__import__`` that only imports allowlisted root packages, and hands user code
+    read-only views of them (:func:`make_module_views`)."""
     allowed = frozenset(allowed_imports)
     allowed_txt = ", ".join(allowed_imports) if allowed_imports else "nothing"
     real_import = _builtins.__import__
+    view = make_module_views(allowed_imports, blocked_calls)
 
     def __import__(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
         if not isinstance(name, str):
@@ -80,10 +231,25 @@ def make_import(allowed_imports: Sequence[str]):
             if item != "*" and item.startswith("_") and (item.startswith("__")
                                                           or f"{name}.{item}" not in loaded):
                 raise ImportError(f"import of private name {name + '.' + item!r} is not allowed", name=name)
-        return real_import(name, globals, locals, fromlist, 0)
+        mod = real_import(name, globals, locals, fromlist, 0)
+        if fromlist and isinstance(mod, types.ModuleType):
+            v = view(mod)
+            for item in fromlist:  # refuse here what the view refuses: ``from typing import sys``
+                if item != "*" and not (isinstance(item, str) and item in vars(v)):
+                    try:
+                        getattr(v, item)
+                    except AttributeError as e:
+                        if "not available" in str(e):
+                            raise ImportError(f"cannot import name {item!r} from {name!r}: "
+                                              f"{str(e).split(': ', 1)[-1]}", name=name) from None
+            return v
+        return view(mod)
 
     __import__.__qualname__ = "__import__"
     __import__.__module__ = "builtins"
+    for root in allowed:  # views of the loaded allowlisted packages made now (in the zygote: once)
+        if isinstance(sys.modules.get(root), types.ModuleType):
+            view(sys.modules[root])
     return __import__
 
 
@@ -91,5 +257,5 @@ def make_builtins(allowed_imports: Sequence[str], blocked_calls: Sequence[str]) 
     """A fresh filtered copy of the builtins dict for an exec namespace."""
     remove = (frozenset(blocked_calls) | EXTRA_REMOVED) - _KEEP
     out = {k: v for k, v in vars(_builtins).items() if k not in remove}
-    out["__import__"] = make_import(allowed_imports)
+    out["__import__"] = make_import(allowed_imports, blocked_calls)
     return out
