@@ -255,7 +255,11 @@ class Session:
             if usable(pid):
                 break
         else:
-            pid, msg, _ = self._wait(("ready",), None, deadline, watch=watch, accept=accept)
+            while True:
+                pid, msg, _ = self._wait(("ready",), None, deadline, watch=watch, accept=accept)
+                if usable(pid):  # not a stale ready of a process already killed (a stray swept after a call)
+                    break
+                self.ignored_messages += 1
             nonce = _nonce(msg)
         if self.head is None:
             self.head = Proc(ppid_of(pid))
