@@ -10,7 +10,9 @@ kept of a reply. This module adds, once per process:
   address space, and a thread-per-connection daemon would otherwise reserve
   up to 8 per core for nothing;
 * a soft ``RLIMIT_AS`` of the address space in use now plus a budget derived
-  from the profile: three copies of the largest message (``max_export_bytes``:
+  from the profile (and at least ``MIN_AS`` and a quarter of the host's RAM, so
+  that a process that also does other work, e.g. a test run hosting a launcher,
+  is not squeezed): three copies of the largest message (``max_export_bytes``:
   the half-received buffer, the decoded bytes, the written copy), the
   process-wide budget of half-received bytes, one 8 MiB thread stack per
   possible session (``max_sessions``: the daemon runs a thread per
@@ -44,7 +46,8 @@ from jail import protocol
 log = logging.getLogger("build123d_launcher.selflimit")
 
 MIB = 1024 * 1024
-MIN_AS = 2048 * MIB          # floor: the zygote inherits the soft limit before it raises nothing
+MIN_AS = 2048 * MIB          # floor: the zygote (about 0.9 GiB of address space) inherits the soft limit
+RAM_SHARE = 4                # ... and at least a quarter of the host's RAM: a bound for a runaway, not a squeeze
 SLACK = 768 * MIB            # MCP SDK, anyio worker threads, modules imported after start
 THREAD_STACK = 8 * MIB
 M_ARENA_MAX = -8
@@ -60,6 +63,13 @@ def vm_size() -> int:
             if line.startswith("VmSize:"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def _ram() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return 0
 
 
 def _limit_arenas() -> bool:
@@ -100,7 +110,7 @@ def apply(profile) -> dict:
         elif want > 0:
             cap = want
         else:
-            cap = max(MIN_AS, vm_size() + headroom)
+            cap = max(MIN_AS, _ram() // RAM_SHARE, vm_size() + headroom)
         if _applied and _applied.get("as_bytes") and cap is not None:
             cap = max(cap, _applied["as_bytes"])
         arenas = _limit_arenas() if not _applied else _applied.get("arena_max_set", False)
