@@ -30,6 +30,7 @@ Hard-coded, whatever the profile says (a profile that lists one of these in
   workload creates no thread at all. ``pthread_create`` then fails with EPERM
   (Python: ``RuntimeError: can't start new thread``). Pass ``threads=True``
   (code, not profile) to allow ``CLONE_THREAD``.
+* ``prctl`` is allowed except ``PR_SET_NAME`` (no renaming to look like a host process).
 * ``ioctl`` is allowed only for a few harmless commands (TCGETS, TIOCGWINSZ,
   FIONREAD, FIONBIO, FIOCLEX, FIONCLEX; compared on the low 32 bits, which is
   what the kernel uses), so ``TIOCSTI``/``TIOCLINUX`` terminal injection is out.
@@ -97,6 +98,7 @@ HARD_DENY = (
 )
 
 PR_GET_SECCOMP = 21
+PR_SET_NAME = 15
 
 
 def _resolve(name: str, where: str) -> int:
@@ -193,6 +195,10 @@ def apply_seccomp(allow, kill, enosys, default_action: str = "errno", *, threads
                     f.add_rule(sc.ALLOW, "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_NS_FLAGS, 0))
                 else:
                     f.add_rule(sc.ALLOW, "clone", sc.Arg(0, sc.MASKED_EQ, FORK_FLAGS_MASK, SIGCHLD))
+            elif name == "prctl":
+                # everything but PR_SET_NAME: a jailed process cannot rename itself to look like a
+                # host daemon in ps/top (/proc/self/comm is read-only to it: Landlock, mount view)
+                f.add_rule(sc.ALLOW, "prctl", sc.Arg(0, sc.NE, PR_SET_NAME))
             elif name == "ioctl":
                 for cmd in IOCTL_ALLOWED.values():
                     f.add_rule(sc.ALLOW, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, cmd))

@@ -3,7 +3,7 @@
 Two mechanisms, the first where the host allows it, the second always:
 
 **cgroup** (a writable cgroup v2 subtree, see ``cgroups.py``): each session gets
-``build123d-launcher/<launcher pid>-<session id>`` (the keeper is moved there before it
+``build123d-launcher/<launcher pid>-<n>-<session id>`` (the keeper is moved there before it
 makes the session's namespaces, so everything the session ever runs is inside, and the
 session's cgroup namespace is rooted there). Inside it every tracked process of the session
 (head, next, each snapshot) gets a cgroup of its own, ``c<N>``: a next is moved into a fresh
@@ -38,6 +38,7 @@ call that grew).
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import threading
@@ -49,6 +50,7 @@ log = logging.getLogger("build123d_launcher.containment")
 
 _ORPHANS: list[str] = []  # cgroups of closed sessions not yet empty: removed by later sweeps
 _ORPHANS_LOCK = threading.Lock()
+_SEQ = itertools.count(1)
 
 
 def _orphan(d: str) -> None:
@@ -71,7 +73,7 @@ def describe() -> dict:
     """What `doctor` shows: the mechanism in use and why not the other."""
     h = cgroups.hierarchy()
     if h.v2:
-        mech = f"cgroup v2 ({h.v2}/<launcher pid>-<session>: cgroup.kill per call and per session)"
+        mech = f"cgroup v2 ({h.v2}/<launcher pid>-<n>-<session>: cgroup.kill per call and per session)"
     else:
         mech = f"seccomp clone-flag filter + pid-namespace sweep (no cgroup: {h.reason})"
     bounds = []
@@ -97,7 +99,7 @@ class SessionContainment:
         self.killed_strays = 0
         self._n = 0
         self._oom_set: dict[int, int] = {}  # pid -> oom_score_adj the launcher gave it
-        name = f"{os.getpid()}-{sid}"
+        name = f"{os.getpid()}-{next(_SEQ)}-{sid}"  # unique even for several Launchers in one process
         if self.hier.v2:
             d = os.path.join(self.hier.v2, name)
             try:
