@@ -100,7 +100,20 @@ def collect(args) -> dict:
         })
     report["probe"] = probe
     report["applied"] = applied_all
+    report["containment"] = containment_report(applied_all.get("containment", {}))
     return report
+
+
+def containment_report(keeper_ev: dict) -> dict:
+    """Which mechanism keeps a call's processes from outliving it, and what bounds the session."""
+    from .containment import describe
+    d = describe()
+    d["oom_score_adj"] = keeper_ev.get("oom_score_adj", "?") if isinstance(keeper_ev, dict) else "?"
+    d["identify"] = ("on the host, a jailed process's /proc/PID/cgroup ends in build123d-launcher/"
+                     "<launcher pid>-<n>-<session>/..., whatever it calls itself" if d.get("v2") else
+                     "on the host, a jailed process is in a pid namespace of its own below its session's "
+                     "keeper (a child of the zygote): its /proc/PID/ns/pid differs from the launcher's")
+    return d
 
 
 def run_doctor(args) -> int:
@@ -131,6 +144,11 @@ def run_doctor(args) -> int:
                     for rule in rules:
                         print(f"  {rule}")
             print()
+        c = report.get("containment") or {}
+        print(f"containment: {c.get('mechanism', '?')}")
+        print(f"  session bounds: {', '.join(c.get('session_bounds', [])) or '-'}; oom_score_adj "
+              f"{c.get('oom_score_adj', '?')} (the call 1000, head and snapshots 500 where the launcher may lower it)")
+        print(f"  clone in the jail: fork flags only, clone3 ENOSYS (seccomp); {c.get('identify', '')}\n")
         if report["error"]:
             print("ERROR: " + report["error"])
         print("verdict: " + ("OK — every required layer is applied" if report["ok"]
