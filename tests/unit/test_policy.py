@@ -443,3 +443,59 @@ def test_random_programs_only_policy_errors(code):
     except SyntaxError:  # the parser's errors are ours; compile-time ones the runner reports
         with pytest.raises(PolicyError):
             check(code, ALLOWED, BLOCKED)
+
+
+# ---------------------------------------------------------------- layer 8 follows values (module views)
+ALIAS_CASES = [
+    ("import typing\nt = typing\nx = t.sys", "'sys'"),
+    ("import build123d\nb = build123d\nx = b.importers.os", "'os'"),
+    ("import numpy as np\nn = np\nx = n.ctypeslib.ctypes", "'ctypes'"),
+    ("from build123d import importers as im\nx = im\ny = x.os", "'os'"),
+    ("import typing\nm = [typing][0]\nx = m.sys", "'sys'"),
+    ("import collections\nc = collections\nx = c._sys", "private"),
+    ("import build123d\nd = {'b': build123d}\nx = d['b'].logging", "'logging'"),
+    ("import numpy as np\nm = np\nm.x = 1", "read-only"),
+]
+
+
+@pytest.mark.parametrize("code,why", ALIAS_CASES)
+def test_module_reached_through_an_alias_exposes_no_foreign_module(code, why):
+    from jail import runner
+    allowed = ["build123d", "math", "numpy", "typing", "collections", "itertools", "functools", "copy"]
+    blocked = ["eval", "exec", "compile", "open", "__import__", "breakpoint", "input", "getattr", "vars", "dir",
+               "hasattr"]
+    ns = runner.new_namespace(allowed, blocked, True)
+    r = runner.run(code, ns, python_layers=True, allowed_imports=allowed, blocked_calls=blocked,
+                   max_output_bytes=4096)
+    assert not r["ok"] and r["error"]["type"] == "AttributeError", r["error"]
+    assert why in r["error"]["message"]
+
+
+def test_module_views_keep_modelling_code_working():
+    from jail import runner
+    allowed = ["build123d", "math", "numpy", "typing", "collections", "itertools", "functools", "copy"]
+    ns = runner.new_namespace(allowed, ["open", "eval", "getattr"], True)
+    code = """\
+import math
+import numpy as np
+from numpy import linalg
+from collections import namedtuple, defaultdict
+import itertools, functools, copy, typing
+from build123d import *
+from build123d.topology import Shape
+rng = np.random.default_rng(7)
+xs = np.linspace(0, 1, 5)
+with BuildPart() as p:
+    Box(10, 10, 4)
+    with Locations(*[(float(x) * 4 - 2, 0) for x in xs[1:4]]):
+        Hole(0.5)
+part = p.part
+v = round(part.volume, 3)
+n = float(linalg.norm([3.0, 4.0])) + math.tau * 0 + float(rng.random() * 0)
+isa = isinstance(np, type(math)) and isinstance(part, Shape)
+"""
+    r = runner.run(code, ns, python_layers=True, allowed_imports=allowed, blocked_calls=["open", "eval", "getattr"],
+                   max_output_bytes=4096)
+    assert r["ok"], r["error"]
+    assert ns["n"] == 5.0 and ns["isa"] is True and 390 < ns["v"] < 400
+    assert not any(o.get("name") in ("np", "math", "linalg", "typing") for o in r["objects"])
