@@ -232,8 +232,11 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
     """Z-buffer: ``(depth, triangle index)`` per pixel (flat arrays of H*W; index -1 = empty).
 
     ``px``/``py`` are pixel coordinates (x right, y down, pixel centres at +0.5), ``pz`` grows
-    away from the viewer. Triangles are grouped by the power-of-two size of their pixel bounding
-    box and tested in batches of about ``BUDGET`` candidate pixels; large ones are cut into strips.
+    away from the viewer. Scanline spans, vectorised: every (triangle, pixel row) pair gets its
+    covered x-interval from the three edge functions, the spans are expanded to pixels, and the
+    nearest depth per pixel wins (``np.minimum.at``). Work is proportional to the pixels covered
+    plus the rows spanned, whatever the triangles' shapes (long slivers cost no more than their
+    area), in batches of about ``BUDGET`` pixels so memory stays bounded.
     """
     zbuf = np.full(H * W, np.inf, np.float32)
     tid = np.full(H * W, -1, np.int32)
@@ -249,7 +252,7 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
         jmin = np.ceil(y.min(1) - 0.5)
         jmax = np.floor(y.max(1) - 0.5)
     ok = (np.abs(area) > 1e-12) & np.isfinite(area) & np.isfinite(z).all(1)
-    ok &= (imax >= 0) & (imin <= W - 1) & (jmax >= 0) & (jmin <= H - 1)
+    ok &= (imax >= 0) & (imin <= W - 1) & (jmax >= 0) & (jmin <= H - 1) & (imin <= imax) & (jmin <= jmax)
     idx = np.nonzero(ok)[0]
     if not len(idx):
         return zbuf, tid
@@ -257,63 +260,69 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
     imax = np.clip(imax[idx], 0, W - 1).astype(np.int64)
     jmin = np.clip(jmin[idx], 0, H - 1).astype(np.int64)
     jmax = np.clip(jmax[idx], 0, H - 1).astype(np.int64)
-    keep = (imin <= imax) & (jmin <= jmax)
-    idx, imin, imax, jmin, jmax = idx[keep], imin[keep], imax[keep], jmin[keep], jmax[keep]
-    x0, x1, x2, y0, y1, y2 = (a[idx] for a in (x0, x1, x2, y0, y1, y2))
+    x0, x1, x2, y0, y1, y2 = (v[idx] for v in (x0, x1, x2, y0, y1, y2))
     z0, z1, z2 = z[idx, 0], z[idx, 1], z[idx, 2]
     inv = 1.0 / area[idx]
-    # barycentric w1, w2 and depth as planes a*cx + b*cy + c (cx, cy: pixel centres)
+    # edge functions (barycentric w0, w1, w2) and depth as planes a*cx + b*cy + c
     A1, B1 = (y2 - y0) * inv, -(x2 - x0) * inv
     A2, B2 = -(y1 - y0) * inv, (x1 - x0) * inv
     C1, C2 = -(A1 * x0 + B1 * y0), -(A2 * x0 + B2 * y0)
+    edges = ((-A1 - A2, -B1 - B2, 1.0 - C1 - C2), (A1, B1, C1), (A2, B2, C2))
     dz1, dz2 = z1 - z0, z2 - z0
     Az, Bz, Cz = A1 * dz1 + A2 * dz2, B1 * dz1 + B2 * dz2, z0 + C1 * dz1 + C2 * dz2
-    bw = imax - imin + 1
-    bh = jmax - jmin + 1
-    # cut tall/large boxes into strips of at most ~64k pixels
-    strip_h = np.maximum(1, (1 << 16) // bw)
-    nstrips = (bh + strip_h - 1) // strip_h
-    rep = np.repeat(np.arange(len(idx)), nstrips)
-    first = np.repeat(np.cumsum(nstrips) - nstrips, nstrips)
-    s_index = np.arange(len(rep)) - first
-    s_j0 = jmin[rep] + s_index * strip_h[rep]
-    s_h = np.minimum(strip_h[rep], jmax[rep] - s_j0 + 1)
-    s_w = bw[rep]
-    kw = np.ceil(np.log2(s_w)).astype(np.int64)
-    kh = np.ceil(np.log2(s_h)).astype(np.int64)
-    key = kw * 64 + kh
-    order = np.argsort(key, kind="stable")
-    bounds = np.nonzero(np.diff(key[order]))[0] + 1
-    for group in np.split(order, bounds):
-        gw, gh = 1 << int(kw[group[0]]), 1 << int(kh[group[0]])
-        ox = np.tile(np.arange(gw), gh)
-        oy = np.repeat(np.arange(gh), gw)
-        per = max(1, BUDGET // (gw * gh))
-        for s in range(0, len(group), per):
-            g = group[s:s + per]
-            t = rep[g]
-            i0 = imin[t]
-            j0 = s_j0[g]
-            cx0, cy0 = i0 + 0.5, j0 + 0.5
-            # plane values at the box origin (small offsets keep float32 exact enough)
-            c1 = (A1[t] * cx0 + B1[t] * cy0 + C1[t]).astype(np.float32)[:, None]
-            c2 = (A2[t] * cx0 + B2[t] * cy0 + C2[t]).astype(np.float32)[:, None]
-            cz = (Az[t] * cx0 + Bz[t] * cy0 + Cz[t]).astype(np.float32)[:, None]
-            oxf, oyf = ox.astype(np.float32)[None, :], oy.astype(np.float32)[None, :]
-            w1 = c1 + A1[t].astype(np.float32)[:, None] * oxf + B1[t].astype(np.float32)[:, None] * oyf
-            w2 = c2 + A2[t].astype(np.float32)[:, None] * oxf + B2[t].astype(np.float32)[:, None] * oyf
-            eps = np.float32(-1e-5)
-            inside = (w1 >= eps) & (w2 >= eps) & (w1 + w2 <= 1 - eps)
-            inside &= (ox[None, :] < s_w[g][:, None]) & (oy[None, :] < s_h[g][:, None])
-            if not inside.any():
-                continue
-            zz = cz + Az[t].astype(np.float32)[:, None] * oxf + Bz[t].astype(np.float32)[:, None] * oyf
-            rows, cols = np.nonzero(inside)
-            pix = (j0[rows] + oy[cols]) * W + i0[rows] + ox[cols]
-            zv = zz[rows, cols]
-            np.minimum.at(zbuf, pix, zv)
-            win = zv <= zbuf[pix]
-            tid[pix[win]] = idx[t[rows[win]]].astype(np.int32)
+    rows = jmax - jmin + 1
+    est = np.abs(area[idx]) * 0.5 + rows + (imax - imin + 1)  # pixels, roughly
+    eps = 1e-7
+    # batches of triangles by estimated pixels; a batch's rows are expanded at once
+    cut = np.searchsorted(np.cumsum(est), np.arange(BUDGET, est.sum() + BUDGET, BUDGET))
+    start = 0
+    for stop in np.unique(np.append(cut, len(idx))):
+        stop = int(min(max(stop, start + 1), len(idx)))
+        if start >= len(idx):
+            break
+        tr = np.arange(start, stop)
+        start = stop
+        nr = rows[tr]
+        rt = np.repeat(tr, nr)  # one entry per (triangle, row)
+        j = jmin[rt] + (np.arange(len(rt)) - np.repeat(np.cumsum(nr) - nr, nr))
+        cy = j + 0.5
+        lo = np.full(len(rt), -np.inf)
+        hi = np.full(len(rt), np.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for A, B, C in edges:
+                a = A[rt]
+                b = B[rt] * cy + C[rt]
+                bound = (-eps - b) / a  # a*cx + b >= -eps
+                pos, neg = a > 1e-12, a < -1e-12
+                lo = np.where(pos, np.maximum(lo, bound), lo)
+                hi = np.where(neg, np.minimum(hi, bound), hi)
+                lo = np.where(~pos & ~neg & (b < -eps), np.inf, lo)
+            il = np.maximum(np.ceil(lo - 0.5), imin[rt])
+            ir = np.minimum(np.floor(hi - 0.5), imax[rt])
+        L = np.where(ir >= il, ir - il + 1, 0).astype(np.int64)
+        L[~np.isfinite(il) | ~np.isfinite(ir)] = 0
+        il = np.where(L > 0, il, 0).astype(np.int64)
+        # expand spans to pixels in sub-batches of about BUDGET pixels
+        cl = np.cumsum(L)
+        r0 = 0
+        while r0 < len(L):
+            base = cl[r0 - 1] if r0 else 0
+            r1 = int(np.searchsorted(cl, base + BUDGET, side="right"))
+            r1 = max(r1, r0 + 1)
+            Ls = L[r0:r1]
+            n = int(Ls.sum())
+            if n:
+                rr = np.repeat(np.arange(r0, r1), Ls)
+                off = np.arange(n) - np.repeat(np.cumsum(Ls) - Ls, Ls)
+                ii = il[rr] + off
+                jj = j[rr]
+                t = rt[rr]
+                pix = jj * W + ii
+                zv = (Az[t] * (ii + 0.5) + Bz[t] * (jj + 0.5) + Cz[t]).astype(np.float32)
+                np.minimum.at(zbuf, pix, zv)
+                win = zv <= zbuf[pix]
+                tid[pix[win]] = idx[t[win]].astype(np.int32)
+            r0 = r1
     return zbuf, tid
 
 
@@ -359,8 +368,14 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
     px, py, pz = view.project(mesh.V)
     zbuf, tid = rasterize(px, py, pz, mesh.T, W, H)
     hit = tid >= 0
-    rgb = np.empty((H * W, 3), np.float32)
-    rgb[:] = BG
+    # per pixel: a colour index into `pal` (objects, then background, then edge) and an affine
+    # shade: colour = pal[index] * scale + offset (lit faces: scale = intensity; fills: lighter)
+    npal = len(PALETTE)
+    pal = np.array([*PALETTE, tuple(BG), tuple(EDGE)], np.float32)
+    BGI, EDGEI = npal, npal + 1
+    index = np.full(H * W, BGI, np.int16)
+    scale = np.ones(H * W, np.float32)
+    offset = np.zeros(H * W, np.float32)
     fid = np.full(H * W, -1, np.int32)
     if hit.any():
         light = _unit(view.d * 1.0 + view.u * 0.45 - view.r * 0.25)
@@ -377,31 +392,30 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
         A2, B2 = -(y1 - y0) * inv, (x1 - x0) * inv
         C1, C2 = -(A1 * x0 + B1 * y0), -(A2 * x0 + B2 * y0)
         i0, d1, d2 = iv[T[:, 0]], iv[T[:, 1]] - iv[T[:, 0]], iv[T[:, 2]] - iv[T[:, 0]]
-        # intensity as a plane over the triangle, clamped to its vertex range later
-        coef = np.stack([A1 * d1 + A2 * d2, B1 * d1 + B2 * d2, i0 + C1 * d1 + C2 * d2], 1).astype(np.float32)
+        # intensity as a plane over the triangle (Gouraud), clamped to its vertex range
+        ka = (A1 * d1 + A2 * d2).astype(np.float32)
+        kb = (B1 * d1 + B2 * d2).astype(np.float32)
+        kc = (i0 + C1 * d1 + C2 * d2).astype(np.float32)
         lo_i = iv[T].min(1).astype(np.float32)
         hi_i = iv[T].max(1).astype(np.float32)
         pix = np.nonzero(hit)[0]
         t = tid[pix]
         cx = (pix % W).astype(np.float32) + np.float32(0.5)
         cy = (pix // W).astype(np.float32) + np.float32(0.5)
-        k = coef[t]
-        inten = np.clip(k[:, 0] * cx + k[:, 1] * cy + k[:, 2], lo_i[t], hi_i[t])
-        pal = np.array(PALETTE, np.float32)
-        base = pal[mesh.O[t] % len(PALETTE)]
+        inten = np.clip(ka[t] * cx + kb[t] * cy + kc[t], lo_i[t], hi_i[t])
+        index[pix] = (mesh.O % npal).astype(np.int16)[t]
         if flat_fill:
-            col = base * np.float32(0.35) + np.float32(255 * 0.65)
+            scale[pix] = 0.35
+            offset[pix] = 255 * 0.65
         else:
-            col = base * inten[:, None]
+            scale[pix] = inten
         if hatch_caps:
             cap = np.nonzero(mesh.C[t] == 1)[0]
             if len(cap):
                 pc = pix[cap]
                 stripe = ((pc % W) + (pc // W)) % (7 * SS) < SS
-                capc = base[cap] * np.float32(0.35) + np.float32(255 * 0.65)
-                capc[stripe] = base[cap][stripe] * np.float32(0.55)
-                col[cap] = capc
-        rgb[pix] = col
+                scale[pc] = np.where(stripe, np.float32(0.55), np.float32(0.35))
+                offset[pc] = np.where(stripe, np.float32(0.0), np.float32(255 * 0.65))
         fid[pix] = mesh.F[t]
     # edges: B-rep face boundaries and silhouettes (face id changes), depth creases
     fid2 = fid.reshape(H, W)
@@ -419,10 +433,15 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
         lap_y = np.abs(z2[2:, :] + z2[:-2, :] - 2 * z2[1:-1, :]) > thr
     edge[:, 1:-1] |= lap_x
     edge[1:-1, :] |= lap_y
-    rgb2 = rgb.reshape(H, W, 3)
-    rgb2[edge] = EDGE
-    cov = (hit.reshape(H, W) | edge).astype(np.float32)
-    return _down(rgb2), _down(cov)
+    ef = edge.reshape(-1)
+    index[ef] = EDGEI
+    scale[ef] = 1.0
+    offset[ef] = 0.0
+    out = np.empty((view.h, view.w, 3), np.float32)
+    for c in range(3):
+        out[..., c] = _down((pal[:, c][index] * scale + offset).reshape(H, W))
+    cov = _down((hit | ef).astype(np.float32).reshape(H, W))
+    return out, cov
 
 
 # ------------------------------------------------------------------ drawing helpers
