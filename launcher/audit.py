@@ -716,6 +716,70 @@ def substitute(code: str, values: dict) -> str:
     return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), code)
 
 
+_DECEIVING = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                        "\u2066-\u2069\ud800-\udfff]")
+LAUNCHER_GROWTH_KB = 128 * 1024
+
+
+def _status_kb(key: str) -> int:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _reset_peak_rss() -> int:
+    """Reset this process's peak RSS (VmHWM) to its current RSS; return that RSS (kB), or -1."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return -1
+    return _status_kb("VmRSS")
+
+
+def _strings(v, depth: int = 0):
+    if isinstance(v, str):
+        yield v
+    elif depth < 20 and isinstance(v, dict):
+        for k, x in v.items():
+            yield from _strings(k, depth + 1)
+            yield from _strings(x, depth + 1)
+    elif depth < 20 and isinstance(v, (list, tuple)):
+        for x in v:
+            yield from _strings(x, depth + 1)
+
+
+def _reply_canaries(res: dict, limits, rss0_kb: int) -> list[str]:
+    """The launcher side of a hostile reply: the reply must be strict UTF-8 JSON with finite numbers,
+    hold no character that can deceive a terminal or a reader (C0/C1 controls but newline and tab,
+    bidi overrides, line separators, lone surrogates), stay within the profile's caps, and the
+    launcher's peak RSS must not have grown by more than LAUNCHER_GROWTH_KB during the call."""
+    fired = []
+    try:
+        blob = json.dumps(res, ensure_ascii=False, allow_nan=False)
+        blob.encode("utf-8")
+    except (ValueError, TypeError, UnicodeEncodeError) as e:
+        return [f"reply: not encodable as strict UTF-8 JSON ({type(e).__name__})"]
+    for text in _strings(res):
+        m = _DECEIVING.search(text.replace("\n", "").replace("\t", ""))
+        if m:
+            fired.append(f"reply: raw U+{ord(m.group()):04X} in the reply text")
+            break
+    cap = limits.max_output_bytes + limits.max_result_bytes
+    if len(blob.encode("utf-8")) > cap + 16384:
+        fired.append(f"reply-size: {len(blob)} characters came back (caps: {cap} bytes)")
+    if rss0_kb >= 0:
+        grown = _status_kb("VmHWM") - rss0_kb
+        if grown > LAUNCHER_GROWTH_KB:
+            fired.append(f"launcher-memory: the launcher's RSS grew by {grown // 1024} MB during the call")
+    return fired
+
+
 def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     can = rig.canaries
     values = can.values(rig.substitutions())
@@ -723,6 +787,7 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     snap0 = can.fs_snapshot()
     ev0 = len(can.events)
     fds0 = _fd_count()
+    rss0_kb = _reset_peak_rss()
     can.worst_gap = 0.0
     fired: list[str] = []
     notes: list[str] = []
@@ -747,6 +812,7 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     out_len = len((res.get("stdout") or "").encode()) + len((res.get("stderr") or "").encode())
     if out_len > out_cap + 4096:
         fired.append(f"output-cap: {out_len} bytes of output came back (cap {out_cap})")
+    fired += _reply_canaries(res, rig.launcher.profile.limits, rss0_kb)
     # nothing the call started may outlive it (DESIGN invariant 3)
     next_ok = True
     try:

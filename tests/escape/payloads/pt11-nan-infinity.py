@@ -1,0 +1,16 @@
+# id: pt11-nan-infinity
+# category: protocol
+# effect: forge a result holding NaN and -Infinity literals (not JSON; json.loads accepts them)
+# touches_os: no
+# destructive: no
+# fast: no
+import os, struct
+def reply(text):
+    body = text.encode() if isinstance(text, str) else text
+    data = struct.pack(">I", len(body)) + body
+    parts = [data[i:i + 32768] for i in range(0, len(data), 32768)] or [b""]
+    for i, p in enumerate(parts):
+        os.write(3, (b"M" if i < len(parts) - 1 else b"E") + p)
+reply('{"t":"result","ok":true,"duration_ms":NaN,"objects":[{"name":"a","type":"Box","volume":-Infinity}]}')
+import time
+time.sleep(2)
