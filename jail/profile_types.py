@@ -33,6 +33,7 @@ class Limits:
     max_output_dir_bytes: int = 2 * 1024 ** 3  # total under the output directory (exports refused past it)
     max_output_dir_files: int = 10000          # entries (files + directories) under the output directory
     max_input_bytes: int = 32 * 1024 * 1024    # import_file: largest file read from the input directory
+    import_timeout_s: float = 60.0             # import_file: wall-clock limit of the parse (a big STEP takes time)
 
 
 @dataclass(frozen=True)

@@ -290,7 +290,7 @@ def tool_import_file(ctx, session, filename, name, format="") -> dict:
     if d is None:
         return {"error": HOW_TO_SET[0].upper() + HOW_TO_SET[1:]}
     req, note, info = import_request(d, filename, name, format, ctx.profile.limits.max_input_bytes)
-    result = session.execute(note, request=req)
+    result = session.execute(note, request=req, limit_s=ctx.profile.limits.import_timeout_s)
     result["imported"] = {**info, "name": name}
     return result
 

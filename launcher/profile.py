@@ -28,7 +28,7 @@ _LIMIT_KEYS = {
     "timeout_s": float, "cpu_s": int, "memory_mb": int, "nproc": int, "nofile": int,
     "max_code_bytes": int, "max_output_bytes": int, "max_result_bytes": int,
     "max_export_bytes": int, "max_snapshots": int, "max_sessions": int,
-    "max_output_dir_bytes": int, "max_output_dir_files": int, "max_input_bytes": int,
+    "max_output_dir_bytes": int, "max_output_dir_files": int, "max_input_bytes": int, "import_timeout_s": float,
     "session_memory_mb": int, "session_cpus": float,
 }
 

@@ -406,14 +406,16 @@ class Session:
         return "the child process died before replying"
 
     # ------------------------------------------------------------ tools
-    def execute(self, code: str, timeout_s: float | None = None, *, request: dict | None = None) -> dict:
+    def execute(self, code: str, timeout_s: float | None = None, *, request: dict | None = None,
+                limit_s: float | None = None) -> dict:
         """Run ``code``; ``timeout_s`` may shorten the profile's wall-clock limit, never extend it.
 
         ``request`` replaces the ``execute`` request with another transaction op (e.g. ``import``,
-        launcher/inputs.py) served the same way; ``code`` is then only what the log records."""
+        launcher/inputs.py) served the same way; ``code`` is then only what the log records, and
+        ``limit_s`` (e.g. the profile's ``import_timeout_s``) replaces ``timeout_s`` as the limit."""
         with self.lock:
             lim = self.profile.limits
-            limit = lim.timeout_s
+            limit = lim.timeout_s if limit_s is None else float(limit_s)
             if timeout_s is not None:
                 if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not timeout_s > 0:
                     return _err("InvalidRequest", "timeout_s must be a positive number of seconds")

@@ -297,13 +297,15 @@ def _huge_step(size: int) -> bytes:
 
 @pytest.fixture(scope="module")
 def launcher(indir, tmp_path_factory):
-    with Launcher(_profile("faults"), output_dir=tmp_path_factory.mktemp("out"), input_dir=indir) as L:
+    with Launcher(_profile("faults", import_timeout_s=2.0), output_dir=tmp_path_factory.mktemp("out"),
+                  input_dir=indir) as L:
         yield L
 
 
 @pytest.fixture(scope="module")
 def os_only(indir, tmp_path_factory):
-    with Launcher(_profile("faults_os_only"), output_dir=tmp_path_factory.mktemp("out"), input_dir=indir) as L:
+    with Launcher(_profile("faults_os_only", import_timeout_s=2.0), output_dir=tmp_path_factory.mktemp("out"),
+                  input_dir=indir) as L:
         yield L
 
 
@@ -337,6 +339,7 @@ def test_malformed_file_leaves_session_unchanged(launcher, name):
 
 
 def test_step_too_big_to_parse_hits_the_timeout(launcher):
+    """The real OCCT reader on 25 MB of points: killed at the profile's import_timeout_s."""
     ts = _prepared(launcher)
     try:
         before = _state(ts)

@@ -1,0 +1,214 @@
+"""The user's own files and the design as a script, end to end over MCP stdio (issue 15).
+
+``python -m launcher mcp --embedded --input-dir IN --output-dir OUT`` driven by the real ``mcp``
+SDK client: a part is exported as STEP/STL/3MF/BREP, the files are copied into the input
+directory, imported in a fresh session, and their volumes compared with the original within the
+format's tolerance (exact B-rep formats: 1e-6 relative; meshes: the tessellation's 1e-2); the
+script of a session with failed and restored-away calls is run in a fresh session and rebuilds
+the same volumes; a failed import leaves the session unchanged; a server without an input
+directory says how to set one.
+"""
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import sys
+from contextlib import asynccontextmanager
+
+import anyio
+import anyio.from_thread
+import pytest
+
+from testlib import REPO, TEST_PROFILE, launcher_env
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+PART = """\
+with BuildPart() as bp:
+    Box(40, 30, 12)
+    fillet(bp.edges().filter_by(Axis.Z), radius=4)
+    with Locations((8, 5, 0)):
+        Hole(radius=5)
+part = bp.part
+"""
+TOLERANCE = {"step": 1e-6, "brep": 1e-6, "stl": 1e-2, "3mf": 1e-2}
+
+
+def _params(out_dir, in_dir=None) -> StdioServerParameters:
+    args = ["-m", "launcher", "mcp", "--embedded", "--profile", TEST_PROFILE, "--output-dir", str(out_dir)]
+    if in_dir is not None:
+        args += ["--input-dir", str(in_dir)]
+    return StdioServerParameters(command=sys.executable, args=args, env=launcher_env(), cwd=str(REPO))
+
+
+@asynccontextmanager
+async def _connect(params, errlog):
+    async with stdio_client(params, errlog=errlog) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+class Client:
+    def __init__(self, portal, session):
+        self.portal, self.session = portal, session
+
+    def call(self, name: str, args: dict | None = None):
+        return self.portal.call(lambda: self.session.call_tool(name, args or {}))
+
+    def text(self, name: str, args: dict | None = None, *, error: bool = False) -> str:
+        res = self.call(name, args)
+        assert res.is_error is error, res
+        assert len(res.content) == 1 and res.content[0].type == "text", res
+        return res.content[0].text
+
+    def error(self, name: str, args: dict | None = None) -> str:
+        return self.text(name, args, error=True)
+
+    def value(self, expr: str) -> float:
+        """A number computed in the session (printed with repr: exact)."""
+        t = self.text("execute", {"code": f"print(repr(float({expr})))"})
+        m = re.search(r"stdout:\n(\S+)", t)
+        assert m, t
+        return float(m.group(1))
+
+
+@pytest.fixture(scope="module")
+def dirs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("inputs-mcp")
+    (d / "in").mkdir()
+    return d
+
+
+def _client(dirs, name, with_input):
+    with open(dirs / f"{name}-stderr.log", "w") as errlog:
+        with anyio.from_thread.start_blocking_portal() as portal:
+            cm = portal.wrap_async_context_manager(
+                _connect(_params(dirs / f"out-{name}", dirs / "in" if with_input else None), errlog))
+            session = cm.__enter__()
+            try:
+                yield Client(portal, session)
+            finally:
+                cm.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def client(dirs):
+    yield from _client(dirs, "main", True)
+
+
+@pytest.fixture(scope="module")
+def exported(client, dirs):
+    """The part's true volume and bbox; its exports copied into the input directory."""
+    assert client.text("execute", {"code": PART}).startswith("OK")
+    vol = client.value("part.volume")
+    size = [client.value(f"part.bounding_box().size.{a}") for a in "XYZ"]
+    for fmt in TOLERANCE:
+        t = client.text("export", {"object_name": "part", "filename": f"part.{fmt}"})
+        assert "Error" not in t, t
+        shutil.copy(dirs / "out-main" / f"part.{fmt}", dirs / "in" / f"part.{fmt}")
+    (dirs / "in" / "garbage.step").write_bytes(b"ISO-10303-21;\nthis is not STEP\n")
+    return vol, size
+
+
+def test_tools_are_listed(client):
+    tools = {t.name: t for t in client.portal.call(client.session.list_tools).tools}
+    assert {"list_inputs", "import_file", "script"} <= set(tools)
+    assert tools["import_file"].input_schema["required"] == ["filename", "name"]
+    assert "py" in tools["export"].input_schema["properties"]["format"]["enum"]
+
+
+def test_list_inputs(client, exported):
+    t = client.text("list_inputs")
+    for fmt in TOLERANCE:
+        assert f"part.{fmt}  ({fmt}," in t, t
+
+
+@pytest.mark.parametrize("fmt", sorted(TOLERANCE))
+def test_round_trip_volume(client, exported, fmt):
+    vol, size = exported
+    assert "reset" in client.text("reset").lower() or True
+    t = client.text("import_file", {"filename": f"part.{fmt}", "name": "imported"})
+    assert t.startswith(f"Imported 'part.{fmt}' ({fmt.upper()}"), t
+    assert "imported: Solid" in t, t
+    got = client.value("imported.volume")
+    assert math.isclose(got, vol, rel_tol=TOLERANCE[fmt]), (fmt, got, vol)
+    for axis, want in zip("XYZ", size):
+        assert math.isclose(client.value(f"imported.bounding_box().size.{axis}"), want, rel_tol=TOLERANCE[fmt],
+                            abs_tol=1e-6)
+    # the imported object is a normal session object: it can be modelled with
+    assert client.text("execute", {"code": "cut = imported - Box(5, 5, 100)"}).startswith("OK")
+    assert client.value("cut.volume") < got
+
+
+def test_failed_import_leaves_session_unchanged(client, exported):
+    client.text("reset")
+    assert client.text("execute", {"code": "keep = Box(1, 2, 3)"}).startswith("OK")
+    assert client.text("import_file", {"filename": "part.step", "name": "good"}).startswith("Imported")
+    state, script = client.text("session_state"), client.text("script")
+    err = client.error("import_file", {"filename": "garbage.step", "name": "bad"})
+    assert "not a readable STEP file" in err and "unchanged" in err, err
+    err = client.error("import_file", {"filename": "../out-main/part.step", "name": "bad"})
+    assert "'..' is refused" in err, err
+    err = client.error("import_file", {"filename": "missing.step", "name": "bad"})
+    assert "does not exist" in err, err
+    assert client.text("session_state") == state
+    assert client.text("script") == script
+
+
+def _script_of(text: str) -> str:
+    head, _, body = text.partition("\n\n")
+    assert "call(s)" in head, text
+    return body
+
+
+def test_script_rebuilds_the_same_volumes(client, exported):
+    client.text("reset")
+    assert client.text("execute", {"code": PART}).startswith("OK")
+    client.error("execute", {"code": "broken = Box(1, 1, 1)\nraise ValueError('boom-7')"})
+    assert client.text("execute", {"code": "plate = Box(10, 10, 2) - Cylinder(2, 2)\nn = 3"}).startswith("OK")
+    client.text("save_snapshot", {"name": "before-x"})
+    assert client.text("execute", {"code": "restored_away = Sphere(4)"}).startswith("OK")
+    client.text("restore_snapshot", {"name": "before-x"})
+    want = [client.value("part.volume"), client.value("plate.volume")]
+    script = _script_of(client.text("script"))
+    assert script.startswith("# build123d script") and "from build123d import *" in script
+    assert "Hole(radius=5)" in script and "plate = Box(10, 10, 2)" in script
+    assert "boom-7" not in script and "broken" not in script and "restored_away" not in script
+    # the same text exported as a .py file
+    t = client.text("export", {"object_name": "script", "filename": "design.py"})
+    assert "design.py" in t, t
+    import json
+    path = json.loads(t)["path"] if t.lstrip().startswith("{") else re.search(r"(/\S+design\.py)", t).group(1)
+    assert open(path).read() == script
+    # run in a fresh session: same volumes, and the script of that session is the whole script
+    client.text("reset")
+    r = client.text("execute", {"code": script})
+    assert r.startswith("OK"), r
+    assert [client.value("part.volume"), client.value("plate.volume")] == want
+    assert client.error("execute", {"code": "restored_away"}).startswith("NameError")
+
+
+def test_script_notes_imports(client, exported):
+    client.text("reset")
+    client.text("import_file", {"filename": "part.step", "name": "base"})
+    assert client.text("execute", {"code": "holed = base - Cylinder(1, 50)"}).startswith("OK")
+    script = _script_of(client.text("script"))
+    assert "INPUT_DIR = " in script
+    assert "# --- call 1: import_file: 'part.step' (step, sha256 " in script
+    assert "base = import_step(INPUT_DIR + '/part.step')" in script
+    assert "holed = base - Cylinder(1, 50)" in script
+
+
+@pytest.fixture(scope="module")
+def no_input(dirs):
+    yield from _client(dirs, "noinput", False)
+
+
+def test_without_input_dir_the_tools_say_how_to_set_it(no_input):
+    for tool, args in (("list_inputs", {}), ("import_file", {"filename": "part.step", "name": "x"})):
+        err = no_input.error(tool, args)
+        assert "--input-dir" in err and "[inputs]" in err, err
+    assert no_input.text("script").startswith("0 call(s)")
