@@ -240,11 +240,8 @@ def _render_last_error(result: dict) -> list[dict]:
     e = result.get("last_error")
     if not e:
         return [text("No error in this session yet.")]
-    where = f" at line {e['line']}" if e.get("line") else ""
-    s = f"{e.get('type')}{where}: {e.get('message')}"
-    if e.get("source_line"):
-        s += f"\n    {e['source_line'].strip()}"
-    return [text(s)]
+    from .reply_text import error_lines
+    return [text("\n".join(error_lines(e, outcome_note=False)))]
 
 
 def _render_snapshots(result: dict) -> list[dict]:

@@ -101,7 +101,7 @@ def test_execute_plate_with_holes(client):
     text = client.text("execute", {"code": PLATE})
     assert text.startswith("OK (")
     assert f"faces=10 volume={PLATE_VOLUME:.3f}" in text, text
-    assert f"part: Part volume={PLATE_VOLUME:.6g}" in text, text
+    assert f"+ part: Part  volume {PLATE_VOLUME:.6g}  bbox 80x60x10" in text, text  # names this call added
     state = client.text("session_state")
     assert state.startswith("objects:") and "part: Part" in state and "plate: BuildPart" in state
 
@@ -109,9 +109,9 @@ def test_execute_plate_with_holes(client):
 def test_error_then_state_survives(client):
     assert client.text("execute", {"code": "w = 5\nlabel = 'keep'"}).startswith("OK")
     text = client.error("execute", {"code": "w = 6\nlabel = 'lost'\nraise ValueError('bad dimension')"})
-    assert text.splitlines()[:3] == ["ValueError at line 3: bad dimension", "    raise ValueError('bad dimension')",
-                                     "The session is unchanged (state as before this call)."]
-    assert client.text("last_error") == "ValueError at line 3: bad dimension\n    raise ValueError('bad dimension')"
+    assert text.splitlines() == ["ValueError at line 3: bad dimension", "    1 | w = 6", "    2 | label = 'lost'",
+                                 "  > 3 | raise ValueError('bad dimension')", "The session is unchanged."], text
+    assert client.text("last_error") == "\n".join(text.splitlines()[:4])
     text = client.text("execute", {"code": "print(w, label, round(part.volume, 3))"})
     assert f"5 keep {PLATE_VOLUME:.3f}" in text
 
@@ -126,9 +126,9 @@ def test_timeout_over_mcp(client):
     t0 = time.monotonic()
     text = client.error("execute", {"code": "w = 99\nwhile True: pass"})
     took = time.monotonic() - t0
-    assert text.startswith("ExecutionTimeout: execution exceeded the 2s wall-clock limit"), text
+    assert text.startswith("ExecutionTimeout at line 2: execution exceeded the 2s wall-clock limit"), text
     assert 1.9 < took < 8
-    assert client.text("last_error").startswith("ExecutionTimeout: ")
+    assert client.text("last_error").startswith("ExecutionTimeout at line 2: ")
     assert "5 keep" in client.text("execute", {"code": "print(w, label)"})
 
 

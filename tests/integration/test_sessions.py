@@ -510,7 +510,8 @@ def test_session_state_and_last_error_tools(launcher):
         assert le["line"] == 3
         assert le["source_line"] == "ratio = w / h"
         text = render("last_error", {"last_error": le})
-        assert text.splitlines() == ["ZeroDivisionError at line 3: division by zero", "    ratio = w / h"]
+        assert text.splitlines() == ["ZeroDivisionError at line 3: division by zero", "    1 | w = 10",
+                                     "    2 | h = w - 10", "  > 3 | ratio = w / h"]
         ex = render("execute", r)
         assert "ZeroDivisionError at line 3" in ex and "unchanged" in ex
 
@@ -522,7 +523,7 @@ def test_session_state_and_last_error_tools(launcher):
         ts.call("execute", {"code": "while True: pass"})
         le = ts.call("last_error", {})["last_error"]
         assert le["type"] == "ExecutionTimeout" and "2s" in le["message"]
-        assert render("last_error", {"last_error": le}).startswith("ExecutionTimeout: ")
+        assert render("last_error", {"last_error": le}).startswith("ExecutionTimeout at line 1: ")
         # none of the failures touched the state
         assert render("session_state", ts.call("session_state", {})) == text_state(ts)
         assert {o["name"] for o in ts.call("session_state", {})["objects"]} >= {"b", "n", "label"}

@@ -124,7 +124,7 @@ def test_run_as_unprivileged_user(user_env):
     p = run_cli("run", str(model), "--profile", TEST_PROFILE, "--output-dir", str(out), prefix=prefix, env=env,
                 cwd=home)
     assert p.returncode == 0, _diag(p)
-    assert "volume is 60.0" in p.stdout and "b: Box volume=60" in p.stdout, _diag(p)
+    assert "volume is 60.0" in p.stdout and "+ b: Box  volume 60" in p.stdout, _diag(p)
 
 
 def test_zygote_runs_as_the_unprivileged_uid(user_env):
