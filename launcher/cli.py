@@ -201,9 +201,9 @@ def main(argv=None) -> int:
     _setup_logging(args.verbose)
     try:
         return args.fn(args)
-    except LayerError as e:
-        print(f"build123d-launcher: jail layer '{e.layer}' cannot be applied on this host, so no code runs: "
-              f"{e.reason}", file=sys.stderr)
+    except LayerError as e:  # the layer, the reason and the fix (or the set-up problem, e.g. root + 0700)
+        from .core import explain_layer_error
+        print(f"build123d-launcher: {explain_layer_error(e, None)}", file=sys.stderr)
         return 3
     except ProfileError as e:
         print(f"build123d-launcher: {e}", file=sys.stderr)

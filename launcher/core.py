@@ -222,9 +222,9 @@ def explain_layer_error(e: LayerError, profile=None) -> str:
     from .preflight import JailUidCannotRead
     if isinstance(e, JailUidCannotRead):
         return f"the jail cannot start: {e.reason}"
-    name = getattr(profile, "name", "?")
+    name = getattr(profile, "name", None)
     fix = FIXES.get(e.layer, "")
     return (f"jail layer '{e.layer}' cannot be applied on this host, so no code runs: {e.reason}. "
             + (f"Fix: {fix}. " if fix else "")
-            + f"Run `build123d-launcher doctor --profile {name}` for every layer's status; a profile may "
+            + f"Run `build123d-launcher doctor{f' --profile {name}' if name else ''}` for every layer's status; a profile may "
               "make a layer best-effort (see profiles/).")

@@ -190,4 +190,4 @@ def test_audit_profile_is_honoured(tmp_path):
     assert p.returncode == 0, _diag(p)
     rep = json.loads(p.stdout)
     assert rep["profile"].endswith("profiles/strict.toml"), rep.get("profile")
-    assert rep["columns"]["all"]["profiles"] == ["strict.toml", "strict.toml"], rep["columns"]
+    assert rep["column_info"]["all"]["profiles"] == ["strict.toml", "strict.toml"], rep["column_info"]
