@@ -109,6 +109,9 @@ PLACEHOLDERS = {
     "BYSTANDER_PID": "host pid of the bystander session's head",
     "ATTACKER_INIT_PID": "host pid of the attacker session's init",
     "OUTDIR": "the launcher's output directory",
+    "INDIR": "the launcher's input directory (import_file reads it; jailed code must not see it), in $HOME",
+    "INDIR_SECRET": "a secret file in the input directory",
+    "INDIR_STEP": "a STEP file in the input directory, geometry at x = SECRET_NUM",
     "MARK": "a per-run marker: use it in every file name a payload tries to create",
     "HOST_CWD": "the launcher's working directory",
 }
@@ -272,7 +275,7 @@ class Canaries:
     def _setup(self):
         t = self.tokens
         t.update(home=_tok(), ssh=_tok(), npy=_tok(), tmp=_tok(), shm=_tok(), sysv=_tok(), env=_tok(),
-                 bystander=_tok())
+                 bystander=_tok(), indir=_tok())
         self.secret_num = str(int.from_bytes(os.urandom(3), "big") % 9000000 + 1000000)
         t["num"] = self.secret_num
         self.home = Path(tempfile.mkdtemp(prefix=self.mark + "-home-"))
@@ -289,6 +292,11 @@ class Canaries:
             f'<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100">'
             f'<path d="M 0 0 L {n} 0 L {n} 10 Z"/></svg>\n')
         self.cad_ok = self._make_cad()
+        self.indir = h / "cad-inputs"  # the launcher's input directory (import_file); never in the jail's view
+        self.indir.mkdir()
+        (self.indir / "customer-part.txt").write_text(f"INPUT-{t['indir']}\n" * 16)
+        if (h / "secret.step").exists():
+            shutil.copyfile(h / "secret.step", self.indir / "part.step")
         for p in h.rglob("*"):
             os.chmod(p, 0o700 if p.is_dir() else 0o600)
         os.chmod(h, 0o700)
@@ -502,6 +510,8 @@ class Canaries:
             "UNIX_PATH": self.unix_path, "ABSTRACT_NAME": self.abstract_name,
             "SIGPID": str(self.rec.pid), "LAUNCHER_PID": str(os.getpid()),
             "OUTDIR": str(self.outdir), "MARK": self.mark, "HOST_CWD": os.getcwd(),
+            "INDIR": str(self.indir), "INDIR_SECRET": str(self.indir / "customer-part.txt"),
+            "INDIR_STEP": str(self.indir / "part.step"),
         }
         v.update(extra or {})
         return v
@@ -538,7 +548,8 @@ class Canaries:
         t = self.tokens
         m = {"$HOME secret file": t["home"], "$HOME/.ssh key": t["ssh"], "$HOME .npy secret": t["npy"],
              "other session's /tmp file": t["tmp"], "/dev/shm file": t["shm"], "SysV shared memory": t["sysv"],
-             "launcher environment": t["env"], "bystander variable": t["bystander"]}
+             "launcher environment": t["env"], "bystander variable": t["bystander"],
+             "input directory file": t["indir"]}
         m["secret number (CAD/SVG files)"] = self.secret_num
         m.update(self.static_markers)
         return m
@@ -644,7 +655,8 @@ class Rig:
         from .core import Launcher
         self.profile_path = profile_path
         self.canaries = canaries
-        self.launcher = Launcher(str(profile_path), output_dir=str(canaries.outdir), jail_uid=jail_uid)
+        self.launcher = Launcher(str(profile_path), output_dir=str(canaries.outdir), jail_uid=jail_uid,
+                                 input_dir=str(canaries.indir))
         self.ast_on = self.launcher.profile.on("ast_policy")
         self.attacker = None
         self.bystander = None
@@ -919,7 +931,7 @@ def _restore_marked(can: Canaries):
         else:
             p.unlink(missing_ok=True)
     keep = {"secret.txt", ".ssh", ".bashrc", "secret.npy", "secret.svg", "secret.step", "secret.brep",
-            "secret.stl", "canary.sock"}
+            "secret.stl", "canary.sock", "cad-inputs"}
     for p in list(can.home.iterdir()):
         if p.name not in keep:
             if p.is_dir() and not p.is_symlink():
