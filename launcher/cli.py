@@ -86,6 +86,10 @@ def cmd_mcp(args) -> int:
                                       output_dir=args.output_dir)
         except ImportError:
             backend = None
+        if backend is not None and args.input_dir:
+            logging.getLogger("build123d_launcher").warning(
+                "--input-dir %s is ignored: the daemon reads its own input directory (its `serve --input-dir` "
+                "or profile [inputs] dir); use --embedded to use this one", args.input_dir)
     if backend is None:
         from .core import Launcher
         from .tools import ToolSet
