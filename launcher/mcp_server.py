@@ -34,6 +34,8 @@ pre-loaded). A call that raises, times out or crashes leaves the session exactly
 Allowed imports: {allowed_imports}.
 No file, network or process access, and no viewer: use `session_state` to inspect objects and
 `export` to write STEP/STL/BREP/SVG/DXF/3MF files into the output directory.
+The user's own files: `list_inputs` and `import_file(filename, name)` (from the input directory the user
+set with --input-dir); `script` returns the session's successful code as one runnable .py.
 Use `save_snapshot`/`restore_snapshot` to branch designs cheaply.
 build123d {b3d_version}, OCP {ocp_version}. Look the API up with the `api` tool (dir/help/__doc__ are
 refused in code); a short quick reference is the resource build123d://quickref."""
