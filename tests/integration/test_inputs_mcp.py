@@ -143,6 +143,24 @@ def test_round_trip_volume(client, exported, fmt):
     assert client.value("cut.volume") < got
 
 
+@pytest.mark.parametrize("fmt", ["svg", "dxf"])
+def test_2d_round_trip(client, exported, dirs, fmt):
+    """The top face exported as a drawing comes back as edges with the same extent."""
+    client.text("reset")
+    assert client.text("execute", {"code": PART + "top = part.faces().sort_by(Axis.Z)[-1]"}).startswith("OK")
+    t = client.text("export", {"object_name": "top", "filename": f"top.{fmt}"})
+    assert "Error" not in t, t
+    shutil.copy(dirs / "out-main" / f"top.{fmt}", dirs / "in" / f"top.{fmt}")
+    client.text("reset")
+    t = client.text("import_file", {"filename": f"top.{fmt}", "name": "drawing"})
+    assert t.startswith(f"Imported 'top.{fmt}'") and "drawing: Compound" in t, t
+    assert client.value("len(drawing.edges())") >= 5  # 4 lines + 4 fillet arcs + the hole
+    if fmt == "dxf":  # DXF keeps circles and arcs as such (SVG paths come back as curves of their own)
+        assert client.value("len([e for e in drawing.edges() if e.geom_type == GeomType.CIRCLE])") >= 5
+    size = sorted([client.value(f"drawing.bounding_box().size.{a}") for a in "XY"])
+    assert math.isclose(size[0], 30, rel_tol=1e-3) and math.isclose(size[1], 40, rel_tol=1e-3), size
+
+
 def test_failed_import_leaves_session_unchanged(client, exported):
     client.text("reset")
     assert client.text("execute", {"code": "keep = Box(1, 2, 3)"}).startswith("OK")
