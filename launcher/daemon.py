@@ -36,6 +36,7 @@ from .daemon_client import HEADER, default_socket_path, recv_exact, send_frame
 log = logging.getLogger("build123d_launcher.daemon")
 
 SD_LISTEN_FDS_START = 3
+SEND_TIMEOUT_S = 30  # a reply the client does not read within this is abandoned (and the connection closed)
 DISCARD_LIMIT = 64 * 1024 * 1024  # oversize requests up to this are read and dropped; beyond, the connection is cut
 
 
@@ -212,6 +213,11 @@ class Daemon:
         self.cancel_keys: dict[int, str] = {}  # conn id -> the key its client cancels its calls with
         self.stopping = threading.Event()
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self.busy: dict[int, tuple[socket.socket, object]] = {}  # conns with a call running
+        self.abandoned: dict[int, set[int]] = {}  # conn id -> id()s of the sessions killed for it
+        self.watch_r, self.watch_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self.watcher = threading.Thread(target=self._watch, name="disconnect-watcher", daemon=True)
+        self.watcher.start()
 
     # ---------------------------------------------------------- accept loop
     def request_stop(self, signum=None, _frame=None) -> None:
@@ -240,6 +246,9 @@ class Daemon:
                 time.sleep(0.1)
                 continue
             conn.setblocking(True)
+            # a client that stops reading its replies cannot hold its thread (and slot) forever:
+            # a send blocked this long fails and the connection is closed (its session with it)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", SEND_TIMEOUT_S, 0))
             self._admit(conn)
 
     def _admit(self, conn: socket.socket) -> None:
@@ -349,7 +358,106 @@ class Daemon:
         if entry is None:
             return {"error": "no such connection"}
         entry[1].cancel(("seq", seq) if isinstance(seq, int) else None)
+        event("cancel", conn=cid, seq=seq if isinstance(seq, int) else "-")
         return {"cancelled": True}
+
+    # ---------------------------------------------------------- clients that go away mid-call
+    def _poke_watcher(self) -> None:
+        try:
+            os.write(self.watch_w, b"x")
+        except OSError:  # pipe full: the watcher is awake anyway
+            pass
+
+    def _call_started(self, cid: int, conn: socket.socket, ts) -> None:
+        with self.lock:
+            self.busy[cid] = (conn, ts)
+        self._poke_watcher()
+
+    def _call_ended(self, cid: int) -> bool:
+        """Unregister the call; True if its client went away meanwhile (then no reply is sent)."""
+        with self.lock:
+            self.busy.pop(cid, None)
+            gone = cid in self.abandoned
+        self._poke_watcher()
+        return gone
+
+    @staticmethod
+    def _kill_session_processes(ts) -> object | None:
+        """SIGKILL (pidfd) the init and keeper of ``ts``'s session: the whole session pid namespace
+        dies with init, snapshots included. Takes no lock (the call holds the session's); the
+        call in progress then sees its process die and returns. The session object, if any."""
+        s = getattr(ts, "session", None)
+        if s is None or getattr(s, "closed", True):
+            return None
+        for p in (getattr(s, "init", None), getattr(s, "keeper", None)):
+            if p is not None:
+                try:
+                    p.kill()
+                except Exception:  # noqa: BLE001 - already gone
+                    pass
+        return s
+
+    def _watch(self) -> None:
+        """While a call runs, watch its connection: a client that closes it (POLLHUP: the peer is
+        gone, not a half-close) has its session killed at once, whatever the call is doing, and
+        any session the unwinding call makes (e.g. ``reset``) too, until the call returns; the
+        connection's thread then skips the reply and closes the slot (``_close_conn``)."""
+        import select
+        while not self.stopping.is_set():
+            poller = select.poll()
+            poller.register(self.watch_r, select.POLLIN)
+            with self.lock:
+                busy = dict(self.busy)
+                abandoned = {c: set(v) for c, v in self.abandoned.items()}
+            fds = {}
+            for cid, (conn, _ts) in busy.items():
+                if cid in abandoned:
+                    continue
+                try:
+                    fd = conn.fileno()
+                except OSError:
+                    continue
+                if fd >= 0:
+                    fds[fd] = cid
+                    poller.register(fd, 0)  # only POLLHUP / POLLERR / POLLNVAL are reported
+            lingering = [c for c in abandoned if c in busy]
+            try:
+                ready = poller.poll(50 if lingering else None)
+            except InterruptedError:
+                continue
+            for fd, ev in ready:
+                if fd == self.watch_r:
+                    try:
+                        while os.read(self.watch_r, 4096):
+                            pass
+                    except OSError:
+                        pass
+                    continue
+                cid = fds.get(fd)
+                if cid is None or not ev & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                    continue
+                with self.lock:
+                    entry = self.busy.get(cid)
+                    if entry is None:
+                        continue
+                    self.abandoned.setdefault(cid, set())
+                s = self._kill_session_processes(entry[1])
+                event("client_gone", logging.WARNING, conn=cid, note="disconnected during a call; "
+                      "its session is killed", session=getattr(s, "id", "-"))
+                with self.lock:
+                    if s is not None and cid in self.abandoned:
+                        self.abandoned[cid].add(id(s))
+            for cid in lingering:  # the call is still unwinding: kill what it makes meanwhile
+                with self.lock:
+                    entry = self.busy.get(cid)
+                if entry is None:
+                    continue
+                s = getattr(entry[1], "session", None)
+                if s is not None and id(s) not in abandoned.get(cid, ()) and not getattr(s, "closed", True):
+                    self._kill_session_processes(entry[1])
+                    with self.lock:
+                        if cid in self.abandoned:
+                            self.abandoned[cid].add(id(s))
 
     def _serve_conn(self, cid: int, conn: socket.socket, ts, peer_pid: int) -> None:
         calls = 0
@@ -380,12 +488,19 @@ class Daemon:
                         res = self._cancel(args)
                     else:
                         seq = val.get("seq")
+                        self._call_started(cid, conn, ts)
                         try:
                             res = ts.call(tool, args, ("seq", seq) if isinstance(seq, int) else None)
                         except Exception as e:  # noqa: BLE001 - a bug must not kill the daemon
                             event("tool_crashed", logging.ERROR, exc_info=True, conn=cid, tool=tool[:64])
                             res = {"error": f"internal error in {tool}: {type(e).__name__}: {e}"}
+                        finally:
+                            gone = self._call_ended(cid)
                         calls += 1
+                        if gone:
+                            event("call", conn=cid, tool=tool[:64], result="client-gone",
+                                  duration_ms=f"{(time.monotonic() - start) * 1000:.1f}")
+                            break
                         sess = getattr(ts.session, "id", "-") if ts.session is not None else "-"
                         err = isinstance(res, dict) and isinstance(res.get("error"), str)
                         failed = isinstance(res, dict) and res.get("ok") is False
@@ -409,6 +524,7 @@ class Daemon:
         with self.lock:
             entry = self.conns.pop(cid, None)
             self.cancel_keys.pop(cid, None)
+            self.abandoned.pop(cid, None)
         if entry is None:
             return
         conn, ts, _t = entry
@@ -456,7 +572,9 @@ class Daemon:
         for cid, _entry in entries:
             self._close_conn(cid)
         self.launcher.close()
-        for fd in (self.wake_r, self.wake_w):
+        self._poke_watcher()
+        self.watcher.join(timeout=2.0)
+        for fd in (self.wake_r, self.wake_w, self.watch_r, self.watch_w):
             try:
                 os.close(fd)
             except OSError:
