@@ -115,31 +115,28 @@ def test_schemas_describe_every_parameter(tmp_path):
     assert "Allowed imports: build123d, math, numpy" in ex.description
     assert "no viewer" in ex.description and "no file access" in ex.description
     assert " 2 s wall clock" in ex.description  # the profile's limit (sessions_fast: 2 s)
-    assert tools["export"].input_schema["properties"]["format"]["enum"] == ["", "step", "stl", "brep", "svg",
-                                                                            "dxf", "3mf"]
+    from launcher.exports import FORMATS
+    assert tools["export"].input_schema["properties"]["format"]["enum"] == ["", *FORMATS]
+    assert {"step", "stl", "brep", "svg", "dxf", "3mf"} <= set(FORMATS)
     assert tools["save_snapshot"].input_schema["properties"]["name"]["pattern"].startswith("^[A-Za-z0-9]")
     assert tools["session_state"].annotations.read_only_hint is True
     assert tools["execute"].annotations.read_only_hint is False
 
 
 # ------------------------------------------------------------------ cancellation
-def test_cancel_kills_the_running_call_and_keeps_the_state(tmp_path):
-    prof = tmp_path / "long_timeout.toml"
-    prof.write_text(LONG_PROFILE)
-    errlog = tmp_path / "err.log"
-
+def _cancel_scenario(p: StdioServerParameters, errlog, session_root):
+    """``session_root()`` -> the pid whose descendants are the session's processes."""
     async def scenario():
-        async with server(params(str(prof), tmp_path / "out"), errlog) as s:
+        async with server(p, errlog) as s:
             await s.initialize()
-            server_pid = next(p for p in children(os.getpid()) if "launcher" in open(f"/proc/{p}/cmdline").read())
             r = await s.call_tool("execute", {"code": "kept = 41"})
             assert not r.is_error, r
-            before = set(live_descendants(server_pid))
-
+            root = session_root()
+            before = set(live_descendants(root))
             busy: list[int] = []
 
             def spinning():  # a new process of the session burns CPU: the loop runs
-                busy[:] = [p for p in set(live_descendants(server_pid)) - before if cpu_ticks(p) >= 20]
+                busy[:] = [q for q in set(live_descendants(root)) - before if cpu_ticks(q) >= 20]
                 return busy
 
             result = {}
@@ -156,13 +153,63 @@ def test_cancel_kills_the_running_call_and_keeps_the_state(tmp_path):
             assert "res" not in result  # the spec: a cancelled request is not answered
             # the spinning child is killed (from outside, by the launcher): poll with a deadline
             assert await anyio.to_thread.run_sync(lambda: wait_until(
-                lambda: not [p for p in busy if alive(p)], 60)), f"still running: {busy}"
+                lambda: not [q for q in busy if alive(q)], 60)), f"still running: {busy}"
             r = await s.call_tool("execute", {"code": "print(kept + 1)"})
             assert not r.is_error and "42" in text_of(r), r  # the state before the cancelled call
             r = await s.call_tool("last_error", {})
             assert "Cancelled" in text_of(r), text_of(r)  # cancelled, not timed out (limit 300 s)
 
     anyio.run(scenario)
+
+
+def test_cancel_kills_the_running_call_and_keeps_the_state(tmp_path):
+    prof = tmp_path / "long_timeout.toml"
+    prof.write_text(LONG_PROFILE)
+    kids_before = set(children(os.getpid()))
+
+    def server_pid():
+        (pid,) = set(children(os.getpid())) - kids_before
+        return pid
+
+    _cancel_scenario(params(str(prof), tmp_path / "out"), tmp_path / "err.log", server_pid)
+
+
+def test_cancel_through_the_daemon(tmp_path):
+    """``mcp --socket``: the cancel reaches the daemon on a second connection; the session stays."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+    from launcher.daemon_client import DaemonBackend
+
+    d = Path(tempfile.mkdtemp(prefix="b123d-cancel-", dir="/tmp"))
+    d.chmod(0o755)
+    prof = d / "long_timeout.toml"
+    prof.write_text(LONG_PROFILE)
+    sock = d / "d.sock"
+    with open(d / "daemon.log", "w") as log:
+        daemon = subprocess.Popen([sys.executable, "-m", "launcher", "serve", "--profile", str(prof), "--socket",
+                                   str(sock), "--output-dir", str(d / "out")], cwd=str(REPO), env=launcher_env(),
+                                  stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    try:
+        def ready():
+            try:
+                DaemonBackend(str(sock), hello_timeout=60).close()
+                return True
+            except Exception:  # noqa: BLE001
+                assert daemon.poll() is None, (d / "daemon.log").read_text()
+                return False
+        assert wait_until(ready, 120, 0.05), (d / "daemon.log").read_text()
+        p = StdioServerParameters(command=sys.executable,
+                                  args=["-m", "launcher", "mcp", "--socket", str(sock), "--profile", str(prof)],
+                                  env=launcher_env(), cwd=str(REPO))
+        _cancel_scenario(p, d / "mcp.log", lambda: daemon.pid)
+        import re
+        assert re.search(r"event=cancel conn=\d+ seq=\d+", (d / "daemon.log").read_text())
+    finally:
+        daemon.terminate()
+        daemon.wait(60)
+        import shutil
+        shutil.rmtree(d, ignore_errors=True)
 
 
 # ------------------------------------------------------------------ start-up order
