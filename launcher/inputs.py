@@ -16,10 +16,12 @@ is treated as hostile. What is refused, before any byte is read:
   component-by-component with ``O_NOFOLLOW`` from an fd of the input
   directory (launcher/safepath.py, shared with exports);
 * anything that is not a regular file: FIFOs, sockets, character and block
-  devices, directories. The entry is ``fstatat``-ed (no symlink followed)
-  before it is opened, so a device is never opened; the open uses
-  ``O_NOFOLLOW | O_NONBLOCK | O_NOCTTY`` (a FIFO swapped in meanwhile cannot
-  block it) and the opened fd is ``fstat``-ed again and must be the same inode;
+  devices, directories. The entry is ``fstatat``-ed (no symlink followed),
+  then opened ``O_PATH | O_NOFOLLOW`` (no effect on any file type), that fd
+  ``fstat``-ed and checked again (same inode), and only then re-opened for
+  reading through ``/proc/self/fd/N`` (the same inode, no name resolved
+  again; ``O_NONBLOCK | O_NOCTTY``), so a device or FIFO swapped in at any
+  moment is never opened for reading and nothing can block the read;
 * hard links: a regular file with ``st_nlink > 1`` (a hard link to a secret
   elsewhere on the same filesystem, placed in the input directory, would
   otherwise be read);
@@ -47,6 +49,9 @@ from .session import SessionError
 FORMATS = ("step", "brep", "stl", "3mf", "svg", "dxf")
 EXTENSIONS = {".step": "step", ".stp": "step", ".brep": "brep", ".brp": "brep", ".stl": "stl",
               ".3mf": "3mf", ".svg": "svg", ".dxf": "dxf"}
+#: The jailed side reads one request of at most 64 MiB (jail/protocol.py recv_simple); the bytes
+#: travel base64-encoded in it, so no profile can raise the file cap past this.
+WIRE_MAX_INPUT = 46 * 1024 * 1024
 MAX_COMPONENT = 255
 MAX_TOTAL = 1024
 MAX_LISTED = 500          # list_inputs shows at most this many files
@@ -135,6 +140,41 @@ def _refuse_entry(st: os.stat_result, shown: str, max_bytes: int) -> None:
         raise InputError(f"{shown!r} is {st.st_size} bytes; the profile's max_input_bytes is {max_bytes}")
 
 
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+def _open_checked(dfd: int, name: str, st: os.stat_result, shown: str, never: str, max_bytes: int) -> int:
+    """A read fd of the regular file ``name`` in ``dfd`` that was ``st`` when checked.
+
+    First an ``O_PATH | O_NOFOLLOW`` fd (opening it has no effect on any file type: a device or
+    FIFO swapped in after the check is never really opened), ``fstat``-ed and checked again, then
+    re-opened for reading through ``/proc/self/fd/N``, which reaches that very inode (no name is
+    resolved again). Without /proc: ``openat(O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)`` directly."""
+    try:
+        pfd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+    except OSError as e:
+        raise InputError(f"cannot open {shown!r}: {e.strerror}") from None
+    try:
+        pst = os.fstat(pfd)
+        if (pst.st_dev, pst.st_ino) != (st.st_dev, st.st_ino):
+            raise InputError(f"{shown!r} was replaced while it was being opened; try again")
+        _refuse_entry(pst, shown, max_bytes)
+        try:
+            return os.open(f"/proc/self/fd/{pfd}", _READ_FLAGS & ~os.O_NOFOLLOW)
+        except FileNotFoundError:
+            pass  # no /proc: open by name (a FIFO swapped in cannot block: O_NONBLOCK)
+        except OSError as e:
+            raise InputError(f"cannot open {shown!r}: {e.strerror}") from None
+    finally:
+        os.close(pfd)
+    try:
+        return os.open(name, _READ_FLAGS, dir_fd=dfd)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise InputError(f"{shown!r} is a symlink; {never}") from None
+        raise InputError(f"cannot open {shown!r}: {e.strerror}") from None
+
+
 def read_input(input_dir, filename: str, max_bytes: int) -> tuple[bytes, dict]:
     """The bytes of ``filename`` under ``input_dir`` and ``{"filename", "size", "sha256"}``;
     InputError when refused (see the module docstring)."""
@@ -154,12 +194,7 @@ def read_input(input_dir, filename: str, max_bytes: int) -> tuple[bytes, dict]:
         except OSError as e:
             raise InputError(f"cannot read {shown!r}: {e.strerror}") from None
         _refuse_entry(st, shown, max_bytes)
-        try:
-            fd = os.open(last, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=t.fd)
-        except OSError as e:
-            if e.errno == errno.ELOOP:
-                raise InputError(f"{shown!r} is a symlink; {never}") from None
-            raise InputError(f"cannot open {shown!r}: {e.strerror}") from None
+        fd = _open_checked(t.fd, last, st, shown, never, max_bytes)
         try:
             st2 = os.fstat(fd)
             if (st2.st_dev, st2.st_ino) != (st.st_dev, st.st_ino):
@@ -259,6 +294,7 @@ def import_request(input_dir, filename, name, fmt, max_bytes: int) -> tuple[dict
     """The jail request for ``import_file`` (bytes read and checked here), the note recorded for
     the audit log, and the file's info."""
     check_object_name(name)
+    max_bytes = min(max_bytes, WIRE_MAX_INPUT)
     parts = check_input_name(filename)
     f = resolve_format("/".join(parts), fmt)
     data, info = read_input(input_dir, filename, max_bytes)

@@ -183,6 +183,33 @@ def test_devices_refused(tree):
     refused(indir, "loop.step", match="block device")
 
 
+def test_entry_swapped_after_the_check_is_refused(tree):
+    """The O_PATH fd must be the inode that was checked: a FIFO, device or other file swapped in
+    between the check and the open is refused (and a FIFO never blocks)."""
+    indir, secret = tree
+    dfd = os.open(indir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        checked = os.stat(indir / "good.step")
+        os.rename(indir / "good.step", indir / "moved.step")
+        os.mkfifo(indir / "good.step")
+        out = _in_thread(lambda: inputs._open_checked(dfd, "good.step", checked, "good.step", "", CAP))
+        assert isinstance(out.get("exc"), InputError) and "replaced" in str(out["exc"]), out
+        os.unlink(indir / "good.step")
+        os.symlink(secret, indir / "good.step")
+        with pytest.raises(InputError, match="replaced"):
+            inputs._open_checked(dfd, "good.step", checked, "good.step", "", CAP)
+        os.unlink(indir / "good.step")
+        os.rename(indir / "moved.step", indir / "good.step")
+        fd = inputs._open_checked(dfd, "good.step", checked, "good.step", "", CAP)
+        try:
+            assert os.read(fd, 100) == b"ISO-10303-21;\n"
+            assert os.readlink(f"/proc/self/fd/{fd}") == str(indir / "good.step")
+        finally:
+            os.close(fd)
+    finally:
+        os.close(dfd)
+
+
 def test_directory_refused(tree):
     indir, _ = tree
     refused(indir, "sub", match="directory")
