@@ -371,7 +371,8 @@ TOOLS: tuple[Tool, ...] = (
          title="Reset session", params={}, handler=_reset, read_only=False, needs_session=False),
     Tool("export", "Export a top-level object to a file in the output directory (the only way to write a file). "
                    "The filename must be relative (sub-directories are created); existing files are never "
-                   "overwritten; at most {max_export_bytes} bytes.",
+                   "overwritten; at most {max_export_bytes} bytes. Format 'py' ('design.py') writes the session's "
+                   "script (see the script tool; object_name is then not used).",
          title="Export to file",
          params={
              "object_name": OBJECT_NAME_SCHEMA,
