@@ -32,7 +32,8 @@ INSTRUCTIONS = """Run build123d (Python CAD) code in a sandboxed, persistent ses
 `execute(code)` runs code; top-level names persist between calls (`from build123d import *` is
 pre-loaded). A call that raises, times out or crashes leaves the session exactly as it was.
 Allowed imports: {allowed_imports}.
-No file, network or process access, and no viewer: use `session_state` to inspect objects and
+The code has no file, network or process access and no GUI viewer: use `render` to see the model
+(PNG), `session_state`/`measure` to inspect objects, `import_file` to read the input directory and
 `export` to write STEP/STL/BREP/SVG/DXF/3MF files into the output directory.
 The user's own files: `list_inputs` and `import_file(filename, name)` (from the input directory the user
 set with --input-dir); `script` returns the session's successful code as one runnable .py.

@@ -333,8 +333,9 @@ OBJECT_NAME_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 200,
 EXECUTE_DESCRIPTION = (
     "Run build123d Python code in the persistent session. Top-level names persist between calls; "
     "`from build123d import *` is pre-loaded. Allowed imports: {allowed_imports} (nothing else: no os, "
-    "subprocess, socket, open()). There is no file access, no network and no viewer: use session_state "
-    "to inspect objects and export to write files. Limits per call: {timeout_s} s wall clock, "
+    "subprocess, socket, open()). The code has no file access, no network and no GUI viewer: use render "
+    "to see the model, session_state/measure to inspect objects, import_file to read the input directory "
+    "and export to write files. Limits per call: {timeout_s} s wall clock, "
     "{max_code_bytes} bytes of code, {max_output_bytes} bytes of stdout+stderr kept (head and tail). Returns "
     "stdout/stderr, the value of a trailing expression (REPL style: end with `part.volume`), and a summary "
     "(type, volume, bounding box) of only the names the call added (+), changed (~) or deleted (-) "
