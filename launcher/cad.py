@@ -348,8 +348,10 @@ def content_measure(result: dict) -> list[dict]:
         return [_text(f"Error: {result.get('error', 'measure failed')}")]
     m = result["measure"]
     c = m.get("counts", {})
-    lines = [f"{m['name']}: " + ", ".join(f"{c.get(k, 0)} {k}" for k in ("solids", "shells", "faces", "edges",
-                                                                        "vertices"))]
+    def n_of(k: str) -> str:
+        n = c.get(k, 0)
+        return f"{n} {k if n != 1 else k[:-1] if k != 'vertices' else 'vertex'}"
+    lines = [f"{m['name']}: " + ", ".join(n_of(k) for k in ("solids", "shells", "faces", "edges", "vertices"))]
     for k in ("volume", "area", "length"):
         if k in m:
             unit = {"volume": "mm^3", "area": "mm^2", "length": "mm"}[k]

@@ -37,7 +37,7 @@ from jail.errors import LayerError
 
 from jail import protocol
 from . import replies, sanitize
-from .containment import SessionContainment
+from .containment import SessionContainment, clone_filtered
 from .procs import Proc, children_of, kill_strays, ppid_of
 
 log = logging.getLogger("build123d_launcher.session")
@@ -351,7 +351,8 @@ class Session:
         When a call *succeeds* its process becomes the head, and its children are whatever
         the user's code forked: then nothing but the known processes is kept.
         """
-        self.contain.sweep(self.head, self.next, [p for p, _ in self.snapshots.values()])
+        self.contain.sweep(self._known() | {self.keeper.pid}, self.head, [p for p, _ in self.snapshots.values()],
+                           head_children_legit=keep_head_children and clone_filtered(self.evidence))
         if self.init is not None:
             keep = self._known()
             if keep_head_children and self.head is not None:
