@@ -3,23 +3,18 @@
 Two mechanisms, the first where the host allows it, the second always:
 
 **cgroup** (a writable cgroup v2 subtree, see ``cgroups.py``): each session gets
-``build123d-launcher/<launcher pid>-<n>-<session id>`` (the keeper is moved there before it
-makes the session's namespaces, so everything the session ever runs is inside, and the
-session's cgroup namespace is rooted there). Inside it every tracked process of the session
-(head, next, each snapshot) gets a cgroup of its own, ``c<N>``: a next is moved into a fresh
-one when its ``ready`` is taken, before any code is sent to it. Cgroup membership is inherited
-on every fork whatever the clone flags (``CLONE_PARENT``, ``CLONE_VM``, a vfork), so:
-
-* a failed call (exception, timeout, crash, cancel): ``cgroup.kill`` of the next's cgroup kills
-  the next and everything it started — nothing can keep the head's pipe open;
-* a successful call: the old head's cgroup is killed; the new head's cgroup must hold the head
-  alone: if it holds anything else, it is frozen (nothing in it can fork any more), the head is
-  moved to a fresh cgroup (which thaws it), and the old one is killed;
-* the same check for the head's cgroup when a next is taken (what a head forks besides its
-  next) and for each snapshot's cgroup; direct children of the current head are exempt
-  from the check only (they are its not-yet-taken nexts, and CLONE_PARENT children of a next
-  are in the *next's* cgroup);
-* close: ``cgroup.kill`` of the session's cgroup.
+``build123d-launcher/<launcher pid>-<n>-<session id>``; the keeper is moved there before it
+makes the session's namespaces, so everything the session ever runs is inside whatever clone
+flags it uses (membership is inherited on every fork, ``CLONE_PARENT``/``CLONE_VM``/vfork
+included), and the session's cgroup namespace is rooted there (``/proc/self/cgroup`` shows
+``0::/``). After every call (failed or successful), snapshot change and restore the launcher
+reads the cgroup's ``cgroup.procs``: anything that is not the keeper, init, the head, the next,
+a snapshot or already dying is a stray. Then the cgroup is frozen (no member can fork, exit or be
+reaped: pids cannot be reused), each stray is SIGKILLed by pidfd, and it is thawed — so a child
+holding the head's pipe cannot make the head wait, and a failed call costs neither the session
+nor a snapshot. No process is ever migrated on the call path (a migration waits for an RCU grace
+period: ~10 ms on a loaded host); the common case costs one read of ``cgroup.procs``.
+Close: ``cgroup.kill`` of the session's cgroup.
 Session-wide bounds go on the session's cgroup: ``memory.max``/``pids.max``/``cpu.max`` where
 cgroup v2 delegates those controllers, otherwise (root on a hybrid host) the v1 ``memory``,
 ``pids`` and ``cpu`` hierarchies (``memory.limit_in_bytes``, ``pids.max``, CFS quota).
@@ -31,16 +26,19 @@ ENOSYS, so every process a call makes descends from its next; the launcher's swe
 (``procs.kill_strays``) then kills every process in the session's pid namespace that is not
 init, head, next, a snapshot or already dying.
 
-Not contained: what a head that earlier user code rewrote does *between* two checks (it can
-fork a process that runs until the next call or sweep); inside one session, which process the
-kernel's OOM killer picks when the session's memory bound is hit (normally the largest: the
-call that grew).
+Not contained: what a head that earlier user code rewrote forks *between* two sweeps (it runs
+until the next sweep; while the seccomp filter is on, a head's own children are taken for the
+nexts it forks after a failed call and live until the next successful call); inside one session,
+which process the kernel's OOM killer picks when the session's memory bound is hit (the call
+first: see ``_oom``).
 """
 from __future__ import annotations
 
+import atexit
 import itertools
 import logging
 import os
+import signal
 import threading
 
 from . import cgroups
@@ -69,6 +67,9 @@ def _tidy_orphans() -> None:
                 _ORPHANS.remove(d)
 
 
+atexit.register(_tidy_orphans)
+
+
 def describe() -> dict:
     """What `doctor` shows: the mechanism in use and why not the other."""
     h = cgroups.hierarchy()
@@ -86,6 +87,12 @@ def describe() -> dict:
             **h.describe()}
 
 
+def clone_filtered(evidence: dict) -> bool:
+    """True when the session's seccomp filter (which allows fork-like clones only) is applied."""
+    sc = evidence.get("seccomp") if isinstance(evidence, dict) else None
+    return isinstance(sc, dict) and sc.get("status") == "applied" and not sc.get("threads_allowed")
+
+
 class SessionContainment:
     """One session's cgroups (all methods are no-ops when the host has no writable cgroup v2)."""
 
@@ -93,11 +100,7 @@ class SessionContainment:
         self.hier = cgroups.hierarchy()
         self.dir: str | None = None
         self.v1_dirs: list[str] = []
-        self.cg: dict[int, str] = {}     # tracked pid -> its cgroup
-        self.owner: dict[str, int] = {}  # cgroup -> the tracked pid it holds
-        self.pending: list[str] = []     # killed cgroups, removed once empty
         self.killed_strays = 0
-        self._n = 0
         self._oom_set: dict[int, int] = {}  # pid -> oom_score_adj the launcher gave it
         name = f"{os.getpid()}-{next(_SEQ)}-{sid}"  # unique even for several Launchers in one process
         if self.hier.v2:
@@ -179,74 +182,6 @@ class SessionContainment:
                 continue
         return None
 
-    # ------------------------------------------------------------ per process
-    def _fresh(self) -> str:
-        self._n += 1
-        d = f"{self.dir}/c{self._n}"
-        os.mkdir(d)
-        return d
-
-    def _register(self, pid: int, cg: str) -> None:
-        old = self.cg.pop(pid, None)
-        if old is not None:
-            self.owner.pop(old, None)
-        self.cg[pid] = cg
-        self.owner[cg] = pid
-
-    def _adopt(self, p) -> None:
-        """Move tracked process ``p`` (held by pidfd) into a cgroup of its own."""
-        if not p.alive():
-            return
-        d = self._fresh()
-        try:
-            cgroups.move(p.pid, d)
-        except OSError:  # it died meanwhile
-            os.rmdir(d)
-            return
-        self._register(p.pid, d)
-
-    def _kill_cg(self, cg: str) -> None:
-        cgroups.kill(cg)
-        self.pending.append(cg)
-        pid = self.owner.pop(cg, None)
-        if pid is not None and self.cg.get(pid) == cg:
-            del self.cg[pid]
-
-    def _isolate(self, p, exempt: set[int] = frozenset()) -> None:
-        """Make ``p``'s cgroup hold ``p`` alone: freeze it, move ``p`` out, kill the rest."""
-        cg = self.cg.get(p.pid)
-        if cg is None:
-            return
-        extras = set(cgroups.procs(cg)) - {p.pid} - set(exempt)
-        if not extras:
-            return
-        if not cgroups.freeze(cg):
-            log.warning("containment: %s did not freeze in time; separating anyway", cg)
-        d = self._fresh()
-        if p.alive():
-            try:
-                cgroups.move(p.pid, d)
-                self._register(p.pid, d)
-            except OSError:
-                pass
-        self.owner.pop(cg, None)
-        self._kill_cg(cg)
-        cgroups.thaw(cg)
-        self.killed_strays += len(extras)
-        log.info("containment: killed %d stray process(es) sharing the cgroup of pid %d", len(extras), p.pid)
-
-    def _tidy(self) -> None:
-        still = []
-        for cg in self.pending:
-            try:
-                if not cgroups.rmdir_tree(cg):
-                    still.append(cg)
-            except OSError:
-                pass
-        self.pending = still
-        if _ORPHANS:
-            _tidy_orphans()
-
     # ------------------------------------------------------------ OOM order inside the session
     def _oom(self, p, value: int) -> None:
         """Every jailed process starts at oom_score_adj 1000 (the keeper sets it): the kernel
@@ -259,49 +194,75 @@ class SessionContainment:
             return
         try:
             cgroups.write(f"/proc/{p.pid}/oom_score_adj", str(value))
-            self._oom_set[p.pid] = value
         except OSError:
-            self._oom_set[p.pid] = value  # not allowed here (unprivileged, not dumpable): stay at 1000
+            pass  # not allowed here (unprivileged, not dumpable): it stays at 1000
+        self._oom_set[p.pid] = value
 
     # ------------------------------------------------------------ hooks (called by Session)
     def on_ready(self, head, nxt, snapshots=()) -> None:
-        """A next was taken (before any request is sent to it): give it a cgroup of its own;
-        the head's cgroup must then hold the head alone."""
+        """A next was taken, before any request is sent to it: the OOM order (see ``_oom``)."""
         self._oom(nxt, 1000)
         for p in [head, *snapshots]:
             self._oom(p, 500)
-        if self.dir is None or nxt is None:
-            return
-        if head is not None and head.pid not in self.cg:
-            self._adopt(head)
-        if nxt.pid not in self.cg:
-            self._adopt(nxt)
-        if head is not None:
-            self._isolate(head)
 
-    def sweep(self, head, nxt, snapshots) -> None:
-        """After a call, a snapshot change or a restore: kill the cgroup of every process that is
-        no longer tracked, and every process sharing a cgroup with a tracked one."""
-        tracked = [p for p in [head, nxt] + list(snapshots) if p is not None]
-        pids = {p.pid for p in tracked}
-        for p in [head] + list(snapshots):
+    def sweep(self, keep: set[int], head, snapshots, *, head_children_legit: bool) -> None:
+        """After a call, a snapshot change or a restore: kill every process in the session's
+        cgroup that is not in ``keep`` (keeper, init, head, next, snapshots, already dying).
+
+        Common case: one read of ``cgroup.procs``, nothing else there. Otherwise the cgroup is
+        frozen (nothing in it can fork, exit or be reaped, so no pid can be reused), every
+        member not in ``keep`` that is still in the cgroup is SIGKILLed through a pidfd, and it
+        is thawed. ``head_children_legit``: the head's direct children are kept too — a head
+        forks its next on its own, at any time after a failed call — which is sound only while
+        the seccomp filter refuses CLONE_PARENT (otherwise a call's child could be the head's);
+        without the filter they are killed and the head forks another next.
+        """
+        for p in [head, *snapshots]:
             self._oom(p, 500)
-        for pid in [q for q in self._oom_set if q not in pids]:
+        alive = set(keep)
+        for pid in [q for q in self._oom_set if q not in alive]:
             del self._oom_set[pid]
         if self.dir is None:
             return
-        for cg, pid in list(self.owner.items()):
-            if pid not in pids:
-                self._kill_cg(cg)
-        if head is not None and head.pid not in self.cg:
-            self._adopt(head)  # a restored head, still in its snapshot's cgroup
-        exempt = set(children_of(head.pid)) if head is not None else set()
-        for p in tracked:
-            self._isolate(p, exempt)
-        self._tidy()
+        if _ORPHANS:
+            _tidy_orphans()
+        if head_children_legit and head is not None:
+            keep = keep | set(children_of(head.pid))
+        if not set(cgroups.procs(self.dir)) - keep:
+            return
+        if not cgroups.freeze(self.dir):
+            log.warning("containment: %s did not freeze in time; killing the strays anyway", self.dir)
+        try:
+            if head_children_legit and head is not None:  # re-read while frozen
+                keep = set(keep) | set(children_of(head.pid))
+            n = self._kill_members(set(cgroups.procs(self.dir)) - keep)
+        finally:
+            cgroups.thaw(self.dir)
+        self.killed_strays += n
+        if n:
+            log.info("containment: killed %d stray process(es) in %s", n, self.dir)
+
+    def _kill_members(self, pids: set[int]) -> int:
+        rel = self.dir[len(self.hier.v2_mount):] if self.hier.v2_mount else None
+        n = 0
+        for pid in pids:
+            try:
+                fd = os.pidfd_open(pid)
+            except OSError:
+                continue
+            try:
+                if cgroups.cgroup_of(pid) == rel:  # the pidfd now pins this very process
+                    signal.pidfd_send_signal(fd, signal.SIGKILL)
+                    n += 1
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+        return n
 
     def close(self) -> None:
         """Kill everything in the session's cgroups; remove them now or, once empty, later."""
+        _tidy_orphans()
         if self.dir is not None:
             cgroups.kill(self.dir)
             try:

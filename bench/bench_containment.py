@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""What process containment costs per call, and what it bounds (issue 11).
+
+    python bench/bench_containment.py            # N = 300 calls per mode
+    python bench/bench_containment.py --n 100
+
+1. Per-call cost: one launcher process, two sessions on ``tests/profiles/sessions_fast.toml``
+   (the default jail, short clocks), one with the cgroup containment (a cgroup per tracked
+   process, moved when a next is taken; the old head's cgroup killed and the new head's checked
+   after a successful call) and one without it (the hierarchy forced to "none", as for an
+   unprivileged launcher: only the seccomp clone filter and the pid-namespace sweep). Both run
+   N trivial ``execute("x = 1")`` calls and N failing ones (``raise ValueError``). Reported: p50
+   of the whole call as the launcher sees it, and p50/p99 of the containment hooks themselves
+   (``on_ready`` + ``sweep``, timed around the calls the Session makes), in microseconds.
+2. Bound: the session's memory high-water mark (the kernel's ``memory.peak`` or v1
+   ``memory.max_usage_in_bytes``) vs ``session_memory_mb`` after three children that each
+   touch 400 MB (profile ``tests/faults/profiles/contain_memory.toml``: 768 MB session bound,
+   1024 MB RLIMIT_AS per process), with the OOM kills the kernel made.
+
+Nothing is asserted: the figures are printed (``--json`` for a machine-readable line).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO))
+
+from launcher import cgroups  # noqa: E402
+from launcher.core import Launcher  # noqa: E402
+
+FAST = str(REPO / "tests" / "profiles" / "sessions_fast.toml")
+MEM = str(REPO / "tests" / "faults" / "profiles" / "contain_memory.toml")
+
+
+def _timed(obj, name, sink):
+    orig = getattr(obj, name)
+
+    def wrapper(*a, **kw):
+        t = time.perf_counter()
+        try:
+            return orig(*a, **kw)
+        finally:
+            sink.append((time.perf_counter() - t) * 1e6)
+    setattr(obj, name, wrapper)
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(len(xs) * p))] if xs else float("nan")
+
+
+def run_mode(L, n: int) -> dict:
+    s = L.new_session()
+    hooks: list[float] = []
+    _timed(s.contain, "on_ready", hooks)
+    _timed(s.contain, "sweep", hooks)
+    for _ in range(20):  # warm-up
+        s.execute("x = 1")
+    hooks.clear()
+    ok, bad = [], []
+    per_call_hooks = []
+    for i in range(n):
+        k = len(hooks)
+        t = time.perf_counter()
+        r = s.execute("x = 1")
+        ok.append((time.perf_counter() - t) * 1e6)
+        assert r["ok"], r
+        t = time.perf_counter()
+        r = s.execute("raise ValueError('no')")
+        bad.append((time.perf_counter() - t) * 1e6)
+        assert not r["ok"]
+        per_call_hooks.append(sum(hooks[k:]) / 2)
+    out = {"cgroup": s.contain.active, "execute_ok_p50_us": round(statistics.median(ok)),
+           "execute_failed_p50_us": round(statistics.median(bad)),
+           "hooks_per_call_p50_us": round(statistics.median(per_call_hooks), 1),
+           "hooks_per_call_p99_us": round(pct(per_call_hooks, 0.99), 1)}
+    L.close_session(s)
+    return out
+
+
+def memory_bound() -> dict | None:
+    code = ("import os\npipes = []\nfor i in range(3):\n    r, w = os.pipe()\n    if os.fork() == 0:\n"
+            "        b = bytearray(400 << 20)\n        for j in range(0, len(b), 4096):\n            b[j] = 1\n"
+            "        os.write(w, b'k')\n        import time\n        time.sleep(1000)\n    os.close(w)\n"
+            "    pipes.append(r)\nprint(sum(1 for r in pipes if os.read(r, 1) == b'k'))\nraise ValueError('done')")
+    with Launcher(MEM, spare_sessions=0) as L:
+        s = L.new_session()
+        if s.contain.memory_peak_bytes() is None:
+            return None
+        s.execute(code)
+        out = {"session_memory_mb": s.profile.limits.session_memory_mb, "attempted_mb": 3 * 400,
+               "peak_mb": s.contain.memory_peak_bytes() >> 20, "oom_kills": s.contain.oom_kills(),
+               "session_still_answers": s.execute("print(1)")["ok"]}
+        L.close_session(s)
+        return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=300)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    res = {"hierarchy": cgroups.hierarchy().describe()}
+    with Launcher(FAST, spare_sessions=0) as L:
+        res["with_cgroups"] = run_mode(L, a.n)
+        saved = cgroups._HIER
+        cgroups._HIER = cgroups.Hierarchy()  # as an unprivileged launcher without delegation sees it
+        try:
+            res["without_cgroups"] = run_mode(L, a.n)
+        finally:
+            cgroups._HIER = saved
+    res["memory_bound"] = memory_bound()
+    if a.json:
+        print(json.dumps(res))
+        return
+    print(f"containment per call, N={a.n} ok + {a.n} failed execute()s, microseconds:")
+    for k in ("with_cgroups", "without_cgroups"):
+        v = res[k]
+        print(f"  {k:16s} execute ok p50 {v['execute_ok_p50_us']:>6}  failed p50 {v['execute_failed_p50_us']:>6}  "
+              f"containment hooks per call p50 {v['hooks_per_call_p50_us']:>6}  p99 {v['hooks_per_call_p99_us']:>6}")
+    m = res["memory_bound"]
+    if m:
+        print(f"session memory: peak {m['peak_mb']} MB with a {m['session_memory_mb']} MB bound "
+              f"(3 children tried to hold {m['attempted_mb']} MB; {m['oom_kills']} OOM kill(s); "
+              f"session still answers: {m['session_still_answers']})")
+    else:
+        print("session memory: no cgroup memory bound on this host")
+
+
+if __name__ == "__main__":
+    main()
