@@ -230,3 +230,40 @@ def test_without_input_dir_the_tools_say_how_to_set_it(no_input):
         err = no_input.error(tool, args)
         assert "--input-dir" in err and "[inputs]" in err, err
     assert no_input.text("script").startswith("0 call(s)")
+
+
+# ------------------------------------------------------------------ unprivileged
+from test_unprivileged import AS_ROOT, user_env  # noqa: E402,F401 - the fixture: run as uid 65533 (or self)
+
+
+def test_import_as_unprivileged_user(user_env):
+    """The launcher run by an ordinary user reads its input directory and the jail parses the file."""
+    import io
+    import os
+    from build123d import Box, export_step
+    prefix, env, home, uid = user_env
+    indir = home / "cad-in"
+    indir.mkdir()
+    b = io.BytesIO()
+    export_step(Box(10, 20, 30), b)
+    (indir / "box.step").write_bytes(b.getvalue())
+    if AS_ROOT:
+        for p in (indir, indir / "box.step"):
+            os.chown(p, uid, uid)
+    params = StdioServerParameters(
+        command=prefix[0] if prefix else sys.executable,
+        args=(prefix[1:] + [sys.executable] if prefix else []) + [
+            "-m", "launcher", "mcp", "--embedded", "--profile", TEST_PROFILE, "--output-dir", str(home / "out"),
+            "--input-dir", str(indir)],
+        env=env, cwd=str(home))
+    with open(home / "mcp-stderr.log", "w") as errlog:
+        with anyio.from_thread.start_blocking_portal() as portal:
+            cm = portal.wrap_async_context_manager(_connect(params, errlog))
+            c = Client(portal, cm.__enter__())
+            try:
+                assert "box.step  (step," in c.text("list_inputs")
+                t = c.text("import_file", {"filename": "box.step", "name": "box"})
+                assert "box: Solid" in t, t
+                assert c.value("box.volume") == pytest.approx(6000, rel=1e-9)
+            finally:
+                cm.__exit__(None, None, None)
