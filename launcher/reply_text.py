@@ -57,8 +57,10 @@ def describe(o: dict) -> str:
         if b:
             parts.append(b)
         c = o.get("counts")
-        if isinstance(c, dict):
-            parts.append(", ".join(_plural(c.get(k, 0), k[:-1]) for k in ("solids", "faces", "edges")))
+        if isinstance(c, dict):  # zero counts left out below the first non-zero: "1 edge", "1 face, 4 edges"
+            ks = ("solids", "faces", "edges")
+            first = next((i for i, k in enumerate(ks) if c.get(k)), len(ks) - 1)
+            parts.append(", ".join(_plural(c.get(k, 0), k[:-1]) for k in ks[first:]))
         if "valid" in o:
             parts.append("valid" if o["valid"] else "INVALID")
         return "  ".join(parts)
@@ -136,7 +138,9 @@ def execute_text(result: dict) -> str:
                 parts.append(describe(o))
                 continue
             mark = _MARK.get(o.get("change"), "~")
-            parts.append(f"{mark} {o.get('name')}: {o.get('type', '')}  {describe(o)}".rstrip())
+            d = describe(o)
+            d = "" if d == o.get("type") else d  # "+ rib: function", not "function  function"
+            parts.append(f"{mark} {o.get('name')}: {o.get('type', '')}  {d}".rstrip())
         for n in result.get("deleted") or []:
             parts.append(f"- {n} (deleted)")
         if not changes and not result.get("deleted") and not isinstance(v, dict) \
