@@ -1,4 +1,4 @@
-"""The processes of one session, all forked from the zygote (see DESIGN.md).
+"""The processes of one session, all forked from the zygote (see docs/ARCHITECTURE.md).
 
     keeper   forked from the zygote; unshares the session's namespaces, forks
              init, waits for it. Outside the session's pid namespace, never
