@@ -254,3 +254,37 @@ def test_escape_payload_then_render_and_measure(rig, path):
         pass
     r = ts.call("execute", {"code": "print('alive')"})
     assert r.get("ok") and r["stdout"] == "alive\n", r
+
+
+# ---------------------------------------------------------------- hostile arguments
+BAD_ARGS = [
+    ("render", {"width": 10 ** 12}), ("render", {"width": -5}), ("render", {"width": 800.5}),
+    ("render", {"width": True}), ("render", {"height": "600"}), ("render", {"view": "iso\u202e"}),
+    ("render", {"view": "x" * 100000}), ("render", {"objects": "part"}), ("render", {"objects": ["part"] * 1000}),
+    ("render", {"objects": [1, 2]}), ("render", {"objects": ["x" * 5000]}), ("render", {"objects": [""]}),
+    ("render", {"azimuth": float("nan")}), ("render", {"azimuth": float("inf")}), ("render", {"elevation": 1e308}),
+    ("render", {"view": "sheet", "azimuth": 10}),
+    ("render", {"section": "z=5"}), ("render", {"section": {"axis": "w"}}), ("render", {"section": {"axis": "z",
+                                                                                                   "offset": 1e300}}),
+    ("render", {"section": {"normal": [0, 0, 0]}}), ("render", {"section": {"normal": [1, 2]}}),
+    ("render", {"section": {"normal": [float("nan"), 0, 1]}}), ("render", {"section": {"axis": "z", "evil": 1}}),
+    ("render", {"section": {"axis": "z", "normal": [0, 0, 1]}}), ("render", {"section": {"normal": [[1], 0, 0]}}),
+    ("render", {"view": "section", "section": {"point": [1e9, 0, 0], "normal": [1, 0, 0]}}),
+    ("render", {"unknown": 1}),
+    ("measure", {}), ("measure", {"object_name": ""}), ("measure", {"object_name": "x" * 100000}),
+    ("measure", {"object_name": ["part"]}), ("measure", {"object_name": "__builtins__"}),
+    ("measure", {"object_name": "n"}), ("distance", {"a": "part"}), ("distance", {"a": "part", "b": 5}),
+    ("distance", {"a": "part", "b": "ghost"}), ("validate", {"object_name": None}),
+    ("validate", {"object_name": "_jr"}),
+]
+
+
+@pytest.mark.parametrize("tool, args", BAD_ARGS, ids=[f"{t}-{i}" for i, (t, _) in enumerate(BAD_ARGS)])
+def test_hostile_arguments_are_clear_errors(session, tool, args):
+    L, ts = session
+    assert ts.call("execute", {"code": "_jr.render = _orig_render\n_jm.measure = _orig_measure"}).get("ok")
+    r = ts.call(tool, args)
+    assert isinstance(r, dict) and r.get("ok") is not True and isinstance(r.get("error"), str), r
+    assert 0 < len(r["error"]) < 3000, r
+    r = ts.call("execute", {"code": "print(n, round(part.volume))"})
+    assert r.get("ok") and r["stdout"] == "41 45989\n", r
