@@ -224,6 +224,8 @@ def explain_layer_error(e: LayerError, profile=None) -> str:
         return f"the jail cannot start: {e.reason}"
     name = getattr(profile, "name", None)
     fix = FIXES.get(e.layer, "")
+    if e.layer == "userns" and "jail user" in e.reason:
+        fix = "pass --jail-uid with an existing user name or a numeric uid (default: nobody)"
     return (f"jail layer '{e.layer}' cannot be applied on this host, so no code runs: {e.reason}. "
             + (f"Fix: {fix}. " if fix else "")
             + f"Run `build123d-launcher doctor{f' --profile {name}' if name else ''}` for every layer's status; a profile may "

@@ -268,3 +268,26 @@ def test_server_with_a_failing_required_layer_answers_with_the_layer(tmp_path):
                 assert "jail layer 'seccomp'" in t and "no code runs" in t and "doctor" in t, t
 
     anyio.run(scenario)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the jail user is only used as root")
+def test_server_whose_zygote_cannot_start_answers_every_call(tmp_path):
+    """A start-up failure (here: a jail user that does not exist) does not end the server: initialize and
+    tools/list work, every call has isError and says what failed and how to go on."""
+    p = StdioServerParameters(command=sys.executable,
+                              args=["-m", "launcher", "mcp", "--embedded", "--profile", TEST_PROFILE,
+                                    "--jail-uid", "no_such_user_b123d", "--output-dir", str(tmp_path / "out")],
+                              env=launcher_env(), cwd=str(REPO))
+
+    async def scenario():
+        async with server(p, tmp_path / "err.log") as s:
+            await s.initialize()
+            assert {t.name for t in (await s.list_tools()).tools} == set(NAMES)
+            for tool, args in (("execute", {"code": "b = Box(1, 1, 1)"}), ("list_snapshots", {}), ("reset", {})):
+                r = await s.call_tool(tool, args)
+                assert r.is_error, r
+                t = text_of(r)
+                assert "jail layer 'userns'" in t and "no_such_user_b123d" in t and "doctor" in t, t
+                assert "Fix: pass --jail-uid with an existing user" in t, t
+
+    anyio.run(scenario)
