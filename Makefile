@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 APT_PACKAGES := python3-venv python3-dev gcc libcap-dev make
 TEST_APT_PACKAGES := systemd strace util-linux procps
 
-.PHONY: demo test test-fast soak bench audit doctor system-deps test-system-deps venv install-user-service clean
+.PHONY: demo test test-fast soak bench audit doctor system-deps test-system-deps venv install-user-service wheel clean
 
 system-deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -69,5 +69,9 @@ soak: venv
 install-user-service: venv
 	$(PY) -m launcher.install_service
 
+# a wheel with its data (profiles, unit templates, payloads): pip/pipx/uv install dist/*.whl
+wheel: venv
+	$(PY) -m pip wheel --no-deps -w dist .
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info
