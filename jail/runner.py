@@ -524,6 +524,13 @@ def _changes(namespace: dict, objects: list[dict], ids: dict[str, int]) -> tuple
     return changed + omitted, deleted
 
 
+def remember(namespace: dict) -> None:
+    """Take the namespace as it is now as the state the next call's changes are measured against
+    (for a transaction op other than execute that binds names, e.g. import_file)."""
+    ids: dict[str, int] = {}
+    _changes(namespace, summarize(namespace, ids=ids), ids)
+
+
 def _in_omitted(objects: list[dict]) -> bool:
     return bool(objects) and objects[-1].get("kind") == "omitted"
 

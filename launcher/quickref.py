@@ -30,7 +30,7 @@ End a call with an expression (`part.volume`) to see its value. Units are whatev
         Rectangle(40, 20)
         Circle(5, mode=Mode.SUBTRACT)
     with BuildPart() as p2:
-        add(sk.sketch)
+        insert(sk.sketch)                            # add() in older build123d
         extrude(amount=5)                            # also: revolve(axis=Axis.Y), loft(), sweep(path=...)
 
     with BuildLine() as ln:
@@ -39,14 +39,14 @@ End a call with an expression (`part.volume`) to see its value. Units are whatev
 
 ## Algebra mode (plain expressions)
     part = Box(80, 60, 10) - Pos(0, 0, 5) * Cylinder(8, 20)
-    part += Rot(0, 0, 45) * Box(5, 5, 30)
+    part += Pos(30, 20, 10) * Box(5, 5, 10)         # sits on the plate's top: fused, 1 solid
     part = fillet(part.edges().group_by(Axis.Z)[-1], radius=1)
     plate = extrude(Rectangle(40, 20) - Circle(5), amount=5)
     Pos(x, y, z) / Rot(x, y, z) / Location(...) * shape   move a copy;  a + b  a - b  a & b  booleans
 
 ## Selecting
     part.faces() / .edges() / .vertices() / .solids()      -> ShapeList
-    .sort_by(Axis.Z)[-1]  .group_by(Axis.Z)[-1]  .filter_by(Axis.Z)  .filter_by(GeomType.CIRCLE)
+    .sort_by(Axis.Z)[-1]  .group_by(Axis.Z)[-1]  .filter_by(Axis.Z)  edges().filter_by(GeomType.CIRCLE)
     part.faces().sort_by(Axis.Z)[-1]                       top face;  >> and << also sort
     Align.MIN / CENTER / MAX for align=(...)               Mode.ADD / SUBTRACT / INTERSECT / PRIVATE
 
