@@ -176,7 +176,11 @@ def render_reply(msg: dict, blob: bytes, req: dict) -> dict:
     if req["view"] == "section":
         view = "section " + _plane_label(req["section"])
     elif req["azimuth"] is not None or req["elevation"] is not None:
-        view = f"azimuth {_fmt(req['azimuth'])}, elevation {_fmt(req['elevation'])} (unset: from {req['view']})"
+        az = req["azimuth"] if req["azimuth"] is not None else _num(msg.get("azimuth"), -360, 360)
+        el = req["elevation"] if req["elevation"] is not None else _num(msg.get("elevation"), -90, 90)
+        view = f"azimuth {_fmt(az)}, elevation {_fmt(el)}"
+        if req["section"] is not None:
+            view += ", cut at " + _plane_label(req["section"])
     else:
         view = req["view"] + ("" if req["view"] != "sheet" else " (top, iso, front, right)")
         if req["section"] is not None:

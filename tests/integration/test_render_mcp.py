@@ -137,6 +137,12 @@ def test_render_iso_sheet_section(client):
     assert blue.sum() > 2000
 
 
+def test_render_azimuth_elevation(client):
+    caption, img = client.image({"objects": ["part"], "azimuth": 30, "width": 300, "height": 200})
+    assert caption.startswith("azimuth 30, elevation 35.26 view, 300x200 px"), caption
+    assert img.shape == (200, 300, 3)
+
+
 def test_render_clipped_view(client):
     caption, img = client.image({"objects": ["part"], "view": "front", "section": {"axis": "y", "offset": 20}})
     assert "cut at y = 20" in caption, caption
