@@ -30,6 +30,7 @@ import zipfile
 
 MAX_TRIANGLES = 500_000
 MAX_3MF_MEMBER = 512 * 1024 * 1024
+MAX_3MF_MODELS = 16
 MAX_DXF_ENTITIES = 200_000
 
 
@@ -143,6 +144,8 @@ def _3mf_triangles(data: bytes) -> list[tuple]:
     models = [i for i in z.infolist() if i.filename.lower().endswith(".model")]
     if not models:
         raise ImportFailed("not a 3MF file (no .model part)")
+    if len(models) > MAX_3MF_MODELS:
+        raise ImportFailed(f"the 3MF has {len(models)} model parts; the limit is {MAX_3MF_MODELS}")
     objects: dict[str, tuple[list, list]] = {}
     items: list[tuple[str, list | None]] = []
     scale = [1.0]
@@ -524,9 +527,11 @@ def run_import(msg: dict, namespace: dict, summarize) -> dict:
     except Exception as e:  # noqa: BLE001 - OCCT's Standard_Failure and anything a reader raises
         return _fail("ImportError", f"{filename}: the {fmt.upper()} reader failed ({type(e).__name__}: "
                                     f"{str(e)[:300]})", t0)
+    change = "changed" if name in namespace else "added"
     namespace[name] = obj
     sha = msg.get("sha256") if isinstance(msg.get("sha256"), str) else ""
-    history.record(equivalent_code(name, fmt, filename),
-                   note=f"import_file: {filename!r} ({fmt}, sha256 {sha[:64]}) bound to {name!r}")
-    return {"ok": True, "stdout": "", "stderr": "", "truncated": False, "error": None,
-            "objects": summarize({name: obj}), "duration_ms": round((time.monotonic() - t0) * 1000, 2)}
+    call = history.record(equivalent_code(name, fmt, filename),
+                          note=f"import_file: {filename!r} ({fmt}, sha256 {sha[:64]}) bound to {name!r}")
+    objects = [{**o, "change": change} for o in summarize({name: obj})]
+    return {"ok": True, "stdout": "", "stderr": "", "truncated": False, "error": None, "call": call,
+            "objects": objects, "duration_ms": round((time.monotonic() - t0) * 1000, 2)}
