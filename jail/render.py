@@ -32,9 +32,10 @@ __all__ = ["RenderError", "render", "VIEWS", "MIN_PX", "MAX_PX", "MAX_TRIANGLES"
 MIN_PX, MAX_PX = 64, 1600
 MAX_TRIANGLES = 1_000_000
 MAX_OBJECTS = 64
-SS = 2  # supersampling factor
+SS = 2  # supersampling factor for images up to SS_MAX_PIXELS output pixels; larger ones are drawn 1:1
+SS_MAX_PIXELS = 1_000_000
 ANGULAR = 0.5  # mesh angular deflection (rad); the linear one is half an output pixel
-BUDGET = 1 << 20  # candidate pixels per rasteriser batch
+BUDGET = 1 << 20  # pixels per rasteriser batch
 
 # camera (azimuth, elevation) in degrees: azimuth 0 looks from the front (camera on -Y),
 # 90 from the right (camera on +X); elevation 90 looks down from +Z.
@@ -332,16 +333,17 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
 class View:
     """A camera plus the pixel mapping: world -> (x, y) pixels at supersampled size."""
 
-    def __init__(self, r, u, d, center_uv, mm_per_px: float, w: int, h: int):
+    def __init__(self, r, u, d, center_uv, mm_per_px: float, w: int, h: int, ss: int = SS):
         self.r, self.u, self.d = r, u, d
+        self.ss = ss  # supersampling: drawn at ss x the size, averaged down
         self.cu, self.cv = center_uv
         self.mm_per_px = mm_per_px  # at output size
         self.w, self.h = w, h
 
     def project(self, pts: np.ndarray):
-        s = SS / self.mm_per_px
-        px = (pts @ self.r - self.cu) * s + self.w * SS / 2
-        py = -(pts @ self.u - self.cv) * s + self.h * SS / 2
+        s = self.ss / self.mm_per_px
+        px = (pts @ self.r - self.cu) * s + self.w * self.ss / 2
+        py = -(pts @ self.u - self.cv) * s + self.h * self.ss / 2
         pz = -(pts @ self.d)
         return px, py, pz
 
@@ -353,8 +355,10 @@ def _fit(points: np.ndarray, r, u, w: int, h: int, fill: float = 0.86) -> tuple[
     return ((us.max() + us.min()) / 2, (vs.max() + vs.min()) / 2), mm
 
 
-def _down(a: np.ndarray) -> np.ndarray:
-    """Average SS x SS blocks (SS = 2)."""
+def _down(a: np.ndarray, ss: int = 2) -> np.ndarray:
+    """Average ss x ss blocks (ss = 1 or 2)."""
+    if ss == 1:
+        return a.astype(np.float32, copy=False)
     return (a[0::2, 0::2] + a[1::2, 0::2] + a[0::2, 1::2] + a[1::2, 1::2]) * np.float32(0.25)
 
 
@@ -364,6 +368,7 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
 
     Shading is Gouraud-interpolated Lambert (per-vertex intensity, so planar faces are flat and
     curved ones smooth), two-sided (normal orientation does not matter)."""
+    SS = view.ss
     W, H = view.w * SS, view.h * SS
     px, py, pz = view.project(mesh.V)
     zbuf, tid = rasterize(px, py, pz, mesh.T, W, H)
@@ -423,9 +428,10 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
     dx = fid2[:, 1:] != fid2[:, :-1]
     dy = fid2[1:, :] != fid2[:-1, :]
     edge[:, 1:] |= dx
-    edge[:, :-1] |= dx
     edge[1:, :] |= dy
-    edge[:-1, :] |= dy
+    if SS > 1:  # both sides of the boundary: about one output pixel wide after averaging
+        edge[:, :-1] |= dx
+        edge[:-1, :] |= dy
     z2 = np.where(hit, zbuf, np.float32(np.nan)).reshape(H, W)
     thr = np.float32(3.0 * view.mm_per_px / SS)
     with np.errstate(invalid="ignore"):
@@ -439,8 +445,8 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
     offset[ef] = 0.0
     out = np.empty((view.h, view.w, 3), np.float32)
     for c in range(3):
-        out[..., c] = _down((pal[:, c][index] * scale + offset).reshape(H, W))
-    cov = _down((hit | ef).astype(np.float32).reshape(H, W))
+        out[..., c] = _down((pal[:, c][index] * scale + offset).reshape(H, W), SS)
+    cov = _down((hit | ef).astype(np.float32).reshape(H, W), SS)
     return out, cov
 
 
@@ -630,6 +636,10 @@ def _check_size(width: Any, height: Any) -> tuple[int, int]:
     return int(width), int(height)
 
 
+def _ss(width: int, height: int) -> int:
+    return SS if width * height <= SS_MAX_PIXELS else 1
+
+
 def _deflection(mm_per_px: float, diag: float) -> float:
     return max(mm_per_px * 0.5, diag * 2e-5, 1e-6)
 
@@ -706,7 +716,7 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
         for name, cx, cy in SHEET:
             r, u, d = cams[name]
             centre, _ = _fit(corners, r, u, pw, ph - 16)
-            v = View(r, u, d, centre, mm, pw, ph)
+            v = View(r, u, d, centre, mm, pw, ph, _ss(width, height))
             rgb, cov = shade(mesh, v)
             canvas[cy * ph:(cy + 1) * ph, cx * pw:(cx + 1) * pw] = _compose(rgb, cov, BG)
             views[name] = v
@@ -731,7 +741,7 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     corners = _box_corners(lo, hi)
     centre, mm = _fit(corners, r, u, width, height)
     mesh = mesh_shapes(shapes, _deflection(mm, diag), ANGULAR, max_triangles=max_triangles, cap_plane=cap_plane)
-    v = View(r, u, d, centre, mm, width, height)
+    v = View(r, u, d, centre, mm, width, height, _ss(width, height))
     rgb, cov = shade(mesh, v)
     img = Image.fromarray(_compose(rgb, cov, BG))
     draw = ImageDraw.Draw(img)
@@ -775,7 +785,7 @@ def _render_section(shapes, names, section, lo, hi, diag, width, height, font, s
     # restore object indices (colours) of the shapes that were cut
     parts.O = np.array([got[o][0] for o in parts.O], np.int32) if len(parts.O) else parts.O
     mesh = parts
-    view = View(r, u, d, centre, mm, pw, ph)
+    view = View(r, u, d, centre, mm, pw, ph, _ss(width, height))
     rgb, cov = shade(mesh, view, hatch_caps=False, flat_fill=True)
     # hatch: diagonal stripes over the filled section
     yy, xx = np.mgrid[0:ph, 0:pw]
