@@ -285,3 +285,17 @@ def test_hostile_wrapped_property_is_not_a_shape():
     assert meta["objects"] == ["p"]
     with pytest.raises(render.RenderError, match="not a shape"):
         render.render(ns, objects=["e"])
+
+
+def test_large_image_drawn_one_to_one_still_right():
+    assert 1200 * 1000 > render.SS_MAX_PIXELS
+    png, meta = render.render(ns_with(p=plate()), view="top", width=1200, height=1000)
+    img = decode(png)
+    assert img.shape == (1000, 1200, 3)
+    c, r = to_px(meta, 30, 20)
+    assert tuple(img[r, c]) == BG
+    c, r = to_px(meta, 0, 0)
+    assert hue_of(img[r, c]) == "blue"
+    c, r = to_px(meta, 30, 20)
+    row = img[r, c:c + int(6 / meta["mm_per_px"])]
+    assert row.sum(1).min() < 3 * 120  # the rim's dark edge
