@@ -364,20 +364,22 @@ def _user_frames_stack(frame) -> list[tuple[int, int, str]]:
     return out
 
 
-def _where(frames: list[tuple[int, int, str]], call_no: int, code_lines: list[str]) -> tuple[int | None, dict | None]:
+def _where(frames: list[tuple[int, int, str]], call_no: int,
+           code_lines: list[str]) -> tuple[int | None, dict | None, str | None]:
     """(the line of this call's innermost frame; where the innermost session frame is, if that is
-    in code of an earlier call: ``{"call", "line", "function", "source_line", "context"}``)."""
-    line = None
-    for c, ln, _fn in frames:
+    in code of an earlier call: ``{"call", "line", "function", "source_line", "context"}``; the
+    function of this call's innermost frame, None at top level)."""
+    line = func = None
+    for c, ln, fn in frames:
         if c == call_no:
-            line = ln
+            line, func = ln, (fn if fn != "<module>" else None)
     origin = None
     if frames and frames[-1][0] != call_no:
         c, ln, fn = frames[-1]
         lines = history.source_lines(c)
         origin = {"call": c, "line": ln, "function": fn, "source_line": _source_line(lines, ln),
                   "context": _context(lines, ln)}
-    return line, origin
+    return line, origin, func
 
 
 _DYM = re.compile(r"\. (Did you mean: .{1,200}\?)\Z")
@@ -438,9 +440,9 @@ def _on_sigusr2(signum, frame) -> None:
     st["active"] = False  # one answer per call
     try:
         frames = _user_frames_stack(frame)
-        line, origin = _where(frames, st["call"], st["lines"])
+        line, origin, func = _where(frames, st["call"], st["lines"])
         msg = {"t": "partial", "stdout": st["stdout"].getvalue(), "stderr": st["stderr"].getvalue(),
-               "line": line, "source_line": _source_line(st["lines"], line),
+               "line": line, "function": func, "source_line": _source_line(st["lines"], line),
                "context": _context(st["lines"], line), "origin": origin}
         st["send"](msg)
     except BaseException:  # noqa: BLE001 - never disturb the user's code from a signal handler
@@ -642,12 +644,14 @@ def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Seq
                 value = _value_summary(v)
                 v = None
         except BaseException as e:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included
-            line, origin = _where(_user_frames_tb(e), call_no, code_lines)
+            line, origin, func = _where(_user_frames_tb(e), call_no, code_lines)
             msg = _safe_str(e)
             dym = _did_you_mean(e)
             if dym and "Did you mean" not in msg:
                 msg = f"{msg}. {dym}"
             extra = {"origin": origin} if origin else {}
+            if func:
+                extra["function"] = func
             error = _error(_type_name(e), msg, line, code_lines, **extra)
             e = None  # noqa: F841 - drop the traceback's frames
         if error is None:

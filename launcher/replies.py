@@ -236,8 +236,9 @@ def objects(lst, budget_chars: int) -> list[dict]:
 
 
 # ------------------------------------------------------------------ execute results
-_ERR_STR = {"type": NAME_CAP, "rule": 64, "text": SOURCE_LINE_CAP, "hint": 600}
-_ERR_KNOWN = {"type", "message", "line", "col", "source_line", "rule", "text", "hint", "context", "origin"}
+_ERR_STR = {"type": NAME_CAP, "rule": 64, "text": SOURCE_LINE_CAP, "hint": 600, "function": 100}
+_ERR_KNOWN = {"type", "message", "line", "col", "source_line", "rule", "text", "hint", "context", "origin",
+              "function"}
 CONTEXT_MAX = 9            # source lines shown around a failing line
 
 
@@ -345,6 +346,7 @@ def partial(msg: dict, *, max_output_bytes: int) -> dict:
     err_text, _ = head_tail(sanitize.text(msg.get("stderr"), 4 * max_output_bytes + 64),
                             max(0, max_output_bytes - len(out_text.encode("utf-8"))))
     return {"stdout": out_text, "stderr": err_text, "line": count(msg.get("line"), 10 ** 9),
+            "function": line(msg.get("function"), 100),
             "source_line": line(msg.get("source_line"), SOURCE_LINE_CAP), "context": context(msg.get("context")),
             "origin": origin(msg.get("origin"))}
 

@@ -99,6 +99,8 @@ def _where(e: dict) -> list[str]:
 
 def error_lines(e: dict, *, outcome_note: bool = True) -> list[str]:
     where = f" at line {e['line']}" if e.get("line") else ""
+    if e.get("function"):
+        where += f" in {e['function']}()"
     msg = str(e.get("message", ""))
     lines = [f"{e.get('type', 'Error')}{where}: {msg}"]
     if e.get("reported"):

@@ -512,6 +512,8 @@ class Session:
             r["stdout"], r["stderr"] = partial["stdout"], partial["stderr"]
             r["error"].update(line=partial["line"], source_line=partial["source_line"],
                               context=partial["context"], reported=True)
+            if partial.get("function"):
+                r["error"]["function"] = partial["function"]
             if partial["origin"] is not None:
                 r["error"]["origin"] = partial["origin"]
         return r
