@@ -6,15 +6,30 @@ process has all OS layers applied (see ``jail/``). What it adds:
 * layers 7-8 when ``python_layers`` is true: ``policy.check`` before compiling,
   and the namespace's ``__builtins__`` from ``safe_builtins.make_builtins``;
 * bounded stdout/stderr capture: at most ``max_output_bytes`` (UTF-8) are kept
-  for both streams together, the rest is counted, not stored, and reported as
-  ``[output truncated: N more bytes not shown]``. Output written straight to
-  file descriptors 1/2 by C code (OCP) is *not* captured here; the supervisor
-  owns those descriptors;
+  for both streams together - the first half (head) and the last half (tail,
+  whole lines, in write order across the streams); the middle is counted, not
+  stored, and shown in place as ``[... N bytes, L lines not shown ...]``. Memory
+  stays bounded whatever is printed. Output written straight to file
+  descriptors 1/2 by C code (OCP) is *not* captured here; the supervisor owns
+  those descriptors;
+* REPL style: a trailing expression statement is evaluated apart and its value
+  summarised (``value``);
+* what changed: ``objects`` holds only the names the call added or changed
+  (``change``: ``added``/``changed``, compared with the summaries after the last
+  successful call of this namespace, ``_PREV``), ``deleted`` the names it removed;
 * errors reported in terms of the user's code only: exception type, message
-  (capped), and the line of the innermost ``<execute>`` frame with its source
-  text. No launcher/jail frames, paths or tracebacks are returned;
+  (capped; Python's "Did you mean" suggestion kept), the line of the innermost
+  frame of this call with a few numbered source lines around it, the function it
+  is in, ``origin`` when the innermost frame is in a function an earlier call
+  defined (each call is compiled as ``<execute-N>``, see ``jail/history.py``),
+  and a ``hint`` for known mistakes (``jail/hints.py``). No launcher/jail
+  frames, paths or tracebacks are returned;
+* timeouts that say where: while user code runs, SIGUSR2 makes the process send
+  a ``partial`` message (line, function, output so far) through ``send_partial``.
+  User code can replace that handler: the launcher depends on none of it;
 * ``summarize``: a JSON-safe description of the top-level names (volume, area,
-  bbox, validity, topology counts for build123d shapes and builders).
+  bbox, validity, topology counts for build123d shapes and builders; a list of
+  shapes as one item).
 
 Transactional semantics belong to the caller: after an error the process that
 ran the code is discarded, so ``run`` never rolls back the namespace.
