@@ -297,7 +297,7 @@ def test_jail_works_under_the_units_sandbox(request):
                    "setrlimit", "prlimit64", "capset", "prctl"):
         assert needed in allow, f"SystemCallFilter= drops {needed}, which the jail needs"
     namespaces = _unit_values("RestrictNamespaces")[0].split()
-    assert set(namespaces) == {"user", "pid", "net", "ipc", "uts", "mnt"}
+    assert set(namespaces) == {"user", "pid", "net", "ipc", "uts", "mnt", "cgroup"}  # what unshare_session makes
     assert _unit_values("RestrictAddressFamilies") == ["AF_UNIX"]
     assert _unit_values("SystemCallErrorNumber") == ["EPERM"]
 
