@@ -236,3 +236,23 @@ def test_timeout_in_current_call_loop(client):
     assert "ExecutionTimeout" in t and "tick" in t and re.search(r"at line [34]:", t), t
     t = client.fails("def loop():\n    while True:\n        pass\nloop()")
     assert re.search(r"ExecutionTimeout at line [23] in loop\(\):", t), t   # a function of this call
+
+
+# ------------------------------------------------------------------ history and changes follow the session state
+def test_changes_and_call_numbers_follow_snapshots_and_failures(client):
+    client.text("reset")
+    client.ok("def f():\n    return 1 / 0\n")                     # call 1
+    client.text("save_snapshot", {"name": "h1"})
+    client.ok("x = 5")                                             # call 2 (only after the snapshot)
+    client.fails("x = 6\nraise ValueError('no')")                  # discarded: no call number, x stays 5
+    t = client.ok("x")
+    assert re.search(r"^= 5$", t, re.M) and "~ x" not in t, t
+    client.text("restore_snapshot", {"name": "h1"})
+    t = client.fails("f()")
+    assert "in f(), defined in call 1, line 2:" in t and "return 1 / 0" in t, t
+    t = client.ok("y = 1")
+    assert "+ y: int  1" in t and "x" not in t, t                 # diffed against the snapshot's state
+    t = client.ok("def g():\n    raise KeyError('k')\n")
+    assert "+ g: function" in t
+    t = client.fails("g()")
+    assert "in g(), defined in call 3, line 2:" in t, t           # call 2 is y = 1 in this branch
