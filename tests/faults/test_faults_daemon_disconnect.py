@@ -172,3 +172,41 @@ def test_half_closed_client_still_gets_its_reply(tmp_path):
         except subprocess.TimeoutExpired:
             d.kill()
             d.wait(10)
+
+
+def test_mcp_client_that_quits_mid_call_frees_its_session(tmp_path):
+    """The realistic case: the AI app closes the stdin of its ``launcher mcp --socket S`` process
+    while a ``while True: pass`` call runs. The MCP process closes its daemon connection without
+    waiting for the call (DaemonBackend.close), exits, and the daemon kills the session."""
+    from faultutil import Stdio
+    sock = tmp_path / "d.sock"
+    d = _start_daemon(sock, tmp_path)
+    try:
+        c = Stdio(tmp_path, ["--socket", str(sock), "--profile", _profile(tmp_path)])
+        c.initialize()
+        out = c.tool("execute", {"code": "keep = 1"})
+        assert out is not None and "rror" not in out, out
+        c.send({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
+                "params": {"name": "execute", "arguments": {"code": "while True:\n    pass\n"}}})
+        pid, ns = _spinning_session(d.pid)
+        c.p.stdin.close()  # the app goes away
+        c.p.wait(DEADLINE_S)
+        deadline = time.monotonic() + DEADLINE_S
+        while _in_ns(d.pid, ns) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _in_ns(d.pid, ns), "the session of an MCP client that quit still runs"
+        # its slot is free: two new connections are served
+        c1, c2 = _connect(sock), _connect(sock)
+        try:
+            assert _call(c1, "execute", {"code": "y = 3"}).get("ok") is True
+            assert _call(c2, "execute", {"code": "z = 4"}).get("ok") is True
+        finally:
+            c1.close()
+            c2.close()
+    finally:
+        d.terminate()
+        try:
+            d.wait(30)
+        except subprocess.TimeoutExpired:
+            d.kill()
+            d.wait(10)
