@@ -5,6 +5,7 @@
     python bench/bench_containment.py --n 100
 
 1. Per-call cost: one launcher process, two sessions on ``tests/profiles/sessions_fast.toml``
+   (called alternately, so both see the same host load)
    (the default jail, short clocks), one with the cgroup containment (a cgroup per tracked
    process, moved when a next is taken; the old head's cgroup killed and the new head's checked
    after a successful call) and one without it (the hierarchy forced to "none", as for an
@@ -12,6 +13,7 @@
    N trivial ``execute("x = 1")`` calls and N failing ones (``raise ValueError``). Reported: p50
    of the whole call as the launcher sees it, and p50/p99 of the containment hooks themselves
    (``on_ready`` + ``sweep``, timed around the calls the Session makes), in microseconds.
+   Also: failed calls that each leave a forked child behind (the sweep's freeze + kill + thaw path).
 2. Bound: the session's memory high-water mark (the kernel's ``memory.peak`` or v1
    ``memory.max_usage_in_bytes``) vs ``session_memory_mb`` after three children that each
    touch 400 MB (profile ``tests/faults/profiles/contain_memory.toml``: 768 MB session bound,
@@ -56,32 +58,62 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(len(xs) * p))] if xs else float("nan")
 
 
-def run_mode(L, n: int) -> dict:
-    s = L.new_session()
-    hooks: list[float] = []
-    _timed(s.contain, "on_ready", hooks)
-    _timed(s.contain, "sweep", hooks)
-    for _ in range(20):  # warm-up
-        s.execute("x = 1")
-    hooks.clear()
-    ok, bad = [], []
-    per_call_hooks = []
+STRAY = "import os, time\nif os.fork() == 0:\n    time.sleep(1000)\nraise ValueError('a stray left behind')"
+
+
+def stray_path(n: int) -> dict:
+    """Failed calls that each leave a forked child: the sweep's freeze + kill + thaw path."""
+    with Launcher(str(REPO / "tests" / "faults" / "profiles" / "contain_os_only.toml"), spare_sessions=0) as L:
+        s = L.new_session()
+        hooks: list[float] = []
+        _timed(s.contain, "sweep", hooks)
+        for _ in range(5):
+            s.execute(STRAY)
+        hooks.clear()
+        for _ in range(n):
+            s.execute(STRAY)
+        out = {"cgroup": s.contain.active, "sweeps_with_a_stray_p50_us": round(statistics.median(hooks)),
+               "p99_us": round(pct(hooks, 0.99)), "strays_killed_by_cgroup": s.contain.killed_strays}
+        L.close_session(s)
+        return out
+
+
+def run_modes(L, n: int) -> dict:
+    """Two sessions, one with and one without cgroups, called alternately (same host load)."""
+    s_cg = L.new_session()
+    saved = cgroups._HIER
+    cgroups._HIER = cgroups.Hierarchy()  # as an unprivileged launcher without delegation sees it
+    try:
+        s_no = L.new_session()
+    finally:
+        cgroups._HIER = saved
+    out = {}
+    data = {}
+    for key, s in (("with_cgroups", s_cg), ("without_cgroups", s_no)):
+        hooks: list[float] = []
+        _timed(s.contain, "on_ready", hooks)
+        _timed(s.contain, "sweep", hooks)
+        data[key] = (s, hooks, [], [], [])
+        for _ in range(20):  # warm-up
+            s.execute("x = 1")
     for i in range(n):
-        k = len(hooks)
-        t = time.perf_counter()
-        r = s.execute("x = 1")
-        ok.append((time.perf_counter() - t) * 1e6)
-        assert r["ok"], r
-        t = time.perf_counter()
-        r = s.execute("raise ValueError('no')")
-        bad.append((time.perf_counter() - t) * 1e6)
-        assert not r["ok"]
-        per_call_hooks.append(sum(hooks[k:]) / 2)
-    out = {"cgroup": s.contain.active, "execute_ok_p50_us": round(statistics.median(ok)),
-           "execute_failed_p50_us": round(statistics.median(bad)),
-           "hooks_per_call_p50_us": round(statistics.median(per_call_hooks), 1),
-           "hooks_per_call_p99_us": round(pct(per_call_hooks, 0.99), 1)}
-    L.close_session(s)
+        for key, (s, hooks, ok, bad, per_call) in data.items():
+            hooks.clear()
+            t = time.perf_counter()
+            r = s.execute("x = 1")
+            ok.append((time.perf_counter() - t) * 1e6)
+            assert r["ok"], r
+            t = time.perf_counter()
+            r = s.execute("raise ValueError('no')")
+            bad.append((time.perf_counter() - t) * 1e6)
+            assert not r["ok"]
+            per_call.append(sum(hooks) / 2)
+    for key, (s, hooks, ok, bad, per_call) in data.items():
+        out[key] = {"cgroup": s.contain.active, "execute_ok_p50_us": round(statistics.median(ok)),
+                    "execute_failed_p50_us": round(statistics.median(bad)),
+                    "hooks_per_call_p50_us": round(statistics.median(per_call), 1),
+                    "hooks_per_call_p99_us": round(pct(per_call, 0.99), 1)}
+        L.close_session(s)
     return out
 
 
@@ -106,16 +138,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--profile", default=FAST, help="profile of the per-call part (default: sessions_fast)")
     a = ap.parse_args()
     res = {"hierarchy": cgroups.hierarchy().describe()}
-    with Launcher(FAST, spare_sessions=0) as L:
-        res["with_cgroups"] = run_mode(L, a.n)
-        saved = cgroups._HIER
-        cgroups._HIER = cgroups.Hierarchy()  # as an unprivileged launcher without delegation sees it
-        try:
-            res["without_cgroups"] = run_mode(L, a.n)
-        finally:
-            cgroups._HIER = saved
+    with Launcher(a.profile, spare_sessions=0) as L:
+        res.update(run_modes(L, a.n))
+    res["stray_path"] = stray_path(max(20, a.n // 10))
     res["memory_bound"] = memory_bound()
     if a.json:
         print(json.dumps(res))
@@ -125,6 +153,9 @@ def main() -> None:
         v = res[k]
         print(f"  {k:16s} execute ok p50 {v['execute_ok_p50_us']:>6}  failed p50 {v['execute_failed_p50_us']:>6}  "
               f"containment hooks per call p50 {v['hooks_per_call_p50_us']:>6}  p99 {v['hooks_per_call_p99_us']:>6}")
+    sp = res["stray_path"]
+    print(f"  a stray per failed call: sweep p50 {sp['sweeps_with_a_stray_p50_us']} us, p99 {sp['p99_us']} us "
+          f"(cgroup {sp['cgroup']}, {sp['strays_killed_by_cgroup']} strays killed by the cgroup sweep)")
     m = res["memory_bound"]
     if m:
         print(f"session memory: peak {m['peak_mb']} MB with a {m['session_memory_mb']} MB bound "

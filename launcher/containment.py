@@ -16,8 +16,8 @@ nor a snapshot. No process is ever migrated on the call path (a migration waits 
 period: ~10 ms on a loaded host); the common case costs one read of ``cgroup.procs``.
 Close: ``cgroup.kill`` of the session's cgroup.
 Session-wide bounds go on the session's cgroup: ``memory.max``/``pids.max``/``cpu.max`` where
-cgroup v2 delegates those controllers, otherwise (root on a hybrid host) the v1 ``memory``,
-``pids`` and ``cpu`` hierarchies (``memory.limit_in_bytes``, ``pids.max``, CFS quota).
+cgroup v2 delegates those controllers, otherwise (root on a hybrid host) the v1 ``memory`` and
+``pids`` hierarchies (``memory.limit_in_bytes``, ``pids.max``; not v1 ``cpu``: see ``cgroups.py``).
 
 **seccomp + sweep** (always on; the only mechanism for an unprivileged launcher without a
 delegated cgroup): the jail's seccomp filter allows ``clone`` with plain fork flags only (no
