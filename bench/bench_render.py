@@ -134,6 +134,28 @@ def ours(n_render: int, n_measure: int, errlog):
     return out, notes
 
 
+def cpu_cost(n: int) -> dict[str, list[float]]:
+    """CPU seconds of the same render/measure code in this process (no jail, no IPC): what a call
+    costs on an idle machine, whatever the load (wall-clock figures above include waiting for a CPU)."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from build123d import Box, BuildPart, GridLocations, Hole  # noqa: F401
+    from jail import measure, render
+    ns: dict = {}
+    exec(compile("from build123d import *\n" + PLATE, "<bench>", "exec"), ns)
+    ns = {"part": ns["part"]}
+    out: dict[str, list[float]] = {"cpu: render iso 800x600": [], "cpu: measure": []}
+    render.render(ns, ["part"])
+    measure.measure(ns, "part")
+    for _ in range(n):
+        c = time.process_time()
+        render.render(ns, ["part"], "iso", width=800, height=600)
+        out["cpu: render iso 800x600"].append(time.process_time() - c)
+        c = time.process_time()
+        measure.measure(ns, "part")
+        out["cpu: measure"].append(time.process_time() - c)
+    return out
+
+
 def peer(exe: Path, n: int, errlog):
     from mcp import StdioServerParameters
     home = tempfile.mkdtemp(prefix="bench-peer-home-")
@@ -154,7 +176,7 @@ def main(argv=None) -> int:
     print(f"# render / measure bench ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
           f"{os.cpu_count()} CPUs)\n")
     res, notes = ours(n_render, n_measure, errlog)
-    rows = [(k, v) for k, v in res.items()]
+    rows = [(k, v) for k, v in res.items()] + list(cpu_cost(n_render).items())
     peer_p50 = None
     peer_note = "skipped (--no-peer)"
     if not a.no_peer:
