@@ -609,9 +609,9 @@ def section_faces(shapes: list, p0, n, L: float) -> list:
     return out
 
 
-def clipped(shapes: list, p0, n, keep_dir, L: float) -> list:
-    """Each shape with the half on the ``-keep_dir`` side removed... i.e. keep what lies on the
-    ``keep_dir`` side of the plane (a big box stands in for the half-space)."""
+def clipped(shapes: list, p0, keep_dir, L: float) -> list:
+    """Each solid cut by the plane through ``p0`` normal to ``keep_dir``, keeping the part on the
+    ``keep_dir`` side (a box of size 2L x 2L x L stands in for the half-space); non-solids as they are."""
     from OCP.gp import gp_Ax2, gp_Pnt, gp_Dir
     from OCP.BRepPrimAPI import BRepPrimAPI_MakeBox
     from OCP.TopAbs import TopAbs_SOLID
@@ -699,7 +699,12 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
         p0, n, plabel = _plane(section)
         r_, u_, d_ = camera(az, el) if view != "sheet" else camera(*VIEWS["iso"])
         keep = -n if float(n @ d_) > 0 else n  # cut away the half facing the camera
-        shapes = clipped(shapes, p0, n, keep, diag * 2 + float(np.abs(p0).max()))
+        shapes = clipped(shapes, p0, keep, diag * 2 + float(np.abs(p0).max()))
+        from OCP.TopAbs import TopAbs_FACE
+        if not any(_has(sh, TopAbs_FACE) for sh in shapes):
+            raise RenderError(f"cutting at {plabel} leaves nothing to see (the half facing the camera is cut "
+                              f"away); bbox from ({', '.join(_fmt(_f(v, 4)) for v in lo)}) to "
+                              f"({', '.join(_fmt(_f(v, 4)) for v in hi)})")
         cap_plane = (p0, n)
         meta["section"] = plabel
 

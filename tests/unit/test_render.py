@@ -299,3 +299,8 @@ def test_large_image_drawn_one_to_one_still_right():
     c, r = to_px(meta, 30, 20)
     row = img[r, c:c + int(6 / meta["mm_per_px"])]
     assert row.sum(1).min() < 3 * 120  # the rim's dark edge
+
+
+def test_clipped_view_that_cuts_everything_away_says_so():
+    with pytest.raises(render.RenderError, match="leaves nothing to see"):
+        render.render(ns_with(b=Box(10, 10, 10)), view="front", section={"axis": "y", "offset": 50})
