@@ -47,10 +47,13 @@ What it rejects (``PolicyError.rule`` in brackets):
   receiver of ``.format`` / ``.format_map``, so ``s = "{0.__class__}";
   s.format(x)`` is caught too; strings built at run time are not.
 
-What it does not stop (by design; the OS layers do): aliasing a module
-(``t = typing; t.sys``), strings assembled at run time, numpy/build123d file
-I/O (``numpy.fromfile``, ``import_step``), C-level crashes, resource
-exhaustion.
+What it does not stop (by design; the OS layers do): strings assembled at
+run time, numpy/build123d file I/O (``numpy.fromfile``, ``import_step``),
+C-level crashes, resource exhaustion. Aliasing a module (``t = typing;
+t.sys``, ``[np][0].ctypeslib``) gets past this static check, which follows
+names; layer 8 follows values and refuses it at run time: ``import`` hands
+user code read-only module views that expose no foreign module, dunder or
+private name (``safe_builtins.make_module_views``).
 
 ``check`` raises only ``PolicyError``; all violations found are sorted by
 position, the first is raised, and all of them are in ``.violations``.

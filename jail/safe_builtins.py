@@ -24,7 +24,11 @@ mutate its copy, never the interpreter's) with
 
 The ``__import__`` wrapper imports only when the root package is in
 ``allowed_imports``, refuses relative imports, and refuses ``from m import _x``
-(private and dunder names). Modules imported *by* allowed modules use their
+(private and dunder names). It returns a read-only *view* of the module
+(``make_module_views``), not the module: the view exposes no module outside
+the allowlist, no dunder but ``__name__``/``__doc__``/``__all__``, no private
+name, so whatever name the module is bound to (``t = typing; t.sys``), no
+foreign module is reached through it. Modules imported *by* allowed modules use their
 own (real) builtins, so numpy/build123d import their dependencies normally.
 The runner's own ``from build123d import *`` goes through the wrapper too.
 """
