@@ -40,7 +40,7 @@ _VIEWER_NAMES = ("show", "show_object", "show_all", "show_clear", "set_port", "s
 _VIEWER = re.compile(r"\b(" + "|".join(_VIEWER_NAMES) + r")\b")
 _CADQUERY = re.compile(r"\b(cadquery|cq\.Workplane|Workplane)\b|name 'cq' is not defined")
 _NAME_ERR = re.compile(r"name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
-_BUILDER_ATTR = re.compile(r"'(BuildPart|BuildSketch|BuildLine)' object has no attribute '(\w+)'")
+_BUILDER_ATTR = re.compile(r"'(BuildPart|BuildSketch|BuildLine)'(?: object)? has no attribute '(\w+)'")
 _NOT_DONE = re.compile(r"StdFail_NotDone|command not done|BRep_API|Standard_Failure|Failed creating a "
                        r"(fillet|chamfer)|Failed to (fillet|chamfer)", re.I)
 
@@ -113,7 +113,7 @@ def hint(type_: str, message: str, source_line: str | None = None, rule: str | N
         return None
     if t == "AttributeError":
         bm = _BUILDER_ATTR.search(m)
-        if bm:
+        if bm and "Did you intend" not in m:  # build123d's own message already says it
             what = _BUILDER_OF[bm.group(1)]
             return (f"a {bm.group(1)} is a builder, not a shape: use its .{what} (e.g. bp.{what}.{bm.group(2)}) "
                     "after the `with` block")

@@ -1,0 +1,140 @@
+"""Issue 14's pieces in process: jail/hints.py, jail/api.py, jail/history.py, the launcher's
+head+tail cut and partial-reply rebuild (launcher/replies.py) and the reply text (launcher/reply_text.py)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jail import api, hints, history, runner
+from launcher import replies, reply_text
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _exports():
+    runner.new_namespace(["build123d"], [], True)  # fills the star-export cache api.py reads
+
+
+# ------------------------------------------------------------------ hints
+@pytest.mark.parametrize("type_,msg,src,rule,text,needle", [
+    ("RuntimeError", "Failed to write STEP file", "export_step(part, 'x.step')", None, None, "`export` tool"),
+    ("PermissionError", "x", "part.export_stl('a.stl')", None, None, "`export` tool"),
+    ("FileNotFoundError", "user.step", "b = import_step('user.step')", None, None, "`import_file`"),
+    ("NameError", "name 'show' is not defined", "show(b)", None, None, "`render` tool"),
+    ("PolicyError", "import of 'ocp_vscode' is not allowed", "import ocp_vscode", "import", "import ocp_vscode",
+     "`render` tool"),
+    ("PolicyError", "call to 'dir' is not allowed", "dir(b)", "blocked-call", "dir", "`api` tool"),
+    ("NameError", "name 'help' is not defined", "help(Box)", None, None, "`api` tool"),
+    ("PolicyError", "dunder", "Box.__doc__", "dunder-attribute", "Box.__doc__", "`api` tool"),
+    ("PolicyError", "call to 'hasattr'", "hasattr(b, 'x')", "blocked-call", "hasattr", "attribute directly"),
+    ("PolicyError", "dunder", "type(b).__name__", "dunder-attribute", "type(b).__name__", "isinstance"),
+    ("PolicyError", "call to 'open'", "open('f')", "blocked-call", "open", "`export` tool"),
+    ("PolicyError", "import of 'cadquery'", "import cadquery as cq", "import", "import cadquery", "not CadQuery"),
+    ("AttributeError", "'BuildSketch' object has no attribute 'area'", "sk.area", None, None, ".sketch"),
+    ("ValueError", "Failed creating a fillet with radius of 40", "fillet(e, 40)", None, None, "smaller radius"),
+])
+def test_hint_for_each_known_mistake(type_, msg, src, rule, text, needle):
+    h = hints.hint(type_, msg, src, rule=rule, text=text)
+    assert h and needle in h, h
+
+
+@pytest.mark.parametrize("args", [("ZeroDivisionError", "division by zero", "1/0"),
+                                  ("NameError", "name 'x' is not defined", "x + 1"),
+                                  (None, None, None), (5, b"x", ["y"])])
+def test_no_hint_for_ordinary_or_odd_errors(args):
+    assert hints.hint(*args) is None
+
+
+# ------------------------------------------------------------------ api
+def test_api_lookup_search_versions():
+    r = api.lookup("Box")
+    assert r["ok"] and r["kind"] == "class" and r["signature"].startswith("(length:") and "edges" in r["methods"]
+    assert api.lookup("Part.volume")["kind"] == "property"
+    assert api.lookup("Axis.Z")["ok"]
+    s = api.search("FILLET")
+    assert {m["name"] for m in s["matches"]} >= {"fillet"} and any(m["name"] == "Part.fillet" for m in s["members"])
+    v = api.versions()
+    assert v["build123d"] != "?" and v["OCP"] != "?"
+    miss = api.lookup("Cylnder")
+    assert miss["ok"] is False and "Cylinder" in miss["did_you_mean"]
+
+
+@pytest.mark.parametrize("bad", [None, 3, ["Box"], "", "a" * 201, "__import__", "Box.__init__", "Box._x",
+                                 "Box.", ".Box", "a.b.c.d.e", "Box\x00", "os.system", "1x"])
+def test_api_refuses_hostile_names(bad):
+    if bad is None or bad == "" or bad == "os.system":
+        r = api.lookup(bad) if bad else None
+        assert r is None or r["ok"] is False
+        return
+    with pytest.raises(ValueError):
+        api.lookup(bad)
+
+
+def test_api_caps_a_patched_docstring():
+    import build123d
+    orig = build123d.Box.__doc__
+    try:
+        build123d.Box.__doc__ = "x" * 100_000
+        r = api.lookup("Box")
+        assert len(r["doc"]) <= api.DOC_CAP and len(json.dumps(r)) < 20_000
+    finally:
+        build123d.Box.__doc__ = orig
+
+
+# ------------------------------------------------------------------ history
+def test_history_numbers_and_lines():
+    saved = list(history._ENTRIES)
+    try:
+        history._ENTRIES.clear()
+        assert history.next_call_no() == 1
+        assert history.record("a = 1\nb = 2\n") == 1 and history.record(5) == 2
+        assert history.source_line(1, 2) == "b = 2" and history.source_line(1, 9) is None
+        assert history.source_line(7, 1) is None and history.source_line(1, "1") is None
+        assert history.call_no_of("<execute-12>") == 12
+        assert history.call_no_of("<execute-x>") is None and history.call_no_of(b"<execute-1>") is None
+        assert [e["call"] for e in history.entries()] == [1, 2]
+    finally:
+        history._ENTRIES[:] = saved
+
+
+# ------------------------------------------------------------------ launcher side
+def test_head_tail_keeps_both_ends_and_counts():
+    s = "".join(f"{i}\n" for i in range(10000))
+    out, cut = replies.head_tail(s, 200)
+    assert out.startswith("0\n1\n") and out.endswith("9998\n9999\n") and cut > 40000
+    assert f"[... {cut} bytes not shown ...]" in out
+    assert replies.head_tail("short", 200) == ("short", 0)
+    out, _ = replies.head_tail("é" * 1000, 101)  # never half a character
+    out.encode("utf-8")
+
+
+def test_partial_rebuilt_strictly():
+    p = replies.partial({"stdout": "\x1b[2J" + "a" * 50000, "stderr": ["x"], "line": -1, "function": "f\nx",
+                         "source_line": 5, "context": ["ok", 3, "\x1b]0;t\x07"] * 10,
+                         "origin": {"call": True, "line": 2 ** 60}}, max_output_bytes=1000)
+    assert "\x1b" not in p["stdout"] and len(p["stdout"].encode()) < 1100 and p["stderr"] == ""
+    assert p["line"] is None and p["source_line"] is None and "\n" not in p["function"]
+    assert len(p["context"]) <= replies.CONTEXT_MAX and all("\x1b" not in c and "\x07" not in c
+                                                             for c in p["context"])
+    assert p["origin"]["call"] is None and p["origin"]["line"] is None
+
+
+def test_execute_text_layout():
+    r = {"ok": True, "wall_ms": 12.3, "stdout": "hi\n", "stderr": "", "value": {"kind": "number", "repr": "6000.0"},
+         "objects": [{"name": "b", "type": "Box", "kind": "shape", "volume": 6000.0, "change": "added",
+                      "bbox": {"min": [0, 0, 0], "max": [10, 20, 30], "size": [10, 20, 30]},
+                      "counts": {"solids": 1, "faces": 6, "edges": 12}, "valid": True},
+                     {"name": "f", "type": "function", "kind": "function", "change": "changed"}],
+         "deleted": ["old"]}
+    assert reply_text.execute_text(r).splitlines() == [
+        "OK (12 ms)", "stdout:", "hi", "= 6000.0",
+        "+ b: Box  volume 6000  bbox 10x20x30 [0,0,0 .. 10,20,30]  1 solid, 6 faces, 12 edges  valid",
+        "~ f: function", "- old (deleted)"]
+    e = {"ok": False, "stdout": "", "stderr": "", "error": {
+        "type": "ZeroDivisionError", "message": "division by zero", "line": 1, "source_line": "r = f(3)",
+        "context": [], "origin": {"call": 2, "line": 3, "function": "f", "source_line": "return 1/0",
+                                  "context": ["  2 |     y = 1", "> 3 |     return 1/0"]},
+        "hint": None}}
+    assert reply_text.execute_text(e).splitlines() == [
+        "ZeroDivisionError at line 1: division by zero", "    r = f(3)", "in f(), defined in call 2, line 3:",
+        "    2 |     y = 1", "  > 3 |     return 1/0", "The session is unchanged."]
