@@ -7,7 +7,11 @@ launcher alone decides what happens after it (DESIGN.md invariant 3):
   is told to become the head; it forks the following ``next`` off the
   critical path (the reply is returned before that fork is awaited);
 * exception, timeout, crash, CPU/memory limit, invalid reply: ``next`` is
-  SIGKILLed, strays are killed; the head, untouched, forks a new next.
+  SIGKILLed, strays are killed; the head, untouched, forks a new next;
+* a timeout says where: shortly before the limit (0.5 s) ``next`` gets SIGUSR2
+  and may answer with a ``partial`` (its line and output so far, rebuilt by
+  ``replies.partial`` and shown as the session's report); the SIGKILL comes at
+  the limit whether it answers, ignores the signal, dies of it or lies.
 
 So whatever the code did, the session is exactly as it was before a failed
 call. Messages are accepted only from the process expected to send them
