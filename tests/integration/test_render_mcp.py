@@ -186,3 +186,45 @@ def test_measure_distance_validate(client):
     v = client.text("validate", {"object_name": "sheet_face"})
     assert v.startswith("sheet_face: FAIL") and "no solid" in v
     assert "no object named" in client.text("measure", {"object_name": "ghost"}, error=True)
+
+
+def test_render_through_the_daemon(tmp_path):
+    """The image survives the daemon's JSON frames (base64 text) and is still a valid, checked PNG."""
+    import subprocess
+    import tempfile
+    import time
+    from pathlib import Path
+    from launcher.daemon_client import DaemonBackend
+    d = Path(tempfile.mkdtemp(prefix="h5-daemon-", dir="/tmp"))
+    sock = d / "s.sock"
+    with open(tmp_path / "daemon.log", "w") as log:
+        p = subprocess.Popen([sys.executable, "-m", "launcher", "serve", "--profile", TEST_PROFILE,
+                              "--output-dir", str(tmp_path / "out"), "--socket", str(sock)],
+                             cwd=str(REPO), env=launcher_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 90
+        backend = None
+        while backend is None:
+            assert p.poll() is None and time.monotonic() < deadline, \
+                "daemon did not come up: " + (tmp_path / "daemon.log").read_text()[-2000:]
+            if sock.exists():
+                try:
+                    backend = DaemonBackend(str(sock), hello_timeout=90)
+                except Exception:  # noqa: BLE001 - not answering yet
+                    pass
+            if backend is None:
+                time.sleep(0.1)  # polling for the socket to appear, with a deadline
+        assert backend.call("execute", {"code": PLATE}).get("ok")
+        r = backend.call("render", {"objects": ["part"], "view": "top", "width": 320, "height": 240})
+        assert r.get("ok") is True, r
+        raw = base64.b64decode(r["png_b64"])
+        from launcher.png_check import check_png
+        assert check_png(raw) == (320, 240)
+        im = Image.open(io.BytesIO(raw))
+        assert im.size == (320, 240)
+        m = backend.call("measure", {"object_name": "part"})
+        assert m["measure"]["cylinders"][0]["diameter"] == 8.0
+        backend.close()
+    finally:
+        p.terminate()
+        p.wait(30)
