@@ -272,3 +272,40 @@ def test_import_as_unprivileged_user(user_env):
                 assert c.value("box.volume") == pytest.approx(6000, rel=1e-9)
             finally:
                 cm.__exit__(None, None, None)
+
+
+# ------------------------------------------------------------------ daemon
+def test_import_and_script_through_the_daemon(tmp_path):
+    """`serve --input-dir`: the daemon's clients list, import and get the script (JSON-able results)."""
+    import io
+    import subprocess
+    from build123d import Box, export_step
+    from launcher.daemon_client import DaemonBackend
+    from test_daemon import _private_dir, stop, wait_ready
+    d = _private_dir("b123d-inputs-daemon-")
+    indir = d / "in"
+    indir.mkdir()
+    b = io.BytesIO()
+    export_step(Box(10, 20, 30), b)
+    (indir / "box.step").write_bytes(b.getvalue())
+    with open(d / "daemon.log", "w") as log:
+        p = subprocess.Popen([sys.executable, "-m", "launcher", "serve", "--profile", TEST_PROFILE, "--output-dir",
+                              str(d / "out"), "--input-dir", str(indir), "--socket", str(d / "d.sock")],
+                             cwd=str(REPO), env=launcher_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    try:
+        backend = wait_ready(d / "d.sock", p)
+        try:
+            assert [f["name"] for f in backend.call("list_inputs", {})["files"]] == ["box.step"]
+            r = backend.call("import_file", {"filename": "box.step", "name": "box"})
+            assert r["ok"] and r["objects"][0]["volume"] == pytest.approx(6000), r
+            assert backend.call("execute", {"code": "half = box.volume / 2"})["ok"]
+            s = backend.call("script", {})
+            assert s["calls"] == 2 and s["imports"] == 1, s
+            assert "box = import_step(INPUT_DIR + '/box.step')" in s["script"] and "half = box.volume / 2" in s["script"]
+            r = backend.call("import_file", {"filename": "/etc/passwd", "name": "x"})
+            assert "absolute paths are refused" in r["error"], r
+        finally:
+            backend.close()
+    finally:
+        stop(p)
+        shutil.rmtree(d, ignore_errors=True)
