@@ -36,6 +36,12 @@ class Launcher:
         # import_file/list_inputs read here (launcher/inputs.py); None: not configured. Never in the jail's view.
         indir = input_dir or self.profile.extra.get("input_dir") or None
         self.input_dir = Path(os.path.expanduser(indir)).absolute() if indir else None
+        if self.input_dir is not None:
+            from .inputs import exposed_by
+            if exposed_by(self.profile, self.input_dir):
+                log.warning("the input directory %s is inside the jail's read path %s: jailed code can read it "
+                            "directly; use a directory outside the profile's [filesystem] read_paths",
+                            self.input_dir, exposed_by(self.profile, self.input_dir))
         self.jail_uid = jail_uid
         self.lock = threading.Lock()
         self.sessions: dict[str, Session] = {}

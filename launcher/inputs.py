@@ -356,3 +356,14 @@ def render_import_file(result: dict) -> list[dict]:
     else:
         head = f"Import of {info.get('filename')!r} failed."
     return [text(head + "\n" + blocks[0]["text"])] + blocks[1:]
+
+
+def exposed_by(profile, input_dir) -> str | None:
+    """The profile read path (visible to jailed code) that contains ``input_dir``, if any: then
+    jailed code could read the input directory directly, which the design rules out."""
+    d = os.path.realpath(input_dir)
+    for p in getattr(profile, "read_paths", ()):
+        rp = os.path.realpath(p)
+        if d == rp or d.startswith(rp.rstrip("/") + "/"):
+            return p
+    return None

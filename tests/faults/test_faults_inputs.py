@@ -477,3 +477,12 @@ def test_format_mismatch_is_a_parse_error_not_a_crash(launcher):
 
 def test_input_module_docstring_names_what_it_blocks():
     assert "hard link" in inputs.__doc__ and "FIFO" in inputs.__doc__
+
+
+def test_input_dir_inside_a_jail_read_path_is_reported(tmp_path):
+    """An input directory the jail can see (inside a profile read path) would be readable by user
+    code: the launcher says so at start."""
+    p = load_profile("default")
+    assert inputs.exposed_by(p, "/usr/share/fonts/cad") == "/usr/share/fonts"
+    assert inputs.exposed_by(p, tmp_path) is None
+    assert inputs.exposed_by(dataclasses.replace(p, read_paths=(str(tmp_path),)), tmp_path / "in") == str(tmp_path)
