@@ -226,6 +226,41 @@ def test_stray_holding_the_heads_pipe_does_not_cost_the_session(sess):
     assert_state(s, 1)
 
 
+CHAIN = r'''
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+FLAGS = {flags}
+def spawn():
+    return libc.syscall(ctypes.c_long(56), ctypes.c_ulong(FLAGS), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                        ctypes.c_ulong(0), ctypes.c_ulong(0))
+r = spawn()
+if r == 0:
+    # a chain: every member makes the next one and lives on, forever (one every 20 ms, at most 20)
+    for _ in range(20):
+        time.sleep(0.02)
+        if spawn() != 0:
+            break
+    while True:
+        time.sleep(0.2)
+print("NSPID", r if r > 0 else -ctypes.get_errno())
+time.sleep(0.1)
+raise ValueError("leave the chain behind")
+'''
+
+
+@pytest.mark.parametrize("flag", ["fork", "parent"])
+def test_a_chain_that_keeps_forking_during_the_sweep(sess, flag):
+    """Strays that keep making new strays while the launcher sweeps (with CLONE_PARENT each
+    generation is a sibling of the last, i.e. a child of the head where the flag is allowed)."""
+    name, s = sess
+    r = s.execute(CHAIN.format(flags=FLAGS[flag]))
+    assert not r["ok"] and r["error"]["type"] == "ValueError", r
+    _check_made(name, FLAGS[flag], _made(r["stdout"]))
+    assert_contained(s, f"a forking chain ({flag})")
+    assert_state(s, 1)
+
+
 def test_snapshot_and_restore_leave_nothing(sess):
     name, s = sess
     flags = FLAGS["parent"] if name == "contain_noseccomp" else FLAGS["fork"]
