@@ -77,45 +77,39 @@ def cmd_demo(args) -> int:
 
 
 def cmd_mcp(args) -> int:
+    from .deferred import DeferredBackend
     from .mcp_server import serve_stdio
-    backend = None
-    if not args.embedded:
-        try:
+    from .profile import load_profile
+    profile = load_profile(args.profile)  # a bad profile is a usage error: exit 2 before serving
+    log = logging.getLogger("build123d_launcher")
+
+    def make():
+        """Daemon or embedded launcher: set up in the background (DeferredBackend), so initialize and
+        tools/list are answered at once; the first call waits. A failure is returned by every call."""
+        backend = None
+        if not args.embedded:
             from .daemon_client import connect_backend
             backend = connect_backend(args.socket, required=bool(args.socket), profile=args.profile,
                                       output_dir=args.output_dir)
-        except ImportError:
-            backend = None
-        if backend is not None and args.input_dir:
-            logging.getLogger("build123d_launcher").warning(
-                "--input-dir %s is ignored: the daemon reads its own input directory (its `serve --input-dir` "
-                "or profile [inputs] dir); use --embedded to use this one", args.input_dir)
-    if backend is None:
-        from .core import Launcher
-        from .tools import ToolSet
-        # answers initialize/tools/list at once; the zygote warms meanwhile, the first call waits for it.
-        # A jail that cannot start does not stop the server: every call returns why, and the fix.
-        launcher = Launcher(args.profile, output_dir=args.output_dir, jail_uid=args.jail_uid,
-                            warm_in_background=True, input_dir=args.input_dir)
-        backend = ToolSet(launcher)
-        profile = launcher.profile
-        logging.getLogger("build123d_launcher").info("running embedded (profile %s)", launcher.profile.name)
-    else:
-        from .profile import load_profile
-        try:  # only for the limits shown in the tool descriptions
-            profile = load_profile(args.profile)
-        except ProfileError:
-            profile = None
+            if backend is not None and args.input_dir:
+                log.warning("--input-dir %s is ignored: the daemon reads its own input directory (its `serve "
+                            "--input-dir` or profile [inputs] dir); use --embedded to use this one", args.input_dir)
+        if backend is None:
+            from .core import Launcher
+            from .tools import ToolSet
+            # the zygote warms in the background; a jail that cannot start does not stop the server:
+            # every call returns why, and the fix
+            launcher = Launcher(profile, output_dir=args.output_dir, jail_uid=args.jail_uid,
+                                warm_in_background=True, input_dir=args.input_dir)
+            backend = ToolSet(launcher)
+            log.info("running embedded (profile %s)", launcher.profile.name)
+        return backend
+
+    backend = DeferredBackend(make)
     try:
         serve_stdio(backend, profile)
     finally:
-        try:
-            backend.close()
-        except Exception:
-            pass
-        launcher = getattr(backend, "launcher", None)
-        if launcher is not None:
-            launcher.close()
+        backend.close()
     return 0
 
 

@@ -291,3 +291,32 @@ def test_server_whose_zygote_cannot_start_answers_every_call(tmp_path):
                 assert "Fix: pass --jail-uid with an existing user" in t, t
 
     anyio.run(scenario)
+
+
+def test_tools_list_does_not_wait_for_a_daemon_that_has_not_greeted(tmp_path):
+    """``mcp --socket S`` where S accepts but never greets (a socket-activated daemon still starting):
+    initialize and tools/list are answered anyway - by ORDER, the greeting never comes."""
+    import socket as socketmod
+    import tempfile
+    from pathlib import Path
+    d = Path(tempfile.mkdtemp(prefix="b123d-mute-", dir="/tmp"))
+    path = d / "mute.sock"
+    mute = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_STREAM)
+    mute.bind(str(path))
+    mute.listen(8)  # connections complete in the backlog; nothing is ever read or sent
+    p = StdioServerParameters(command=sys.executable,
+                              args=["-m", "launcher", "mcp", "--socket", str(path), "--profile", TEST_PROFILE],
+                              env=launcher_env(), cwd=str(REPO))
+
+    async def scenario():
+        async with server(p, tmp_path / "err.log") as s:
+            init = await s.initialize()
+            tools = (await s.list_tools()).tools
+            assert init.server_info.name == "build123d-launcher" and {t.name for t in tools} == set(NAMES)
+
+    try:
+        anyio.run(scenario)
+    finally:
+        mute.close()
+        import shutil
+        shutil.rmtree(d, ignore_errors=True)
