@@ -9,7 +9,8 @@ threads), the triangles are rasterised with numpy only (a z-buffer filled by bat
 tests, no per-triangle Python loop), shaded per pixel (Lambert, smooth within a face), edges are
 found in image space (B-rep face boundaries, silhouettes, depth creases), everything is drawn at
 twice the size and averaged down (anti-aliasing), and Pillow adds labels and encodes the PNG.
-No VTK, OpenGL, X or EGL; no font files (Pillow's built-in default font).
+No VTK, OpenGL, X or EGL; no font files (Pillow's built-in default font). Objects without
+faces (wires, lines, sketch outlines) are drawn as lines over the shaded image (no depth test).
 
 What it blocks: sizes outside ``MIN_PX..MAX_PX`` and meshes over ``MAX_TRIANGLES`` are refused with
 a ``RenderError`` before any large allocation. What it does not: bound the time OCCT takes to
@@ -32,6 +33,7 @@ __all__ = ["RenderError", "render", "VIEWS", "MIN_PX", "MAX_PX", "MAX_TRIANGLES"
 MIN_PX, MAX_PX = 64, 1600
 MAX_TRIANGLES = 1_000_000
 MAX_OBJECTS = 64
+MAX_EDGES = 20_000  # edges drawn as lines, for objects without faces
 SS = 2  # supersampling factor for images up to SS_MAX_PIXELS output pixels; larger ones are drawn 1:1
 SS_MAX_PIXELS = 1_000_000
 ANGULAR = 0.5  # mesh angular deflection (rad); the linear one is half an output pixel
@@ -120,7 +122,7 @@ def _trsf_matrix(loc) -> np.ndarray | None:
 
 
 def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangles: int = MAX_TRIANGLES,
-                cap_plane: tuple | None = None) -> Mesh:
+                cap_plane: tuple | None = None, allow_empty: bool = False) -> Mesh:
     """Mesh each TopoDS shape and gather its triangles. ``cap_plane`` = (point, normal): faces
     lying in that plane are flagged as section caps."""
     from OCP.BRepMesh import BRepMesh_IncrementalMesh
@@ -197,10 +199,50 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
         m.flag.append(np.full(nt, flag, np.int8))
         m._nv += nn
         m.n_faces += 1
-    if not m.tris:
-        raise RenderError("nothing to draw: the objects have no faces (wires and edges alone are not "
-                          "rendered; make a face or a solid, e.g. make_face() or extrude())")
+    if not m.tris and not allow_empty:
+        raise RenderError("nothing to draw: the objects have no faces")
     return m.finish()
+
+
+def edge_polylines(shapes: list, deflection: float, max_edges: int = MAX_EDGES) -> list:
+    """``[(object index, (k, 3) points)]`` for the edges of the objects that have no faces (wires,
+    sketches' outlines, lines), which are drawn as lines over the shaded image."""
+    from OCP.TopExp import TopExp_Explorer
+    from OCP.TopAbs import TopAbs_EDGE, TopAbs_FACE
+    from OCP.BRepAdaptor import BRepAdaptor_Curve
+    from OCP.GCPnts import GCPnts_QuasiUniformDeflection
+    from OCP.TopoDS import TopoDS
+    out = []
+    n = 0
+    for oi, shape in enumerate(shapes):
+        if _has(shape, TopAbs_FACE):
+            continue
+        ex = TopExp_Explorer(shape, TopAbs_EDGE)
+        while ex.More():
+            n += 1
+            if n > max_edges:
+                raise RenderError(f"more than {max_edges} edges to draw: render fewer objects")
+            try:
+                c = BRepAdaptor_Curve(TopoDS.Edge(ex.Current()))
+                g = GCPnts_QuasiUniformDeflection(c, deflection, c.FirstParameter(), c.LastParameter())
+                if g.IsDone() and g.NbPoints() >= 2:
+                    k = min(g.NbPoints(), 2000)
+                    pts = np.array([(q.X(), q.Y(), q.Z()) for q in (g.Value(i) for i in range(1, k + 1))])
+                    if np.isfinite(pts).all():
+                        out.append((oi, pts))
+            except Exception:  # noqa: BLE001 - a degenerate edge is skipped, not fatal
+                pass
+            ex.Next()
+    return out
+
+
+def _draw_polylines(draw, view: "View", polys: list, x0: int = 0, y0: int = 0) -> None:
+    for oi, pts in polys:
+        x = (pts @ view.r - view.cu) / view.mm_per_px + view.w / 2 + x0
+        y = -(pts @ view.u - view.cv) / view.mm_per_px + view.h / 2 + y0
+        xy = [(float(a), float(b)) for a, b in zip(x, y) if abs(a) < 1e6 and abs(b) < 1e6]
+        if len(xy) >= 2:
+            draw.line(xy, fill=PALETTE[oi % len(PALETTE)], width=2, joint="curve")
 
 
 def shapes_bbox(shapes: list) -> tuple[np.ndarray, np.ndarray]:
@@ -714,7 +756,10 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
         corners = _box_corners(lo, hi)
         mm = max(_fit(corners, c[0], c[1], pw, ph - 16)[1] for c in cams.values())
         mesh = mesh_shapes(shapes, _deflection(mm, diag), ANGULAR, max_triangles=max_triangles,
-                           cap_plane=cap_plane)
+                           cap_plane=cap_plane, allow_empty=True)
+        polys = edge_polylines(shapes, _deflection(mm, diag))
+        if not len(mesh.T) and not polys:
+            raise RenderError("nothing to draw: the objects have no faces or edges")
         canvas = np.empty((ph * 2, pw * 2, 3), np.uint8)
         canvas[:] = BG.astype(np.uint8)
         views = {}
@@ -730,6 +775,7 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
         draw = ImageDraw.Draw(img)
         for name, cx, cy in SHEET:
             x0, y0 = cx * pw, cy * ph
+            _draw_polylines(draw, views[name], polys, x0, y0)
             draw.text((x0 + 8, y0 + 6), name, fill=(20, 20, 20), font=font)
             _triad(draw, views[name], x0 + pw - 34, y0 + ph - 34, 20, small)
         draw.line([(pw, 0), (pw, 2 * ph)], fill=(150, 150, 150), width=1)
@@ -745,11 +791,16 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     r, u, d = camera(az, el)
     corners = _box_corners(lo, hi)
     centre, mm = _fit(corners, r, u, width, height)
-    mesh = mesh_shapes(shapes, _deflection(mm, diag), ANGULAR, max_triangles=max_triangles, cap_plane=cap_plane)
+    mesh = mesh_shapes(shapes, _deflection(mm, diag), ANGULAR, max_triangles=max_triangles, cap_plane=cap_plane,
+                       allow_empty=True)
+    polys = edge_polylines(shapes, _deflection(mm, diag))
+    if not len(mesh.T) and not polys:
+        raise RenderError("nothing to draw: the objects have no faces or edges")
     v = View(r, u, d, centre, mm, width, height, _ss(width, height))
     rgb, cov = shade(mesh, v)
     img = Image.fromarray(_compose(rgb, cov, BG))
     draw = ImageDraw.Draw(img)
+    _draw_polylines(draw, v, polys)
     title = view_label + (f", cut at {meta['section']}" if cap_plane is not None else "")
     draw.text((8, 6), title, fill=(20, 20, 20), font=font)
     _scale_bar(draw, 10, height - 14, mm, width // 4, small)
@@ -880,6 +931,7 @@ def warm_up(shape) -> None:
     mid = float((lo[2] + hi[2]) / 2)
     render(ns, view="section", section={"axis": "z", "offset": mid}, width=160, height=120)
     render(ns, view="top", section={"point": [0, 0, mid], "normal": [0, 0, 1]}, azimuth=10, width=64, height=64)
+    render({"warm_up_edges": shape.edges()[0]}, width=64, height=64)  # lines: GCPnts, BRepAdaptor
 
 
 # ------------------------------------------------------------------ the jail op

@@ -143,6 +143,14 @@ def test_render_azimuth_elevation(client):
     assert img.shape == (200, 300, 3)
 
 
+def test_render_wire_only_object(client):
+    client.text("execute", {"code": "with BuildLine() as outline:\n    Line((0, 0), (20, 0))\n"
+                                    "    ThreePointArc((20, 0), (25, 5), (20, 10))\n"})
+    caption, img = client.image({"objects": ["outline"], "view": "top", "width": 300, "height": 200})
+    assert "objects: outline" in caption
+    assert (img[..., 2] > img[..., 0] + 60).sum() > 100  # the blue line
+
+
 def test_render_clipped_view(client):
     caption, img = client.image({"objects": ["part"], "view": "front", "section": {"axis": "y", "offset": 20}})
     assert "cut at y = 20" in caption, caption

@@ -255,11 +255,21 @@ def test_refusals():
         render.render(ns, max_triangles=10)
 
 
-def test_empty_session_and_wires_only():
+def test_empty_session():
     with pytest.raises(render.RenderError, match="no shapes yet"):
         render.render(ns_with())
-    with pytest.raises(render.RenderError, match="no faces"):
-        render.render(ns_with(l=Line((0, 0), (10, 0))))
+
+
+def test_wires_are_drawn_as_lines_in_their_colour():
+    png, meta = render.render(ns_with(base=Box(40, 40, 4), l=Pos(0, 0, 10) * Line((-15, 0), (15, 0))),
+                              view="top")
+    img = decode(png)
+    c0, r = to_px(meta, -10, 0)
+    c1, _ = to_px(meta, 10, 0)
+    band = img[r - 2:r + 3, c0:c1].reshape(-1, 3)
+    assert (np.array([hue_of(p) for p in band]) == "orange").mean() > 0.3  # the line, over the blue box
+    c, r2 = to_px(meta, 0, 10)
+    assert hue_of(img[r2, c]) == "blue"
 
 
 def test_a_face_and_a_sphere_render():
