@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["hint"]
+__all__ = ["hint", "success_note"]
 
 _EXPORT = re.compile(r"\b(export_(step|stl|brep|gltf|svg|dxf|3mf|three_mf|obj|ply)|ExportSVG|ExportDXF|"
                      r"write_stl|write_step|Mesher\(\)\.write)\b|\.export_\w+\s*\(|\.write\s*\(")
@@ -121,6 +121,14 @@ def hint(type_: str, message: str, source_line: str | None = None, rule: str | N
     if _NOT_DONE.search(m) or (t == "ValueError" and re.search(r"\b(fillet|chamfer)\b", src)):
         return ("OCCT could not do this operation: for fillet/chamfer try a smaller radius (it must fit the "
                 "adjacent faces) or fewer edges; for booleans check both shapes are valid solids that overlap")
+    return None
+
+
+def success_note(code: str) -> str | None:
+    """A note for a call that *succeeded* but did not do what it looks like: file exporters return
+    False (or write nothing) in the jail instead of raising."""
+    if isinstance(code, str) and _EXPORT.search(code):
+        return "nothing was written: " + _export_hint()
     return None
 
 

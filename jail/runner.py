@@ -681,6 +681,15 @@ def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Seq
         sys.stdout, sys.stderr = saved
     if error is None:
         history.record(code)
+        try:
+            note = hints.success_note(code)
+        except BaseException:  # noqa: BLE001
+            note = None
+        if note:
+            out_note = _cap(note, 600)
+            r = result()
+            r["note"] = out_note
+            return r
     return result()
 
 

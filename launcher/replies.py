@@ -278,7 +278,7 @@ def error(e, budget: _Budget) -> dict:
 
 
 _RESULT_KNOWN = {"t", "ok", "stdout", "stderr", "truncated", "objects", "error", "duration_ms", "to", "nonce",
-                 "deleted", "value", "call"}
+                 "deleted", "value", "call", "note"}
 
 
 def head_tail(s: str, max_bytes: int) -> tuple[str, int]:
@@ -332,6 +332,8 @@ def result(msg: dict, *, max_output_bytes: int, max_result_bytes: int) -> dict:
         "value": summary(msg.get("value"), budget) if ok and isinstance(msg.get("value"), dict) else None,
         "call": count(msg.get("call"), 10 ** 9),
     }
+    if ok and isinstance(msg.get("note"), str):
+        r["note"] = line(msg["note"], 600)
     if r["value"] is not None and isinstance(msg["value"].get("repr"), str):  # a REPL value: longer than a name's
         r["value"]["repr"] = sanitize.text(msg["value"]["repr"], 1000, keep="\n")
     _extras(msg, _RESULT_KNOWN, r, budget)

@@ -145,6 +145,8 @@ def execute_text(result: dict) -> str:
             parts.append(f"{mark} {o.get('name')}: {o.get('type', '')}  {d}".rstrip())
         for n in result.get("deleted") or []:
             parts.append(f"- {n} (deleted)")
+        if result.get("note"):
+            parts.append(f"Note: {result['note']}")
         if not changes and not result.get("deleted") and not isinstance(v, dict) \
                 and not result.get("stdout") and not result.get("stderr"):
             parts.append("(no names added, changed or deleted)")

@@ -176,6 +176,11 @@ def test_hint_for_known_mistake(client, code, needle):
     assert "Hint: " in t and needle in t, t
 
 
+def test_exporter_that_returns_false_gets_a_note(client):
+    t = client.ok("ok = export_stl(Box(1, 1, 1), 'a.stl')\nok")
+    assert "Note: nothing was written" in t and "`export` tool" in t, t
+
+
 # ------------------------------------------------------------------ api tool
 def test_api_lookup_and_search(client):
     t = client.text("api", {"name": "fillet"})
