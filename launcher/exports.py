@@ -128,6 +128,10 @@ BAD_CATEGORIES = {"Cc": "a control character", "Cf": "an invisible format charac
                   "Co": "a private-use character", "Cs": "a surrogate", "Cn": "an unassigned code point"}
 
 
+#: Characters of other categories that render as nothing (fillers, blank braille, grapheme joiner).
+INVISIBLE = frozenset({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x2800, 0x3164, 0xFFA0})
+
+
 def _bad_char(name: str) -> str | None:
     """The first refused character of ``name``, described with its code point (never raw)."""
     if name.isascii():
@@ -135,6 +139,8 @@ def _bad_char(name: str) -> str | None:
         return None if i is None else f"a control character (U+{ord(name[i]):04X}) at position {i}"
     for i, c in enumerate(name):
         cat = unicodedata.category(c)
+        if ord(c) in INVISIBLE:
+            return f"an invisible character (U+{ord(c):04X} {unicodedata.name(c, '')}) at position {i}"
         if cat in BAD_CATEGORIES and c != " ":
             label = unicodedata.name(c, "")
             return f"{BAD_CATEGORIES[cat]} (U+{ord(c):04X}{' ' + label if label else ''}) at position {i}"

@@ -166,6 +166,8 @@ SPOOFS = {
     "\u0378": "U+0378",   # unassigned
     "\x1b": "U+001B",     # ESC
     "\x7f": "U+007F",     # DEL
+    "\u3164": "U+3164",   # HANGUL FILLER (a letter that renders as nothing)
+    "\u034f": "U+034F",   # COMBINING GRAPHEME JOINER
 }
 
 
