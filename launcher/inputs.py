@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import errno
 import hashlib
+import itertools
 import keyword
 import os
 import stat
@@ -234,9 +235,9 @@ def list_inputs(input_dir, max_bytes: int) -> dict:
     try:
         while stack:
             fd, prefix = stack.pop()
-            try:
+            try:  # never more than the scan budget read from one directory, however large it is
                 with os.scandir(fd) as it:
-                    entries = sorted(it, key=lambda e: e.name)
+                    entries = sorted(itertools.islice(it, MAX_LIST_SCAN - scanned + 1), key=lambda e: e.name)
             except OSError:
                 entries = []
             for e in entries:

@@ -486,3 +486,14 @@ def test_input_dir_inside_a_jail_read_path_is_reported(tmp_path):
     assert inputs.exposed_by(p, "/usr/share/fonts/cad") == "/usr/share/fonts"
     assert inputs.exposed_by(p, tmp_path) is None
     assert inputs.exposed_by(dataclasses.replace(p, read_paths=(str(tmp_path),)), tmp_path / "in") == str(tmp_path)
+
+
+def test_list_inputs_is_bounded(tree, monkeypatch):
+    indir, _ = tree
+    monkeypatch.setattr(inputs, "MAX_LIST_SCAN", 50)
+    big = indir / "many"
+    big.mkdir()
+    for i in range(300):
+        (big / f"f{i:03d}.stl").write_bytes(b"solid\n")
+    res = list_inputs(indir, CAP)
+    assert res["truncated"] is True and len(res["files"]) <= 50
