@@ -585,5 +585,10 @@ def run_import(msg: dict, namespace: dict, summarize) -> dict:
     call = history.record(equivalent_code(name, fmt, filename),
                           note=f"import_file: {filename!r} ({fmt}, sha256 {sha[:64]}) bound to {name!r}")
     objects = [{**o, "change": change} for o in summary(name, obj, summarize)]
+    try:  # the next execute reports its own changes, not this import again
+        from . import runner
+        runner.remember(namespace)
+    except Exception:  # noqa: BLE001 - an optimisation of the reply only
+        pass
     return {"ok": True, "stdout": "", "stderr": "", "truncated": False, "error": None, "call": call,
             "objects": objects, "duration_ms": round((time.monotonic() - t0) * 1000, 2)}

@@ -217,7 +217,8 @@ def test_script_rebuilds_the_same_volumes(client, exported):
 def test_script_notes_imports(client, exported):
     client.text("reset")
     client.text("import_file", {"filename": "part.step", "name": "base"})
-    assert client.text("execute", {"code": "holed = base - Cylinder(1, 50)"}).startswith("OK")
+    t = client.text("execute", {"code": "holed = base - Cylinder(1, 50)"})
+    assert t.startswith("OK") and "holed: Solid" in t and "base:" not in t, t  # the import is not a change of this call
     script = _script_of(client.text("script"))
     assert "INPUT_DIR = " in script
     assert "# --- call 1: import_file: 'part.step' (step, sha256 " in script
