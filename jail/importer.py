@@ -29,7 +29,7 @@ import struct
 import zipfile
 
 MAX_TRIANGLES = 500_000
-MAX_3MF_MEMBER = 512 * 1024 * 1024
+MAX_3MF_MEMBER = 256 * 1024 * 1024   # a 500k-triangle model is ~60 MB of XML
 MAX_3MF_MODELS = 16
 MAX_DXF_ENTITIES = 200_000
 
