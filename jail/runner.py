@@ -784,9 +784,16 @@ def _measure_shape(shape: Any) -> dict:
 
 def _summarize_value(value: Any, shape_cls, builders: dict) -> dict:
     tp = type(value)
-    if value is None or tp in (bool, int, float, complex, str, bytes):
+    if tp in (bytes, bytearray, memoryview):
+        # reprlib would build the whole repr first (a 200 MB bytearray -> an 800 MB string)
+        head = bytes(value[:48])
+        more = "" if len(value) <= 48 else f"... ({len(value)} bytes)"
+        return {"kind": "bytes", "length": len(value), "repr": _cap(_safe_str(repr(head)) + more, REPR_CAP + 40)}
+    if tp is int and value.bit_length() > 4 * REPR_CAP:
+        return {"kind": "number", "repr": f"<int of {value.bit_length()} bits>"}
+    if value is None or tp in (bool, int, float, complex, str):
         kind = {type(None): "none", bool: "bool", int: "number", float: "number",
-                complex: "number", str: "str", bytes: "bytes"}[tp]
+                complex: "number", str: "str"}[tp]
         return {"kind": kind, "repr": _cap(_repr.repr(value), REPR_CAP)}
     if shape_cls is not None and isinstance(value, shape_cls):
         return {"kind": "shape", **_shape_summary(value)}

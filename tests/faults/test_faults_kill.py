@@ -49,6 +49,27 @@ def _kill(pid: int | None) -> bool:
         os.close(fd)
 
 
+def _wait_for(cond, what: str, timeout: float = 60.0):
+    """Poll ``cond()`` until it returns something truthy (a deadline, not a fixed sleep)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            st = f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return st in ("Z", "X")
+
+
 def _next_pid(session) -> int | None:
     """The head's pre-forked child (the launcher may not have read its `ready` yet)."""
     from launcher.procs import children_of
@@ -417,22 +438,23 @@ def test_kill_head_and_init_gives_clear_error_then_new_session():
         assert ts.call("execute", {"code": "n = 5"})["ok"]
         assert ts.call("save_snapshot", {"name": "keep"}) == {"name": "keep", "snapshots": ["keep"]}
         # kill the snapshot: the state is intact, the snapshot reported gone
-        _kill(ts.session.pids()["snapshots"]["keep"])
-        time.sleep(0.1)
+        snap = ts.session.pids()["snapshots"]["keep"]
+        _kill(snap)
+        _wait_for(lambda: _gone(snap), "the killed snapshot to exit")
         r = ts.call("restore_snapshot", {"name": "keep"})
         assert "no longer exists" in r["error"]
         assert ts.call("execute", {"code": "print(n)"})["stdout"] == "5\n"
         # kill the pre-forked next: intact
         ts.call("execute", {"code": "pass"})
-        time.sleep(0.05)
-        assert _kill(_next_pid(ts.session))
+        assert _kill(_wait_for(lambda: _next_pid(ts.session), "the head to fork its next"))
         r = ts.call("execute", {"code": "print(n)"})
         assert r.get("stdout") == "5\n" or r["error"]["type"] == "ChildDied", r
         assert ts.call("execute", {"code": "print(n)"})["stdout"] == "5\n"
         # kill init: the session is lost, clearly, and the next call works
         old = ts.session
-        assert _kill(old.pids()["init"])
-        time.sleep(0.1)
+        init_pid = old.pids()["init"]
+        assert _kill(init_pid)
+        _wait_for(lambda: _gone(init_pid), "the killed init to exit")
         r = ts.call("execute", {"code": "print(n)"})
         for _ in range(3):
             if not (isinstance(r.get("error"), dict) and r["error"].get("type") == "ChildDied"):

@@ -53,5 +53,5 @@ def test_per_call_timeout_shortens_but_never_extends(strict):
     r = ts.call("execute", {"code": "while True:\n    pass", "timeout_s": 10_000})
     assert r["error"]["type"] == "ExecutionTimeout" and "10s wall-clock" in r["error"]["message"], r  # strict caps at 10 s
     r = ts.call("execute", {"code": "print(keep)", "timeout_s": -1})
-    assert r["error"]["type"] == "InvalidRequest"
+    assert isinstance(r.get("error"), str) and "timeout_s" in r["error"], r  # refused by the tool's schema
     assert ts.call("execute", {"code": "print(keep)"})["stdout"] == "7\n"

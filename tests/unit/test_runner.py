@@ -392,3 +392,20 @@ def test_warm_runs_no_user_code_and_changes_nothing(ns):
     assert ns["calls"] == []
     after = list(ns.items())
     assert len(after) == len(before) and all(a[0] is b[0] and a[1] is b[1] for a, b in zip(after, before))
+
+
+def test_summary_of_big_bytes_and_ints_builds_no_big_string():
+    """reprlib builds the whole repr of a bytearray before cutting it (a 200 MB bytearray became an
+    ~800 MB string and hit the session's memory bound); a 100,000-digit int cannot even be repr'd."""
+    big = bytearray(50_000_000)
+    huge = 10 ** 100_000
+    tracemalloc.start()
+    try:
+        b = runner._summarize_value(big, None, {})
+        i = runner._summarize_value(huge, None, {})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000, peak
+    assert b["kind"] == "bytes" and b["length"] == 50_000_000 and "50000000 bytes" in b["repr"]
+    assert i["kind"] == "number" and "bits" in i["repr"]
