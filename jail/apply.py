@@ -1,4 +1,4 @@
-"""The orchestrator: applies the "session, once" OS layers in DESIGN.md's order.
+"""The orchestrator: applies the "session, once" OS layers in the order of docs/ARCHITECTURE.md.
 
 Runs in the session init (pid 1 of the session's namespaces) before any user
 code exists; every head, next and snapshot inherits the result through fork.

@@ -4,7 +4,7 @@ Runs in a disposable, fully jailed ``next`` (see session_proc.py): there is no
 writable file anywhere (``RLIMIT_FSIZE=0``, read-only view), so every format is
 produced in memory (``BytesIO`` / a lib3mf buffer) and shipped to the launcher
 over the session socket; the launcher alone writes it under the output
-directory (DESIGN.md invariant 5).
+directory (docs/ARCHITECTURE.md, rule 5).
 
 Formats: ``step``, ``brep``, ``stl`` (binary), ``3mf`` (both meshed with
 build123d's ``Mesher``/lib3mf), ``svg`` and ``dxf`` (2D: a sketch/face/edge

@@ -825,7 +825,7 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     if out_len > out_cap + 4096:
         fired.append(f"output-cap: {out_len} bytes of output came back (cap {out_cap})")
     fired += _reply_canaries(res, rig.launcher.profile.limits, rss0_kb)
-    # nothing the call started may outlive it (DESIGN invariant 3)
+    # nothing the call started may outlive it (docs/ARCHITECTURE.md, rule 3)
     next_ok = True
     try:
         from .procs import descendants, state_of

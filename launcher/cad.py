@@ -2,7 +2,7 @@
 
 Thin wrappers: each handler sends one request to a *disposable* next of the session (the op
 runs in ``jail/render.py`` / ``jail/measure.py`` and the process exits afterwards) and keeps only
-what it can check. The launcher never looks inside the model (DESIGN: it parses no CAD data):
+what it can check. The launcher never looks inside the model (docs/ARCHITECTURE.md: it parses no CAD data):
 
 * arguments are checked here before anything is sent (nested ``section`` and ``objects`` too,
   which the generic schema check does not look into);

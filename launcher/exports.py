@@ -2,7 +2,7 @@
 
 The jailed session serialises the object (jail/serialize.py) and sends the
 bytes over its socket; this module writes them under the output directory
-(DESIGN.md invariant 5). The file name comes from the AI (so, potentially,
+(docs/ARCHITECTURE.md, rule 5). The file name comes from the AI (so, potentially,
 from a prompt injection) and is treated as hostile:
 
 * relative names only: absolute paths, ``..``, ``.``, empty components

@@ -1,7 +1,7 @@
 """One session, seen from the launcher: a transactional fork chain.
 
 Every call goes to the pre-forked, already jailed ``next`` process. The
-launcher alone decides what happens after it (DESIGN.md invariant 3):
+launcher alone decides what happens after it (docs/ARCHITECTURE.md, rule 3):
 
 * success: the old head is SIGKILLed (pidfd), strays are killed, and ``next``
   is told to become the head; it forks the following ``next`` off the

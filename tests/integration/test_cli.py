@@ -96,7 +96,7 @@ def test_invalid_profile_file_exits_2(tmp_path):
 
 
 # A required layer that the host "supports" but that leaves the session unable to run (here: a seccomp
-# allowlist that allows nothing) must fail closed with a message naming the layer (DESIGN invariant 4),
+# allowlist that allows nothing) must fail closed with a message naming the layer (docs/ARCHITECTURE.md, rule 4),
 # not a traceback or a lost-session message.
 EMPTY_SECCOMP = 'extends = "default"\nname = "empty_seccomp"\n[seccomp]\nallow = []\n'
 

@@ -340,7 +340,7 @@ NO_PIDNS_BUG = ("BUG jail/session_proc.py: only keeper and init set PR_SET_PDEAT
 @pytest.mark.parametrize("variant", ["profile", "no_namespaces"])
 def test_sigkilled_launcher_leaves_no_descendant(tmp_path, variant):
     profile = TEST_PROFILE
-    if variant == "no_namespaces":  # DESIGN: "PR_SET_PDEATHSIG everywhere plus pid namespaces"
+    if variant == "no_namespaces":  # the design: PR_SET_PDEATHSIG everywhere plus pid namespaces
         profile = str(tmp_path / "no_namespaces.toml")
         (tmp_path / "no_namespaces.toml").write_text(f'extends = "{TEST_PROFILE}"\n[layers]\nnamespaces = "off"\n')
     watched: dict[int, int] = {}
