@@ -110,6 +110,8 @@ class Session:
         self.ignored_messages = 0
         self._dying: list[Proc] = []
         self._early_ready: list[tuple[int, str]] = []  # (pid, nonce) of readies that came early
+        self._sweep_pending = False  # the after-call sweep could not run (out of fds): run before the next call
+        self._swept: set[int] = set()  # pids just killed by such a deferred sweep: never taken as the next
         self.next_nonce = ""
         self.calls = 0
         self.evidence: dict = {}
@@ -239,35 +241,62 @@ class Session:
             pass
 
     def _await_ready(self, deadline, *, parent_of_head: int | None = None) -> None:
-        """Wait for a `ready` from a child of the head (or, at start, from the first head)."""
+        """Wait for a `ready` from a child of the head (or, at start, from the first head).
+
+        A ready is consumed from the socket only once: if the launcher itself cannot look at its
+        sender right now (out of file descriptors: EMFILE while opening a pidfd or reading /proc),
+        the ready is kept for the next attempt and the OSError propagates (this call fails, "the
+        launcher could not serve this call"). Dropping it would leave the head's next alive but
+        unknown, the head would never fork another, and the session would be declared lost.
+        """
         def accept(p):
-            pp = ppid_of(p)
-            if self.head is not None:
-                return pp == self.head.pid
-            return pp is not None and ppid_of(pp) == parent_of_head
+            try:
+                pp = ppid_of(p)
+                if self.head is not None:
+                    return pp == self.head.pid
+                return pp is not None and ppid_of(pp) == parent_of_head
+            except OSError:
+                return True  # cannot tell now: take the message, usable() decides (and keeps it)
 
         watch = self.head or self.init
         early, self._early_ready = self._early_ready, []
-        dying = {p.pid for p in self._dying} | ({self.next.pid} if self.next is not None else set())
-        def usable(pid):
-            try:
-                return pid not in dying and accept(pid) and Proc(pid).alive()
-            except OSError:
-                return False
+        dying = {p.pid for p in self._dying} | ({self.next.pid} if self.next is not None else set()) | self._swept
 
-        for pid, nonce in early:
-            if usable(pid):
-                break
-        else:
-            while True:
-                pid, msg, _ = self._wait(("ready",), None, deadline, watch=watch, accept=accept)
-                if usable(pid):  # not a stale ready of a process already killed (a stray swept after a call)
+        def usable(pid):
+            """True/False; OSError (other than the process being gone) propagates."""
+            if pid in dying or not accept(pid):
+                return False
+            try:
+                pr = Proc(pid)
+            except ProcessLookupError:
+                return False
+            try:
+                return pr.alive()
+            finally:
+                pr.close()
+
+        candidates = list(early)
+        try:
+            for pid, nonce in early:
+                if usable(pid):
                     break
-                self.ignored_messages += 1
-            nonce = _nonce(msg)
-        if self.head is None:
-            self.head = Proc(ppid_of(pid))
-        self.next, self.next_nonce = Proc(pid), nonce
+            else:
+                while True:
+                    pid, msg, _ = self._wait(("ready",), None, deadline, watch=watch, accept=accept)
+                    nonce = _nonce(msg)
+                    candidates.append((pid, nonce))
+                    if usable(pid):  # not a stale ready of a process already killed (a stray swept after a call)
+                        break
+                    self.ignored_messages += 1
+            head = self.head if self.head is not None else Proc(ppid_of(pid))
+            nxt = Proc(pid)
+        except OSError as e:
+            if isinstance(e, ProcessLookupError):
+                raise SessionDead(f"process {getattr(e, 'filename', '') or '?'} vanished") from None
+            self._early_ready = (candidates + self._early_ready)[-16:]
+            raise
+        self.head = head
+        self.next, self.next_nonce = nxt, nonce
         self.contain.on_ready(self.head, self.next, [p for p, _ in self.snapshots.values()])  # before any request
 
     def _fork_timeout(self) -> float:
@@ -279,6 +308,15 @@ class Session:
             raise SessionDead("this session is closed")
         if self._dying:
             self._reap_dying()
+        if self._sweep_pending and self.head is not None:
+            # the sweep after the last successful call could not run (out of fds): run it now,
+            # before any ready is taken, keeping no child of the head (its next among them: the
+            # head forks another), so nothing that call started can pose as the next
+            self.next = None
+            killed = self._sweep(keep_head_children=False)  # OSError again: this call fails, nothing ran
+            self._sweep_pending = False
+            self._early_ready.clear()
+            self._swept.update(killed or ())
         if self.next is not None and self.next.alive():
             return
         if self.head is None:
@@ -289,6 +327,7 @@ class Session:
         timeout = timeout if timeout is not None else self._fork_timeout()
         try:
             self._await_ready(time.monotonic() + timeout)
+            self._swept.clear()
         except TimeoutError:
             self._drop_head(f"did not fork a new child within {timeout:g}s")
         except SessionDead:
@@ -365,6 +404,8 @@ class Session:
             self.rx.drop_partials(keep)
             if killed:
                 log.info("session %s: killed %d stray process(es) left by user code", self.id, len(killed))
+            return killed
+        return []
 
     SEND_TIMEOUT = 5.0
 
@@ -475,7 +516,11 @@ class Session:
             self._bury(self.head)
             nonce = self.next_nonce
             self.head, self.next = nxt, None
-            self._sweep(keep_head_children=False)
+            try:
+                self._sweep(keep_head_children=False)
+            except OSError as e:  # the launcher is out of fds: promote anyway, sweep before the next call
+                log.warning("session %s: the after-call sweep failed (%s); it runs before the next call", self.id, e)
+                self._sweep_pending = True
             try:
                 self._send({"t": "promote", "to": nonce})
             except SessionError as e:  # cannot happen with a process that reads; the state is lost if it does

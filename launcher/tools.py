@@ -85,6 +85,7 @@ class ToolSet:
             return {"error": explain(e) if explain else
                     f"jail layer '{e.layer}' cannot be applied, so no code runs: {e.reason}"}
         except OSError as e:  # e.g. the launcher ran out of file descriptors
+            log.debug("call failed in the launcher", exc_info=True)
             return {"error": f"the launcher could not serve this call: {e.strerror or e}; "
                              "the session is unchanged if it existed"}
 

@@ -20,6 +20,21 @@ hide a bug the tests look for.
 from __future__ import annotations
 
 import os
+
+# The test process itself must stay single-threaded, like the zygote: several tests fork it
+# (tests/unit/jailchild.py applies the jail's layers in a forked child), and in-process tests
+# (render, measure, import) run OCCT geometry and numpy. A BLAS or OCCT pool thread alive at a
+# fork leaves the child waiting forever on a lock that thread held (seen: the seccomp layer
+# test's child hung in OSD_ThreadPool::Init after the render tests had started OCCT's pool).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ[_var] = "1"
+try:
+    from OCP.OSD import OSD_ThreadPool as _Pool
+    _Pool.DefaultPool_s(1)
+    from OCP.BOPAlgo import BOPAlgo_Options as _BOP
+    _BOP.SetParallelMode_s(False)
+except ImportError:  # pragma: no cover - OCP is a dependency; keep conftest importable anyway
+    pass
 import subprocess
 import sys
 import time

@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from faultutil import REPO, Stdio, descendants, profile_path
+from faultutil import REPO, Stdio, descendants, proc_stat, profile_path
 from launcher.daemon_client import DaemonBackend, DaemonUnavailable
 
 def _start_daemon(sock, tmp) -> subprocess.Popen:
@@ -66,12 +66,17 @@ def test_daemon_restart_under_live_clients(tmp_path, how):
         inflight: dict = {}
 
         def slow():
-            inflight["text"] = clients[0].tool("execute", {"code": "import time\ntime.sleep(1.5)\nn = 99"},
+            # a busy loop (until the profile's 2 s limit): the daemon goes away while it runs
+            inflight["text"] = clients[0].tool("execute", {"code": "n = 0\nwhile True:\n    n += 1"},
                                                timeout=60)
 
         t = threading.Thread(target=slow)
         t.start()
-        time.sleep(0.5)
+        # wait (with a deadline) until the call runs: a session process on a CPU
+        deadline = time.monotonic() + 30
+        while not any((proc_stat(p) or ("?",))[0] == "R" for p in descendants(d.pid)):
+            assert time.monotonic() < deadline, "the call never started running"
+            time.sleep(0.01)
         d.send_signal(getattr(signal, how))
         d.wait(30)
         t.join(60)

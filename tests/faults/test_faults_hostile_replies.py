@@ -439,8 +439,9 @@ def test_half_sent_messages_from_many_pids_stay_bounded(ts):
     assert r["ok"] is False and r["error"]["type"] in ("ValueError", "ProtocolError", "ExecutionTimeout"), r
     peak = status_kb("self", "VmHWM")
     print(f"\nlauncher RSS {rss0 / 1024:.0f} MB, peak during the flood {peak / 1024:.0f} MB")
+    # growth, not an absolute figure: this launcher is the test process, whose size depends on what
+    # earlier in-process tests loaded (build123d, OCCT); the MCP-server test below bounds a real one
     assert peak - rss0 < 128 * 1024, f"the launcher's RSS grew by {(peak - rss0) / 1024:.0f} MB during the flood"
-    assert peak < RSS_BOUND_KB
     assert sum(len(b) for b in ts.session.rx.partial.values()) <= 1 << 20
     assert_intact(ts)
 

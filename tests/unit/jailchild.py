@@ -25,6 +25,11 @@ def in_session(fn, *, namespaces=True):
     user+pid+net+ipc+uts+mount namespaces, maps uid/gid 0 to the caller's ids,
     then forks the pid-1 process that calls fn(). Returns fn's result merged
     with {"signal": <signal that killed pid 1 or None>}. Works unprivileged."""
+    import threading
+    native = len(os.listdir("/proc/self/task")) - threading.active_count()
+    if native > 0:  # a BLAS/OCCT pool thread: the forked child could wait forever on its locks
+        raise RuntimeError(f"the test process has {native} native thread(s) (a BLAS or OCCT pool?): "
+                           "forking it to apply the layers could deadlock; see tests/conftest.py")
     r, w = os.pipe()
     uid, gid = os.getuid(), os.getgid()
     pid = os.fork()
