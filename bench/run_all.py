@@ -2,7 +2,7 @@
 """build123d-launcher benchmarks (issue 4): every figure next to a baseline measured in the same run.
 
     python bench/run_all.py            # print the results (markdown)
-    python bench/run_all.py --write    # ...and rewrite bench/RESULTS.md (keeps its "## Soak" section)
+    python bench/run_all.py --write    # ...and rewrite bench/RESULTS.md's "## Benchmarks" (keeps the other sections)
     python bench/run_all.py --quick    # fewer repetitions (a smoke run)
 
 What is measured (goals from the issue in brackets):
@@ -365,7 +365,8 @@ def main() -> int:
     if args.write:
         path = HERE / "RESULTS.md"
         old = path.read_text() if path.exists() else ""
-        m = re.search(r"^## Soak.*", old, re.S | re.M)
+        # every other section (the feature benchmarks, "## Soak") is kept as it is
+        m = re.search(r"^## (?!Benchmarks\n).*", old, re.S | re.M)
         soak = m.group(0) if m else ""
         path.write_text("# Benchmark results\n\n"
                         "Ratios against baselines measured in the same run (see bench/run_all.py).\n\n"
