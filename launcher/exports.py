@@ -52,14 +52,12 @@ interprets no CAD data.
 """
 from __future__ import annotations
 
-import errno
 import hashlib
 import math
 import os
 import secrets
 import stat
 import threading
-import unicodedata
 from pathlib import Path
 
 from jail.svgcheck import SvgRefused, check_svg
@@ -72,8 +70,6 @@ _WRITE_LOCK = threading.Lock()
 FORMATS = ("step", "stl", "brep", "svg", "dxf", "3mf", "py")  # py: the session's script (launcher/script.py)
 EXTENSIONS = {".step": "step", ".stp": "step", ".stl": "stl", ".brep": "brep", ".brp": "brep",
               ".svg": "svg", ".dxf": "dxf", ".3mf": "3mf", ".py": "py"}
-MAX_COMPONENT = 255
-MAX_TOTAL = 1024
 
 
 class ExportError(SessionError):
@@ -81,35 +77,11 @@ class ExportError(SessionError):
 
 
 def check_filename(filename) -> list[str]:
-    """The components of a safe relative file name, or ExportError."""
-    if not isinstance(filename, str) or not filename:
-        raise ExportError("filename must be a non-empty relative path such as 'part.step' or 'v2/part.stl'")
-    if "\x00" in filename:
-        raise ExportError("filename contains a NUL byte")
-    bad = _bad_char(filename)
-    if bad:
-        raise ExportError(f"filename contains {bad}; such characters can make a name look like another "
-                          "one (or hide part of it): use letters, digits and punctuation")
-    try:
-        raw = filename.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ExportError("filename is not valid UTF-8") from None
-    if len(raw) > MAX_TOTAL:
-        raise ExportError(f"filename is {len(raw)} bytes long; the limit is {MAX_TOTAL}")
-    if filename.startswith("/"):
-        raise ExportError(f"absolute paths are refused ({filename[:80]!r}): give a name relative to "
-                          "the output directory")
-    if filename.startswith("~"):
-        raise ExportError("'~' paths are refused: give a name relative to the output directory")
-    parts = filename.split("/")
+    """The components of a safe relative file name, or ExportError (safepath.split_relative_name, plus:
+    no component of only dots and spaces, none that starts or ends with a space or ends with a dot, no
+    reserved temp name)."""
+    parts = safepath.split_relative_name(filename, ExportError, "the output directory", "'part.step' or 'v2/part.stl'")
     for p in parts:
-        if p in ("", "."):
-            raise ExportError(f"filename {filename[:80]!r} has an empty or '.' component")
-        if p == "..":
-            raise ExportError(f"'..' is refused in filenames ({filename[:80]!r}): exports stay inside "
-                              "the output directory")
-        if len(p.encode("utf-8")) > MAX_COMPONENT:
-            raise ExportError(f"a filename component is {len(p.encode())} bytes long; the limit is {MAX_COMPONENT}")
         if p.strip(". ") == "":
             raise ExportError(f"filename {filename[:80]!r} has a component made only of dots and spaces")
         if p != p.strip(" ") or p.endswith("."):
@@ -118,33 +90,6 @@ def check_filename(filename) -> list[str]:
     if parts[-1].startswith(".") and parts[-1].endswith(".tmp"):
         raise ExportError("names of the form '.*.tmp' are reserved for temporary files")
     return parts
-
-
-#: Unicode categories refused in file names: controls (C0 and C1), format characters (bidi
-#: overrides and isolates, zero-width spaces and joiners, soft hyphen, BOM ...), line/paragraph
-#: separators, private use, surrogates, unassigned code points, and spaces other than U+0020.
-BAD_CATEGORIES = {"Cc": "a control character", "Cf": "an invisible format character",
-                  "Zl": "a line separator", "Zp": "a paragraph separator", "Zs": "a space other than ' '",
-                  "Co": "a private-use character", "Cs": "a surrogate", "Cn": "an unassigned code point"}
-
-
-#: Characters of other categories that render as nothing (fillers, blank braille, grapheme joiner).
-INVISIBLE = frozenset({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x2800, 0x3164, 0xFFA0})
-
-
-def _bad_char(name: str) -> str | None:
-    """The first refused character of ``name``, described with its code point (never raw)."""
-    if name.isascii():
-        i = next((i for i, c in enumerate(name) if ord(c) < 32 or ord(c) == 127), None)
-        return None if i is None else f"a control character (U+{ord(name[i]):04X}) at position {i}"
-    for i, c in enumerate(name):
-        cat = unicodedata.category(c)
-        if ord(c) in INVISIBLE:
-            return f"an invisible character (U+{ord(c):04X} {unicodedata.name(c, '')}) at position {i}"
-        if cat in BAD_CATEGORIES and c != " ":
-            label = unicodedata.name(c, "")
-            return f"{BAD_CATEGORIES[cat]} (U+{ord(c):04X}{' ' + label if label else ''}) at position {i}"
-    return None
 
 
 def resolve_format(filename: str, fmt) -> str:

@@ -41,7 +41,6 @@ import itertools
 import keyword
 import os
 import stat
-import unicodedata
 from pathlib import Path
 
 from . import safepath
@@ -53,8 +52,6 @@ EXTENSIONS = {".step": "step", ".stp": "step", ".brep": "brep", ".brp": "brep", 
 #: The jailed side reads one request of at most 64 MiB (jail/protocol.py recv_simple); the bytes
 #: travel base64-encoded in it, so no profile can raise the file cap past this.
 WIRE_MAX_INPUT = 46 * 1024 * 1024
-MAX_COMPONENT = 255
-MAX_TOTAL = 1024
 MAX_LISTED = 500          # list_inputs shows at most this many files
 MAX_LIST_DEPTH = 8        # ... found at most this deep
 MAX_LIST_SCAN = 20000     # ... looking at no more entries than this
@@ -68,37 +65,10 @@ class InputError(SessionError):
     """An input request that is refused; the message says why (shown to the user)."""
 
 
-_BAD = {"Cc": "a control character", "Cf": "an invisible format character", "Zl": "a line separator",
-        "Zp": "a paragraph separator", "Co": "a private-use character", "Cs": "a surrogate",
-        "Cn": "an unassigned code point"}
-
-
 def check_input_name(filename) -> list[str]:
     """The components of a plain relative name under the input directory, or InputError."""
-    if not isinstance(filename, str) or not filename:
-        raise InputError("filename must be a non-empty name relative to the input directory, e.g. 'part.step'")
-    for i, c in enumerate(filename):
-        cat = unicodedata.category(c)
-        if cat in _BAD:
-            raise InputError(f"filename contains {_BAD[cat]} (U+{ord(c):04X}) at position {i}")
-    raw = filename.encode("utf-8")
-    if len(raw) > MAX_TOTAL:
-        raise InputError(f"filename is {len(raw)} bytes long; the limit is {MAX_TOTAL}")
-    if filename.startswith("/"):
-        raise InputError(f"absolute paths are refused ({filename[:80]!r}): give a name relative to the input "
-                         "directory, as listed by list_inputs")
-    if filename.startswith("~"):
-        raise InputError("'~' paths are refused: give a name relative to the input directory")
-    parts = filename.split("/")
-    for p in parts:
-        if p in ("", "."):
-            raise InputError(f"filename {filename[:80]!r} has an empty or '.' component")
-        if p == "..":
-            raise InputError(f"'..' is refused in filenames ({filename[:80]!r}): only files inside the input "
-                             "directory can be read")
-        if len(p.encode("utf-8")) > MAX_COMPONENT:
-            raise InputError(f"a filename component is longer than {MAX_COMPONENT} bytes")
-    return parts
+    return safepath.split_relative_name(filename, InputError, "the input directory (as listed by list_inputs)",
+                                        "'part.step'")
 
 
 def resolve_format(filename: str, fmt) -> str:

@@ -17,9 +17,10 @@ What it blocks:
   re-opened the same way; :meth:`TargetDir.remove_created` removes exactly
   those again (deepest first, only if empty and still the same inode).
 
-What it does not do: check the name's characters (callers do:
-``exports.check_filename``, ``inputs.check_input_name``), or decide what the
-final component may be (callers open it relative to :attr:`TargetDir.fd`).
+:func:`split_relative_name` is the check of the name itself that both callers
+share (characters, length, relative, no ``..``); callers add their own rules
+(exports: no trailing dots/spaces, reserved temp names) and decide what the
+final component may be (they open it relative to :attr:`TargetDir.fd`).
 Bind mounts below the root are not detected (the user made them).
 """
 from __future__ import annotations
@@ -27,7 +28,76 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import unicodedata
 from pathlib import Path
+
+MAX_COMPONENT = 255
+MAX_TOTAL = 1024
+
+
+#: Unicode categories refused in file names: controls (C0 and C1), format characters (bidi
+#: overrides and isolates, zero-width spaces and joiners, soft hyphen, BOM ...), line/paragraph
+#: separators, private use, surrogates, unassigned code points, and spaces other than U+0020.
+BAD_CATEGORIES = {"Cc": "a control character", "Cf": "an invisible format character",
+                  "Zl": "a line separator", "Zp": "a paragraph separator", "Zs": "a space other than ' '",
+                  "Co": "a private-use character", "Cs": "a surrogate", "Cn": "an unassigned code point"}
+
+
+#: Characters of other categories that render as nothing (fillers, blank braille, grapheme joiner).
+INVISIBLE = frozenset({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x2800, 0x3164, 0xFFA0})
+
+
+def bad_char(name: str) -> str | None:
+    """The first refused character of ``name``, described with its code point (never raw)."""
+    if name.isascii():
+        i = next((i for i, c in enumerate(name) if ord(c) < 32 or ord(c) == 127), None)
+        return None if i is None else f"a control character (U+{ord(name[i]):04X}) at position {i}"
+    for i, c in enumerate(name):
+        cat = unicodedata.category(c)
+        if ord(c) in INVISIBLE:
+            return f"an invisible character (U+{ord(c):04X} {unicodedata.name(c, '')}) at position {i}"
+        if cat in BAD_CATEGORIES and c != " ":
+            label = unicodedata.name(c, "")
+            return f"{BAD_CATEGORIES[cat]} (U+{ord(c):04X}{' ' + label if label else ''}) at position {i}"
+    return None
+
+
+def split_relative_name(filename, error: type[Exception], where: str, example: str) -> list[str]:
+    """The components of a plain relative name below a trusted directory, or ``error``.
+
+    Refused: a non-string or empty name, NUL, a character that can make a name look like another
+    (:func:`bad_char`: controls, format/bidi/zero-width characters, odd spaces, invisible fillers;
+    described by code point, never shown raw), over-long names or components, absolute and ``~``
+    paths, empty, ``.`` and ``..`` components. ``where`` names the directory in messages
+    ("the output directory"), ``example`` is a valid name to suggest."""
+    if not isinstance(filename, str) or not filename:
+        raise error(f"filename must be a non-empty relative path (relative to {where}), e.g. {example}")
+    if "\x00" in filename:
+        raise error("filename contains a NUL byte")
+    bad = bad_char(filename)
+    if bad:
+        raise error(f"filename contains {bad}; such characters can make a name look like another "
+                    "one (or hide part of it): use letters, digits and punctuation")
+    try:
+        raw = filename.encode("utf-8")
+    except UnicodeEncodeError:
+        raise error("filename is not valid UTF-8") from None
+    if len(raw) > MAX_TOTAL:
+        raise error(f"filename is {len(raw)} bytes long; the limit is {MAX_TOTAL}")
+    if filename.startswith("/"):
+        raise error(f"absolute paths are refused ({filename[:80]!r}): give a name relative to {where}")
+    if filename.startswith("~"):
+        raise error(f"'~' paths are refused: give a name relative to {where}")
+    parts = filename.split("/")
+    for p in parts:
+        if p in ("", "."):
+            raise error(f"filename {filename[:80]!r} has an empty or '.' component")
+        if p == "..":
+            raise error(f"'..' is refused in filenames ({filename[:80]!r}): names stay inside {where}")
+        if len(p.encode("utf-8")) > MAX_COMPONENT:
+            raise error(f"a filename component is {len(p.encode())} bytes long; the limit is {MAX_COMPONENT}")
+    return parts
+
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
