@@ -14,16 +14,13 @@ import math
 import re
 import shutil
 import sys
-from contextlib import asynccontextmanager
 
-import anyio
-import anyio.from_thread
 import pytest
 
 from testlib import REPO, TEST_PROFILE, launcher_env
 
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+import mcpclient
+from mcp import StdioServerParameters
 
 PART = """\
 with BuildPart() as bp:
@@ -36,37 +33,7 @@ part = bp.part
 TOLERANCE = {"step": 1e-6, "brep": 1e-6, "stl": 1e-2, "3mf": 1e-2}
 
 
-def _params(out_dir, in_dir=None) -> StdioServerParameters:
-    args = ["-m", "launcher", "mcp", "--embedded", "--profile", TEST_PROFILE, "--output-dir", str(out_dir)]
-    if in_dir is not None:
-        args += ["--input-dir", str(in_dir)]
-    return StdioServerParameters(command=sys.executable, args=args, env=launcher_env(), cwd=str(REPO))
-
-
-@asynccontextmanager
-async def _connect(params, errlog):
-    async with stdio_client(params, errlog=errlog) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
-
-
-class Client:
-    def __init__(self, portal, session):
-        self.portal, self.session = portal, session
-
-    def call(self, name: str, args: dict | None = None):
-        return self.portal.call(lambda: self.session.call_tool(name, args or {}))
-
-    def text(self, name: str, args: dict | None = None, *, error: bool = False) -> str:
-        res = self.call(name, args)
-        assert res.is_error is error, res
-        assert len(res.content) == 1 and res.content[0].type == "text", res
-        return res.content[0].text
-
-    def error(self, name: str, args: dict | None = None) -> str:
-        return self.text(name, args, error=True)
-
+class Client(mcpclient.Client):
     def value(self, expr: str) -> float:
         """A number computed in the session (printed with repr: exact)."""
         t = self.text("execute", {"code": f"print(repr(float({expr})))"})
@@ -83,15 +50,9 @@ def dirs(tmp_path_factory):
 
 
 def _client(dirs, name, with_input):
-    with open(dirs / f"{name}-stderr.log", "w") as errlog:
-        with anyio.from_thread.start_blocking_portal() as portal:
-            cm = portal.wrap_async_context_manager(
-                _connect(_params(dirs / f"out-{name}", dirs / "in" if with_input else None), errlog))
-            session = cm.__enter__()
-            try:
-                yield Client(portal, session)
-            finally:
-                cm.__exit__(None, None, None)
+    extra = ("--input-dir", str(dirs / "in")) if with_input else ()
+    with mcpclient.running(dirs / f"out-{name}", dirs / f"{name}-stderr.log", *extra, cls=Client) as c:
+        yield c
 
 
 @pytest.fixture(scope="module")
@@ -262,17 +223,11 @@ def test_import_as_unprivileged_user(user_env):
             "-m", "launcher", "mcp", "--embedded", "--profile", TEST_PROFILE, "--output-dir", str(home / "out"),
             "--input-dir", str(indir)],
         env=env, cwd=str(home))
-    with open(home / "mcp-stderr.log", "w") as errlog:
-        with anyio.from_thread.start_blocking_portal() as portal:
-            cm = portal.wrap_async_context_manager(_connect(params, errlog))
-            c = Client(portal, cm.__enter__())
-            try:
-                assert "box.step  (step," in c.text("list_inputs")
-                t = c.text("import_file", {"filename": "box.step", "name": "box"})
-                assert "box: Solid" in t, t
-                assert c.value("box.volume") == pytest.approx(6000, rel=1e-9)
-            finally:
-                cm.__exit__(None, None, None)
+    with mcpclient.running(None, home / "mcp-stderr.log", cls=Client, params=params) as c:
+        assert "box.step  (step," in c.text("list_inputs")
+        t = c.text("import_file", {"filename": "box.step", "name": "box"})
+        assert "box: Solid" in t, t
+        assert c.value("box.volume") == pytest.approx(6000, rel=1e-9)
 
 
 # ------------------------------------------------------------------ daemon

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import time
-from contextlib import asynccontextmanager
 
 import anyio
 import anyio.from_thread
 import pytest
 
-from testlib import REPO, TEST_PROFILE, alive, children, launcher_env, proc_stat, settled_tree, wait_until
+from testlib import alive, children, proc_stat, settled_tree, wait_until
 
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcpclient import connect, running, server_params
 
 from launcher.tools import TOOLS
 
@@ -35,55 +32,11 @@ print(f"faces={len(part.faces())} volume={part.volume:.3f}")
 PLATE_VOLUME = 80 * 60 * 10 - 4 * math.pi * 4 ** 2 * 10
 
 
-def server_params(out_dir) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "launcher", "mcp", "--embedded", "--profile", TEST_PROFILE, "--output-dir", str(out_dir)],
-        env=launcher_env(), cwd=str(REPO))
-
-
-@asynccontextmanager
-async def connect(params, errlog):
-    async with stdio_client(params, errlog=errlog) as (read, write):
-        async with ClientSession(read, write) as session:
-            init = await session.initialize()
-            yield session, init
-
-
-class Client:
-    """Synchronous face of an MCP ClientSession living in a portal's event loop."""
-
-    def __init__(self, portal, session, init):
-        self.portal, self.session, self.init = portal, session, init
-
-    def list_tools(self):
-        return self.portal.call(self.session.list_tools)
-
-    def call(self, name: str, args: dict | None = None):
-        return self.portal.call(lambda: self.session.call_tool(name, args or {}))
-
-    def text(self, name: str, args: dict | None = None, *, error: bool = False) -> str:
-        """The reply's text; asserts ``isError`` is ``error`` (a failed call must say so)."""
-        res = self.call(name, args)
-        assert res.is_error is error, res
-        assert len(res.content) == 1 and res.content[0].type == "text", res
-        return res.content[0].text
-
-    def error(self, name: str, args: dict | None = None) -> str:
-        return self.text(name, args, error=True)
-
-
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     d = tmp_path_factory.mktemp("mcp")
-    with open(d / "server-stderr.log", "w") as errlog:
-        with anyio.from_thread.start_blocking_portal() as portal:
-            cm = portal.wrap_async_context_manager(connect(server_params(d / "out"), errlog))
-            session, init = cm.__enter__()
-            try:
-                yield Client(portal, session, init)
-            finally:
-                cm.__exit__(None, None, None)
+    with running(d / "out", d / "server-stderr.log") as c:
+        yield c
 
 
 def test_initialize_and_list_tools(client):

@@ -11,17 +11,13 @@ import base64
 import io
 import math
 import sys
-from contextlib import asynccontextmanager
 
-import anyio
-import anyio.from_thread
 import numpy as np
 import pytest
 
 from testlib import REPO, TEST_PROFILE, launcher_env
 
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+import mcpclient
 
 PIL = pytest.importorskip("PIL")
 from PIL import Image  # noqa: E402
@@ -36,28 +32,7 @@ part = plate.part
 """
 
 
-def server_params(out_dir) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "launcher", "mcp", "--embedded", "--profile", TEST_PROFILE, "--output-dir", str(out_dir)],
-        env=launcher_env(), cwd=str(REPO))
-
-
-@asynccontextmanager
-async def connect(params, errlog):
-    async with stdio_client(params, errlog=errlog) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
-
-
-class Client:
-    def __init__(self, portal, session):
-        self.portal, self.session = portal, session
-
-    def call(self, name: str, args: dict | None = None):
-        return self.portal.call(lambda: self.session.call_tool(name, args or {}))
-
+class Client(mcpclient.Client):
     def text(self, name, args=None, *, error=False) -> str:
         res = self.call(name, args)
         assert res.is_error is error, res
@@ -81,14 +56,8 @@ class Client:
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     d = tmp_path_factory.mktemp("render-mcp")
-    with open(d / "server-stderr.log", "w") as errlog:
-        with anyio.from_thread.start_blocking_portal() as portal:
-            cm = portal.wrap_async_context_manager(connect(server_params(d / "out"), errlog))
-            session = cm.__enter__()
-            try:
-                yield Client(portal, session)
-            finally:
-                cm.__exit__(None, None, None)
+    with mcpclient.running(d / "out", d / "server-stderr.log", cls=Client) as c:
+        yield c
 
 
 def test_tools_are_listed(client):

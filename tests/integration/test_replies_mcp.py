@@ -10,34 +10,14 @@ output printed before it (the session unchanged afterwards).
 from __future__ import annotations
 
 import re
-import sys
-from contextlib import asynccontextmanager
 
-import anyio
-import anyio.from_thread
 import pytest
 
-from testlib import REPO, TEST_PROFILE, launcher_env
 
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+import mcpclient
 
 
-@asynccontextmanager
-async def _connect(params, errlog):
-    async with stdio_client(params, errlog=errlog) as (read, write):
-        async with ClientSession(read, write) as session:
-            init = await session.initialize()
-            yield session, init
-
-
-class Client:
-    def __init__(self, portal, session, init):
-        self.portal, self.session, self.init = portal, session, init
-
-    def call(self, name: str, args: dict | None = None):
-        return self.portal.call(lambda: self.session.call_tool(name, args or {}))
-
+class Client(mcpclient.Client):
     def text(self, name: str, args: dict | None = None, *, error: bool = False) -> str:
         res = self.call(name, args)
         assert res.is_error is error, res
@@ -57,20 +37,9 @@ class Client:
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     d = tmp_path_factory.mktemp("replies")
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "launcher", "mcp", "--embedded", "--profile", TEST_PROFILE, "--output-dir", str(d / "out")],
-        env=launcher_env(), cwd=str(REPO))
-    with open(d / "server-stderr.log", "w") as errlog:
-        with anyio.from_thread.start_blocking_portal() as portal:
-            cm = portal.wrap_async_context_manager(_connect(params, errlog))
-            session, init = cm.__enter__()
-            try:
-                c = Client(portal, session, init)
-                c.text("reset")
-                yield c
-            finally:
-                cm.__exit__(None, None, None)
+    with mcpclient.running(d / "out", d / "server-stderr.log", cls=Client) as c:
+        c.text("reset")
+        yield c
 
 
 # ------------------------------------------------------------------ changed names only
