@@ -55,7 +55,7 @@ from typing import Any, Sequence
 from . import hints, history, policy
 from .safe_builtins import make_builtins
 
-__all__ = ["new_namespace", "run", "summarize", "state_text", "BoundedOutput", "FILENAME"]
+__all__ = ["new_namespace", "run", "summarize", "BoundedOutput", "FILENAME"]
 
 FILENAME = "<execute>"
 MESSAGE_CAP = 2000
@@ -934,68 +934,3 @@ def summarize(namespace: dict, *, max_items: int = 200, ids: dict | None = None)
     global _SHAPE_CACHE, _shape_cache_next
     _SHAPE_CACHE, _shape_cache_next = _shape_cache_next, {}
     return items
-
-
-# -------------------------------------------------------------- state_text
-
-
-def _g(x: Any) -> str:
-    return "?" if x is None else f"{x:.6g}"
-
-
-def _plural(n: Any, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def counts_text(c: dict) -> str:
-    """``2 solids, 14 faces, 24 edges``: a model that fell into pieces shows at once."""
-    return ", ".join(_plural(c.get(k, 0), k[:-1]) for k in ("solids", "faces", "edges"))
-
-
-def _describe(o: dict) -> str:
-    if "summary_error" in o:
-        return f"(could not summarise: {o['summary_error']})"
-    kind = o.get("kind")
-    if kind in ("shape", "builder"):
-        if o.get("empty"):
-            return f"empty builder (no {o.get('of', 'object')} yet)"
-        parts = []
-        for key, label in (("volume", "volume"), ("area", "area"), ("length", "length")):
-            if key in o:
-                parts.append(f"{label} {_g(o[key])}")
-        bb = o.get("bbox")
-        if bb:
-            size = "x".join(_g(v) for v in bb["size"])
-            mn = ",".join(_g(v) for v in bb["min"])
-            mx = ",".join(_g(v) for v in bb["max"])
-            parts.append(f"bbox {size} [{mn} .. {mx}]")
-        parts.append(counts_text(o.get("counts") or {}))
-        parts.append("valid" if o.get("valid") else "INVALID")
-        return "  ".join(parts)
-    if kind in ("sequence", "mapping", "set"):
-        return f"len {o.get('length')}  {o.get('repr', '')}"
-    if kind == "array":
-        return f"shape {tuple(o.get('shape', []))} {o.get('dtype', '')}"
-    if kind in ("function", "class"):
-        return kind
-    return o.get("repr", "")
-
-
-def state_text(objects: list[dict]) -> str:
-    """A compact table of ``summarize`` output, for the MCP tool's text reply."""
-    if not objects:
-        return "No objects defined."
-    rows = []
-    extra = ""
-    for o in objects:
-        if o.get("kind") == "omitted":
-            extra = f"... and {o.get('count')} more not shown"
-            continue
-        rows.append((str(o.get("name", "?")), str(o.get("type", "")), _describe(o)))
-    wn = min(max((len(r[0]) for r in rows), default=4), 30)
-    wt = min(max((len(r[1]) for r in rows), default=4), 20)
-    lines = [f"{'name':<{wn}}  {'type':<{wt}}  summary"]
-    lines += [f"{n:<{wn}}  {t:<{wt}}  {d}" for n, t, d in rows]
-    if extra:
-        lines.append(extra)
-    return "\n".join(lines)
