@@ -77,14 +77,17 @@ def describe() -> dict:
         mech = f"cgroup v2 ({h.v2}/<launcher pid>-<n>-<session>: cgroup.kill per call and per session)"
     else:
         mech = f"seccomp clone-flag filter + pid-namespace sweep (no cgroup: {h.reason})"
-    bounds = []
-    for c in sorted(h.v2_controllers):
-        bounds.append(f"{c} (v2)")
-    for c in sorted(h.v1):
-        bounds.append(f"{c} (v1)")
-    return {"mechanism": mech, "session_bounds": bounds or ["none (no delegated controllers; "
-                                                            "per-process RLIMIT_AS/NPROC only)"],
-            **h.describe()}
+    kernel = {c: "cgroup v2" for c in h.v2_controllers} | {c: "cgroup v1" for c in h.v1 if c not in h.v2_controllers}
+    bounds = [f"memory: {kernel['memory']} ({'memory.max' if kernel['memory'] == 'cgroup v2' else 'memory.limit_in_bytes'}, "
+              "the kernel's exact bound)" if "memory" in kernel else
+              "memory: the launcher's watchdog (sum of the processes' PSS from /proc, checked every 0.1 s and at "
+              "the end of every call; not a hard bound: no writable cgroup memory controller)",
+              f"processes: RLIMIT_NPROC in the session's user namespace" +
+              (f" + {kernel['pids']} pids.max" if "pids" in kernel else ""),
+              "cpu: cgroup v2 (cpu.max)" if "cpu" in h.v2_controllers else
+              "cpu: the launcher's watchdog (SIGSTOP/SIGCONT throttling to session_cpus; no delegated cgroup v2 "
+              "cpu controller)"]
+    return {"mechanism": mech, "session_bounds": bounds, **h.describe()}
 
 
 def clone_filtered(evidence: dict) -> bool:
@@ -100,6 +103,7 @@ class SessionContainment:
         self.hier = cgroups.hierarchy()
         self.dir: str | None = None
         self.v1_dirs: list[str] = []
+        self.v1_applied: set[str] = set()  # v1 controllers whose bound is on this session
         self.killed_strays = 0
         self._oom_set: dict[int, int] = {}  # pid -> oom_score_adj the launcher gave it
         name = f"{os.getpid()}-{next(_SEQ)}-{sid}"  # unique even for several Launchers in one process
@@ -123,6 +127,7 @@ class SessionContainment:
                 self._limits_v1(c, d, limits)
                 cgroups.move(keeper_pid, d)
                 self.v1_dirs.append(d)
+                self.v1_applied.add(c)
             except OSError as e:
                 log.warning("session %s: v1 %s bound not applied (%s)", sid, c, e)
                 try:
@@ -133,6 +138,35 @@ class SessionContainment:
     @property
     def active(self) -> bool:
         return self.dir is not None
+
+    @property
+    def memory_mechanism(self) -> str | None:
+        """"cgroup-v2"/"cgroup-v1" when the kernel bounds the session's memory, else None."""
+        if self.dir is not None and "memory" in self.hier.v2_controllers:
+            return "cgroup-v2"
+        if "memory" in self.v1_applied:
+            return "cgroup-v1"
+        return None
+
+    @property
+    def memory_bounded(self) -> bool:
+        return self.memory_mechanism is not None
+
+    @property
+    def cpu_bounded(self) -> bool:
+        """The kernel bounds the session's CPU share (a delegated v2 ``cpu`` controller)."""
+        return self.dir is not None and "cpu" in self.hier.v2_controllers
+
+    def cpu_throttled(self) -> int | None:
+        """How many periods the kernel throttled the session (``cpu.stat`` nr_throttled)."""
+        try:
+            for line in cgroups.read(self.dir + "/cpu.stat").splitlines():
+                k, _, v = line.partition(" ")
+                if k == "nr_throttled":
+                    return int(v)
+        except (OSError, TypeError, ValueError):
+            pass
+        return None
 
     # ------------------------------------------------------------ bounds
     @staticmethod

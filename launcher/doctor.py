@@ -146,8 +146,11 @@ def run_doctor(args) -> int:
             print()
         c = report.get("containment") or {}
         print(f"containment: {c.get('mechanism', '?')}")
-        print(f"  session bounds: {', '.join(c.get('session_bounds', [])) or '-'}; oom_score_adj "
-              f"{c.get('oom_score_adj', '?')} (the call 1000, head and snapshots 500 where the launcher may lower it)")
+        print("  session bounds (all of a session's processes together, snapshots included):")
+        for b in c.get("session_bounds", []) or ["-"]:
+            print(f"    {b}")
+        print(f"  oom_score_adj {c.get('oom_score_adj', '?')} (the call 1000, head and snapshots 500 where the "
+              "launcher may lower it)")
         print(f"  clone in the jail: fork flags only, clone3 ENOSYS (seccomp); {c.get('identify', '')}\n")
         if report["error"]:
             print("ERROR: " + report["error"])

@@ -40,7 +40,7 @@ import time
 from jail.errors import LayerError
 
 from jail import protocol
-from . import replies, sanitize
+from . import replies, sanitize, watchdog
 from .containment import SessionContainment, clone_filtered
 from .procs import Proc, children_of, kill_strays, ppid_of
 
@@ -116,11 +116,17 @@ class Session:
         self.calls = 0
         self.evidence: dict = {}
         self.closed = False
+        self._abort: tuple[str, str] | None = None  # (error type, message) of a call the watchdog killed
+        # the session-wide bounds the kernel does not keep here are kept by the launcher's watchdog
+        self.watch = watchdog.SessionWatch(self, memory=not self.contain.memory_bounded,
+                                           cpu=not self.contain.cpu_bounded)
         try:
             self._start(keeper_pid, time.monotonic() + start_timeout)
         except BaseException:
             self.close()
             raise
+        if self.watch.active:
+            watchdog.WATCHDOG.add(self.watch)
 
     def _start(self, keeper_pid: int, deadline: float) -> None:
         """Wait for init to apply the layers, then for the first ready next.
@@ -488,6 +494,9 @@ class Session:
                 result = self._validate_result(msg)
             except CallCancelled:
                 self._discard_next()
+                if self._abort is not None:  # the watchdog killed it (a session-wide bound)
+                    kind, why = self._abort
+                    return self._record(_err(kind, why), code, start, "memory")
                 return self._record(_err("Cancelled", "the call was cancelled and its process killed; "
                                                       "the session is unchanged"), code, start, "cancelled")
             except TimeoutError as e:
@@ -512,6 +521,11 @@ class Session:
             if not result["ok"]:
                 self._discard_next()
                 return self._record(result, code, start, "error")
+            over = self.watch.memory is not None and \
+                self.watch.over_after_call(watchdog.session_pids(self.keeper.pid, self.init.pid))
+            if over:  # the state it would leave is over session_memory_mb (no kernel bound here)
+                self._discard_next()
+                return self._record(_err("SessionMemoryLimit", over), code, start, "memory")
             # success: nxt becomes head
             self._bury(self.head)
             nonce = self.next_nonce
@@ -613,10 +627,29 @@ class Session:
             nxt.kill()
             return True
 
+    def abort_call(self, kind: str, message: str) -> bool:
+        """Like cancel(), from the watchdog: the call running now fails with ``kind`` and
+        ``message`` (its process is killed; the session is as it was before the call)."""
+        with self._cancel_lock:
+            nxt = self._busy
+            if nxt is None or self._cancel_hit is nxt:
+                return False
+            self._abort = (kind, message)
+            self._cancel_hit = nxt
+            nxt.kill()
+            return True
+
+    def sweep_strays(self) -> int:
+        """Kill every process that is not the keeper, init, the head, a taken next or a snapshot
+        (the watchdog, between calls, with the session lock held). Returns how many were killed."""
+        before = self.contain.killed_strays
+        killed = self._sweep(keep_head_children=False) or []
+        return len(killed) + self.contain.killed_strays - before
+
     def _wait_cancellable(self, types, nxt: Proc, deadline, **kw):
         """``_wait`` for ``nxt``'s reply; CallCancelled if cancel() hit it (even after the reply came)."""
         with self._cancel_lock:
-            self._busy, self._cancel_hit = nxt, None
+            self._busy, self._cancel_hit, self._abort = nxt, None, None
         try:
             got = self._wait(types, nxt.pid, deadline, watch=nxt, **kw)
         except (TimeoutError, SessionDead, protocol.ProtocolError):
@@ -646,6 +679,8 @@ class Session:
                 _pid, msg, blob = self._wait_cancellable((reply,), nxt, deadline, cap=cap)
             except CallCancelled:
                 self._discard_next()
+                if self._abort is not None:
+                    raise SessionError(f"{request['t']}: {self._abort[1]}") from None
                 raise SessionError(f"{request['t']} was cancelled; the session is unchanged") from None
             except TimeoutError:
                 self._discard_next()
@@ -775,7 +810,26 @@ class Session:
                 "next": self.next and self.next.pid,
                 "snapshots": {n: p.pid for n, (p, _) in self.snapshots.items()}}
 
+    def memory_report(self) -> dict:
+        """Which mechanism bounds the session's memory as a whole, the bound, the peak seen, kills."""
+        lim = self.profile.limits.session_memory_mb * 1024 * 1024
+        m = self.watch.memory
+        if m is not None:
+            return {"mechanism": "watchdog", "limit_bytes": lim, "peak_bytes": m.peak, "kills": m.kills,
+                    "last_bytes": m.last_total, "exact_reads": m.precise_reads}
+        return {"mechanism": self.contain.memory_mechanism, "limit_bytes": lim,
+                "peak_bytes": self.contain.memory_peak_bytes(), "kills": self.contain.oom_kills()}
+
+    def cpu_report(self) -> dict:
+        """Which mechanism bounds the session's CPU share, the share, and how often it was throttled."""
+        c = self.watch.cpu
+        if c is not None:
+            return {"mechanism": "watchdog", "cpus": c.cpus, "throttled": c.throttled}
+        return {"mechanism": "cgroup-v2", "cpus": self.profile.limits.session_cpus,
+                "throttled": self.contain.cpu_throttled()}
+
     def close(self) -> None:
+        watchdog.WATCHDOG.remove(self.watch)  # first: continues what it stopped, stops watching
         with self.lock:
             if self.closed:
                 return
