@@ -5,6 +5,9 @@ Finds a writable cgroup v2 directory for the launcher (its own v2 cgroup, from t
 ``/sys/fs/cgroup/unified/...``; under a systemd user service with ``Delegate=yes`` the
 delegated subtree) and, as root on a hybrid host, the v1 ``memory``/``pids``
 hierarchies for the session-wide bounds (CPU share: only a delegated v2 ``cpu``).
+In a delegated v2 cgroup that holds the launcher's processes (systemd ``Delegate=yes``),
+those move into the leaf ``launcher-main`` so the cgroup may enable ``V2_WANTED`` for the
+session cgroups (``Hierarchy._delegate`` says when that is done and when never).
 Small, synchronous file operations only:
 ``mkdir``, a pid written to ``cgroup.procs``, ``cgroup.kill``, ``cgroup.freeze``, the
 ``populated``/``frozen`` keys of ``cgroup.events``.
@@ -21,6 +24,15 @@ import select
 import time
 
 ROOT_NAME = "build123d-launcher"
+# Under a delegated cgroup (systemd ``Delegate=yes``) the launcher's own processes move into this
+# leaf, a sibling of ROOT_NAME, so the delegated cgroup holds no process and may enable controllers
+# for its children (the kernel's no-internal-process rule). The unit's ``DelegateSubgroup=`` names
+# the same leaf: systemd >= 254 then starts the service in it and nothing needs to move.
+LEAF_NAME = "launcher-main"
+# Controllers enabled for the session cgroups where the launcher's cgroup offers them (a module
+# constant: the tests extend it with a controller the host really has).
+V2_WANTED = ("memory", "pids", "cpu")
+MOVE_ROUNDS = 8  # re-reads of the delegated cgroup's cgroup.procs while moving its processes out
 # not "cpu": a v1 cpu cgroup per session made each trivial call ~30x slower on the loaded 2-core
 # development host (the session then competes as one scheduling entity against every other task)
 V1_CONTROLLERS = ("memory", "pids")
@@ -186,6 +198,8 @@ class Hierarchy:
         self.v2_controllers: set[str] = set()
         self.v1: dict[str, str] = {}
         self.v1_reason = ""
+        self.leaf: str | None = None  # where the launcher's processes were moved (LEAF_NAME), if they were
+        self.delegation_note = ""  # why the launcher's cgroup did not (or did not need to) hand controllers down
 
     @classmethod
     def discover(cls) -> "Hierarchy":
@@ -205,6 +219,12 @@ class Hierarchy:
                     h.v2_mount = mp
                     break
                 base = None
+            if base is not None and os.path.basename(base) == LEAF_NAME \
+                    and os.path.normpath(base) != os.path.normpath(h.v2_mount) \
+                    and os.access(os.path.dirname(base) + "/cgroup.procs", os.W_OK):
+                # already in the leaf (systemd's DelegateSubgroup=, or the move of an earlier
+                # launcher in this cgroup): the delegated cgroup is its parent
+                base = os.path.dirname(base)
             if base is None:
                 h.reason = f"the launcher's v2 cgroup {own['']!r} is not visible under a cgroup2 mount"
             else:
@@ -225,22 +245,108 @@ class Hierarchy:
         return h
 
     def _enable_v2_controllers(self, base: str) -> None:
-        """Enable memory/pids/cpu for the session cgroups if the parent delegates them."""
+        """Enable the V2_WANTED controllers for the session cgroups (``<base>/build123d-launcher/*``).
+
+        ``base`` (the launcher's own cgroup) must first enable them in its own
+        ``cgroup.subtree_control``, which the kernel refuses (EBUSY) while ``base`` holds processes.
+        Under systemd's ``Delegate=yes`` the controllers are offered to ``base`` and ``base`` holds
+        the service's processes: those are moved into the leaf ``<base>/launcher-main`` first
+        (``_delegate``), only when ``base`` is really delegated to us (see there)."""
+        want_all = set(V2_WANTED)
         try:
-            avail = set(read(self.v2 + "/cgroup.controllers").split())
+            offered = set(read(base + "/cgroup.controllers").split()) & want_all
+            enabled = set(read(base + "/cgroup.subtree_control").split()) & want_all
+        except OSError as e:
+            self.delegation_note = f"cannot read {base}/cgroup.controllers: {e.strerror}"
+            offered = enabled = set()
+        if not offered and not self.delegation_note:
+            self.delegation_note = (f"{base} offers none of {', '.join(V2_WANTED)} in cgroup.controllers "
+                                    "(no delegated controllers)")
+        missing = offered - enabled
+        if missing:
+            self._delegate(base, missing)
+        leaf = os.path.join(base, LEAF_NAME)
+        if self.leaf is None and os.getpid() in procs(leaf):
+            self.leaf = leaf
+        try:
+            avail = set(read(self.v2 + "/cgroup.controllers").split()) & want_all
         except OSError:
             return
-        want = avail & {"memory", "pids", "cpu"}
-        if not want:
-            return
+        for c in sorted(avail):
+            try:
+                write(self.v2 + "/cgroup.subtree_control", "+" + c)
+            except OSError:
+                pass
         try:
-            write(self.v2 + "/cgroup.subtree_control", " ".join("+" + c for c in sorted(want)))
-        except OSError:
-            pass
-        try:
-            self.v2_controllers = set(read(self.v2 + "/cgroup.subtree_control").split()) & want
+            self.v2_controllers = set(read(self.v2 + "/cgroup.subtree_control").split()) & want_all
         except OSError:
             self.v2_controllers = set()
+
+    def _delegate(self, base: str, missing: set[str]) -> set[str]:
+        """Move the launcher's processes out of ``base`` into ``base/LEAF_NAME``, then enable
+        ``missing`` in ``base/cgroup.subtree_control``. Returns what got enabled; says why not in
+        ``delegation_note``.
+
+        Only inside a cgroup really delegated to this launcher: not the hierarchy root (as root on
+        a host its processes are the host's), a ``domain`` cgroup whose directory, ``cgroup.procs``
+        and ``cgroup.subtree_control`` are owned by our euid and writable (systemd's delegation
+        chowns them), for root also marked delegated by systemd's system manager (``trusted.delegate``
+        or ``user.delegate`` = 1: everything on a plain host is owned by root), and holding only the
+        launcher and its descendants (a user-owned but not delegated cgroup, e.g. the scope of the
+        desktop app that started the launcher, holds that app: its processes are never moved)."""
+        why = _not_delegated(base, self.v2_mount)
+        if why:
+            self.delegation_note = why
+            return set()
+        leaf = os.path.join(base, LEAF_NAME)
+        try:
+            os.makedirs(leaf, exist_ok=True)
+        except OSError as e:
+            self.delegation_note = f"cannot create {leaf}: {e.strerror}"
+            return set()
+        moved = 0
+        for _ in range(MOVE_ROUNDS):
+            left = procs(base)
+            if not left:
+                break
+            mine = _own_tree()
+            foreign = [p for p in left if p not in mine]
+            if foreign:
+                self.delegation_note = (f"{base} holds processes that are not the launcher's "
+                                        f"({_describe_pids(foreign)}): not moving them, so it cannot "
+                                        "hand controllers to its children")
+                break
+            for pid in left:
+                try:
+                    if _move_pinned(pid, leaf):
+                        moved += 1
+                except OSError as e:
+                    self.delegation_note = f"cannot move pid {pid} into {leaf}: {e.strerror}"
+                    break
+            if self.delegation_note:
+                break
+        else:
+            if procs(base):
+                self.delegation_note = f"{base} kept getting new processes ({MOVE_ROUNDS} rounds of moves)"
+        if procs(leaf) or moved:
+            self.leaf = leaf
+        else:
+            try:
+                os.rmdir(leaf)
+            except OSError:
+                pass
+        if self.delegation_note:
+            return set()
+        done, errs = set(), []
+        for c in sorted(missing):
+            try:
+                write(base + "/cgroup.subtree_control", "+" + c)
+                done.add(c)
+            except OSError as e:
+                errs.append(f"{c}: {errno.errorcode.get(e.errno, e.errno)} ({e.strerror})")
+        if errs:
+            self.delegation_note = f"{base}/cgroup.subtree_control refused " + "; ".join(errs)
+        return done
 
     def _find_v1(self, mounts, own) -> None:
         if os.geteuid() != 0:
@@ -263,7 +369,110 @@ class Hierarchy:
 
     def describe(self) -> dict:
         return {"v2": self.v2, "v2_reason": self.reason, "v2_controllers": sorted(self.v2_controllers),
-                "v1": dict(self.v1), "v1_reason": self.v1_reason}
+                "v1": dict(self.v1), "v1_reason": self.v1_reason,
+                "v2_leaf": self.leaf, "v2_delegation_note": self.delegation_note}
+
+
+def _not_delegated(base: str, mount: str | None) -> str:
+    """Why ``base`` is not a cgroup delegated to this process ("" when it is; see ``_delegate``)."""
+    if mount is not None and os.path.normpath(base) == os.path.normpath(mount) \
+            or not os.path.exists(base + "/cgroup.type"):
+        return (f"the launcher's cgroup {base} is the hierarchy root: its processes are the host's, "
+                "none is moved")
+    try:
+        kind = read(base + "/cgroup.type").strip()
+    except OSError as e:
+        return f"cannot read {base}/cgroup.type: {e.strerror}"
+    if kind != "domain":
+        return f"{base} is a {kind!r} cgroup, not a plain domain"
+    euid = os.geteuid()
+    for f in (base, base + "/cgroup.procs", base + "/cgroup.subtree_control"):
+        try:
+            st = os.stat(f)
+        except OSError as e:
+            return f"cannot stat {f}: {e.strerror}"
+        if st.st_uid != euid or not os.access(f, os.W_OK):
+            return f"{base} is not delegated to uid {euid} ({f} is owned by uid {st.st_uid})"
+    if euid == 0 and not _marked_delegated(base):
+        return (f"{base} is not marked delegated (no trusted.delegate/user.delegate xattr): as root, "
+                "the launcher moves no process out of a cgroup systemd did not delegate")
+    return ""
+
+
+def _move_pinned(pid: int, cg: str) -> bool:
+    """Move ``pid`` (one of the launcher's own processes, see ``_own_tree``) into ``cg``, holding
+    a pidfd across the write: False if it was gone. The kernel takes only a pid number, so if the
+    process exits and is reaped between the read of cgroup.procs and the write, and its number is
+    reused at once, the write could name another process: the pidfd tells that it exited, its
+    start time that the number now names another process, and that is raised, not ignored."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return False
+    try:
+        start = _starttime(pid)
+        try:
+            move(pid, cg)
+        except ProcessLookupError:
+            return False
+        if select.select([fd], [], [], 0)[0]:  # readable: it exited meanwhile
+            now = _starttime(pid)
+            if now is not None and now != start:
+                raise OSError(errno.ESRCH, f"pid {pid} exited and was reused while it was being moved")
+            return False
+        return True
+    finally:
+        os.close(fd)
+
+
+def _starttime(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rpartition(")")[2].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _marked_delegated(cg: str) -> bool:
+    for name in ("trusted.delegate", "user.delegate"):
+        try:
+            if os.getxattr(cg, name).strip() == b"1":
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _own_tree() -> set[int]:
+    """This process and its descendants (from every /proc/<pid>/stat's parent pid)."""
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(int(d))
+    out, todo = set(), [os.getpid()]
+    while todo:
+        p = todo.pop()
+        if p not in out:
+            out.add(p)
+            todo.extend(kids.get(p, ()))
+    return out
+
+
+def _describe_pids(pids: list[int], n: int = 3) -> str:
+    out = []
+    for p in pids[:n]:
+        try:
+            with open(f"/proc/{p}/comm") as f:
+                out.append(f"pid {p} {f.read().strip()}")
+        except OSError:
+            out.append(f"pid {p}")
+    return ", ".join(out) + (f" and {len(pids) - n} more" if len(pids) > n else "")
 
 
 _HIER: Hierarchy | None = None
