@@ -1,0 +1,653 @@
+"""Session-wide memory and CPU bounds where the kernel gives none: the launcher's watchdog.
+
+Where no writable cgroup memory/cpu controller exists (an unprivileged launcher; forced here as
+root by making the launcher see no cgroup, as ``bench/bench_containment.py`` does) a session is
+still bounded as a whole:
+
+* **memory**: the sum over the session's processes of their proportional set size of anonymous +
+  shmem memory (``Pss_Anon + Pss_Shmem`` of ``/proc/PID/smaps_rollup``) stays at or under
+  ``session_memory_mb``. A call that pushes it over has its processes SIGKILLed and returns
+  ``SessionMemoryLimit``; the session keeps its state and snapshots. Over the bound while no call
+  runs, whatever is not init, the head or a snapshot is killed.
+* **CPU**: without a cgroup ``cpu.max`` the session's busy processes are stopped and continued
+  (SIGSTOP/SIGCONT) so that the session gets about ``session_cpus`` CPUs; nothing is left stopped.
+
+Ground truth is read by the test itself from the host's ``/proc`` (pid-namespace members and
+their ``smaps_rollup``), never from the launcher's own figures; those (``memory_report``,
+``cpu_report``) are only checked to agree. Every wait is a poll with a deadline; no assertion is
+about time: the CPU assertions compare CPU time with the wall time the same processes spent, with
+a margin that throttling guarantees whatever the host's load (a loaded host only lowers the CPU a
+session gets).
+
+Attacks (each test's docstring says what must hold):
+1. a call forks children that each stay within RLIMIT_AS but together exceed the session bound;
+2. copy-on-write: every call rewrites a buffer that snapshots share, so each snapshot ends up
+   holding its own private copy;
+3. between calls: the head (rewritten by a successful call) forks memory hogs after the call has
+   returned (``setitimer``/``alarm``/``timer_create``/``timerfd`` are refused by seccomp with EPERM
+   in the jail, so the hook is the head's own loop: user code replaces ``os.fork``, which the
+   head calls to make its next right after promotion);
+4. CPU: two spinning children (also with a third child that keeps sending SIGCONT to them);
+5. attack 1 with the launcher running as uid 65533, where the watchdog is the only bound.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from faultutil import profile_path
+
+from testlib import REPO, alive, launcher_env, next_pid, proc_stat, wait_until  # noqa: E402
+
+from launcher import cgroups  # noqa: E402
+
+MB = 1 << 20
+
+
+# ----------------------------------------------------------------- ground truth from the host's /proc
+def ns_members(init_pid: int) -> set[int]:
+    """Every live (not zombie) process in the pid namespace of ``init_pid`` (empty once it is gone)."""
+    try:
+        ns = os.readlink(f"/proc/{init_pid}/ns/pid")
+    except OSError:
+        return set()
+    out = set()
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if os.readlink(f"/proc/{d}/ns/pid") == ns and alive(int(d)):
+                    out.add(int(d))
+            except OSError:
+                pass
+    return out
+
+
+def pss_bytes(pid: int) -> int:
+    """Pss_Anon + Pss_Shmem of ``pid`` in bytes (0 once it is gone or has released its memory)."""
+    total = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                k, _, rest = line.partition(":")
+                if k in ("Pss_Anon", "Pss_Shmem"):
+                    total += int(rest.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        return 0
+    return total
+
+
+def aggregate(init_pid: int) -> tuple[int, dict[int, int]]:
+    """(sum, per pid) of Pss_Anon + Pss_Shmem over the session's pid namespace: init, the head,
+    the next, the snapshots and whatever user code forked. The keeper (outside the namespace,
+    a launcher-side process user code cannot grow) is not counted."""
+    per = {p: pss_bytes(p) for p in ns_members(init_pid)}
+    return sum(per.values()), per
+
+
+def cpu_state(pid: int) -> str | None:
+    st = proc_stat(pid)
+    return st[0] if st else None
+
+
+def tracked(s) -> set[int]:
+    """The processes the launcher keeps (after taking the next's ready)."""
+    next_pid(s)
+    p = s.pids()
+    return {x for x in (p["init"], p["head"], p["next"], *p["snapshots"].values()) if x}
+
+
+def untracked_alive(s, pids) -> set[int]:
+    keep = tracked(s)
+    return {p for p in pids if p not in keep and alive(p)}
+
+
+class Sampler:
+    """A thread sampling the session's aggregate from /proc every ``interval`` seconds while a
+    call runs: the highest total it saw, every pid it saw with its largest PSS, and how many
+    samples found a process stopped (state T). Samples can miss a peak (a lower bound of it)."""
+
+    def __init__(self, init_pid: int, interval: float = 0.03):
+        self.init_pid, self.interval = init_pid, interval
+        self.peak = 0
+        self.seen: dict[int, int] = {}
+        self.stopped_samples = 0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self) -> int:
+        total, per = aggregate(self.init_pid)
+        for p, v in per.items():
+            self.seen[p] = max(self.seen.get(p, 0), v)
+            if cpu_state(p) in ("T", "t"):
+                self.stopped_samples += 1
+        self.peak = max(self.peak, total)
+        return total
+
+    def _run(self):
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def __enter__(self):
+        self.sample()
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._t.join(10)
+        self.sample()
+
+
+def mb(x: int) -> str:
+    return f"{x / MB:.0f} MB"
+
+
+def report(s, name: str):
+    """``memory_report()``/``cpu_report()``, or a readable failure while the watchdog does not exist."""
+    fn = getattr(s, name, None)
+    assert fn is not None, f"Session.{name}() does not exist (no watchdog yet)"
+    return fn()
+
+
+def assert_x(s, value) -> None:
+    r = s.execute("print('X', X)")
+    assert r["ok"], r
+    assert f"X {value}\n" in r["stdout"], r
+
+
+# ----------------------------------------------------------------- sessions with the watchdog as the only bound
+@pytest.fixture(scope="module")
+def mem_launcher(tmp_path_factory):
+    from launcher.core import Launcher
+    with Launcher(profile_path("contain_memory"), output_dir=tmp_path_factory.mktemp("out"),
+                  spare_sessions=0) as L:
+        yield L
+
+
+@contextmanager
+def no_cgroup_session(L):
+    """A session made while the launcher sees no cgroup at all (as an unprivileged launcher
+    without delegation does): no kernel memory bound, so only the watchdog can hold it."""
+    saved = cgroups._HIER
+    cgroups._HIER = cgroups.Hierarchy()
+    try:
+        s = L.new_session()
+    finally:
+        cgroups._HIER = saved
+    try:
+        assert not s.contain.active and not s.contain.v1_dirs and s.contain.memory_peak_bytes() is None, \
+            "the session got a kernel bound: the test would not test the watchdog"
+        yield s
+    finally:
+        L.close_session(s)
+
+
+# ----------------------------------------------------------------- 1. children that together exceed the bound
+# 3 children each touch 400 MB (within the 1024 MB RLIMIT_AS of contain_memory.toml), confirm on a
+# pipe once every page is touched, and wait. The parent holds the lot for a second once all three
+# confirmed (an attacker keeps what it got), then sets X: a call that was not stopped changes X.
+MEM_CHILDREN = r'''
+import os, time
+N, SIZE = 3, 400
+pipes = []
+for i in range(N):
+    r, w = os.pipe()
+    if os.fork() == 0:
+        os.close(r)
+        b = bytearray(SIZE << 20)
+        for j in range(0, len(b), 4096):
+            b[j] = 1
+        os.write(w, b"k")   # "I hold my SIZE MB": written only once all of it is touched
+        while True:
+            time.sleep(1)
+    os.close(w)
+    pipes.append(r)
+held = sum(1 for r in pipes if os.read(r, 1) == b"k")   # EOF: that child was killed first
+print("HELD", held, "OF", N, flush=True)
+if held == N:
+    time.sleep(1)
+X = 99
+'''
+
+# How far over the bound a sample may see the session before the watchdog kills: less than one
+# child's 400 MB. On this 2-core host touching 400 MB takes ~0.28 s of one core (~1.4 GB/s per
+# core, ~2.8 GB/s for two), so 400 MB is ~140 ms of growth on both cores: a watchdog that
+# measures at least every ~100 ms stays under it; one that lets all three children hold their
+# 400 MB (1200 MB + the ~140 MB baseline = 572 MB over) does not.
+FORK_SLACK = 400 * MB
+
+
+def test_call_whose_children_exceed_the_bound_is_killed(mem_launcher):
+    """Attack: a call forks 3 children that each touch 400 MB (each within RLIMIT_AS, 1.2 GB
+    together against a 768 MB session bound). Must hold: the aggregate never reaches what all
+    three would hold (sampled peak <= bound + 400 MB, see FORK_SLACK); the call returns
+    ``SessionMemoryLimit`` naming ``session_memory_mb``; every process it started is gone; the
+    aggregate is back under the bound; X set by an earlier call still reads 1 (the call's
+    ``X = 99`` never took effect); the session answers; ``memory_report`` says watchdog, the bound,
+    a peak over it and at least one kill."""
+    with no_cgroup_session(mem_launcher) as s:
+        limit = s.profile.limits.session_memory_mb * MB
+        assert s.execute("X = 1")["ok"]
+        before = tracked(s)
+        base, _ = aggregate(s.init.pid)
+        with Sampler(s.init.pid) as smp:
+            r = s.execute(MEM_CHILDREN)
+        print(f"\nbaseline {mb(base)}, sampled peak {mb(smp.peak)}, bound {mb(limit)}; "
+              f"reply {r.get('error') or r['stdout'].strip()}")
+        assert smp.peak <= limit + FORK_SLACK, \
+            f"the session reached {mb(smp.peak)} (bound {mb(limit)}): nothing stopped the children " \
+            f"({r.get('error') or r['stdout'].strip()})"
+        assert not r["ok"] and r["error"]["type"] == "SessionMemoryLimit", r
+        assert "session_memory_mb" in r["error"]["message"], r["error"]
+        assert "HELD 3" not in r["stdout"], r
+        call_pids = set(smp.seen) - before
+        assert wait_until(lambda: not untracked_alive(s, call_pids), timeout=10.0), \
+            f"processes of the killed call still alive: {sorted(untracked_alive(s, call_pids))}"
+        assert not untracked_alive(s, ns_members(s.init.pid)), s.pids()
+        assert wait_until(lambda: aggregate(s.init.pid)[0] <= limit, timeout=10.0), \
+            f"aggregate after the call {mb(aggregate(s.init.pid)[0])} > {mb(limit)}"
+        assert_x(s, 1)
+        rep = report(s, "memory_report")
+        assert rep["mechanism"] == "watchdog" and rep["limit_bytes"] == limit, rep
+        assert rep["peak_bytes"] > limit and rep["kills"] >= 1, rep
+
+
+# ----------------------------------------------------------------- 2. copy-on-write across snapshots
+COW_SIZE = 256  # MB per copy: 2 copies + baseline fit 768 MB, 3 do not
+# The buffer is held by an object whose summary is cheap (a bare bytearray would be summarised).
+COW_FIRST = ("X = 0\nclass Hold:\n    pass\nh = Hold()\nh.b = bytearray({size} << 20)\n"
+             "for j in range(0, len(h.b), 4096):\n    h.b[j] = 1\n")
+COW_REWRITE = "X = {i}\nfor j in range(0, len(h.b), 4096):\n    h.b[j] = {v}\n"
+# After a call the aggregate may exceed what the watchdog measured before by what the new next
+# the head forks dirties of its copy-on-write pages while it warms up (a few MB here): 32 MB.
+SETTLE_SLACK = 32 * MB
+
+
+def test_copy_on_write_across_snapshots(mem_launcher):
+    """Attack: call 0 holds a 256 MB buffer (every page touched) and is snapshotted; every later
+    call rewrites every page of it (breaking the copy-on-write sharing with the snapshots) and is
+    snapshotted in turn, so each snapshot ends up holding a private 256 MB. The rewrite takes
+    ~0.1 s, less than a polling interval may be: the bound must also hold for a call that ends
+    between two measurements. Must hold: call 1 succeeds (pages shared by the head and snapshot
+    s0 count once: PSS, not RSS); a later call (at the latest the one that would make 3 copies)
+    fails with ``SessionMemoryLimit``; after every call the measured aggregate settles to
+    <= bound + 32 MB (SETTLE_SLACK); X reads the last successful value; every snapshot taken
+    before is restorable with its own X."""
+    with no_cgroup_session(mem_launcher) as s:
+        limit = s.profile.limits.session_memory_mb * MB
+        r = s.execute(COW_FIRST.format(size=COW_SIZE))
+        assert r["ok"], r
+        s.save_snapshot("s0")
+        base, _ = aggregate(s.init.pid)
+        assert base + COW_SIZE * MB + SETTLE_SLACK < limit, \
+            f"baseline {mb(base)}: a second copy would not fit {mb(limit)}; the test premise fails here"
+        last_ok, failed_at, seen = 0, None, []
+
+        def settled():
+            return aggregate(s.init.pid)[0] <= limit + SETTLE_SLACK
+
+        for i in range(1, 5):
+            with Sampler(s.init.pid) as smp:
+                r = s.execute(COW_REWRITE.format(i=i, v=i + 1))
+            wait_until(settled, timeout=10.0)
+            after = aggregate(s.init.pid)[0]
+            seen.append((i, r["ok"] or r["error"]["type"], mb(smp.peak), mb(after)))
+            assert after <= limit + SETTLE_SLACK, \
+                f"after call {i} ({r['ok'] or r['error']}) the session holds {mb(after)} > bound {mb(limit)} " \
+                f"+ {mb(SETTLE_SLACK)}; calls so far {seen}"
+            if not r["ok"]:
+                assert r["error"]["type"] == "SessionMemoryLimit", r
+                assert "session_memory_mb" in r["error"]["message"], r["error"]
+                failed_at = i
+                break
+            last_ok = i
+            s.save_snapshot(f"s{i}")
+        print(f"\ncalls (i, outcome, sampled peak, settled): {seen}")
+        assert last_ok >= 1, f"call 1 (two copies, {mb(base + COW_SIZE * MB)}) was refused: {seen}"
+        assert failed_at is not None, f"no call was refused: {seen}"
+        assert_x(s, last_ok)
+        for k in range(last_ok + 1):
+            assert s.restore_snapshot(f"s{k}") == {"restored": f"s{k}"}
+            assert_x(s, k)
+        assert wait_until(lambda: aggregate(s.init.pid)[0] <= limit + SETTLE_SLACK, timeout=10.0), \
+            mb(aggregate(s.init.pid)[0])
+        rep = report(s, "memory_report")
+        assert rep["mechanism"] == "watchdog" and rep["kills"] >= 1, rep
+
+
+# ----------------------------------------------------------------- 3. between calls: the head forks hogs
+# The call replaces os.fork; the first fork made with it (the head's loop forking its next right
+# after this call's promotion: jail/session_proc.py head_main) first forks 3 children that touch
+# 400 MB each and sleep. No call runs then: only a between-calls check can see them.
+HEAD_HOGS = r'''
+import os, time
+_fork = os.fork
+_hog_state = {"done": False}
+def _fork_with_hogs():
+    if not _hog_state["done"]:
+        _hog_state["done"] = True
+        for _ in range(3):
+            if _fork() == 0:
+                b = bytearray(400 << 20)
+                for j in range(0, len(b), 4096):
+                    b[j] = 1
+                while True:
+                    time.sleep(1)
+    return _fork()
+os.fork = _fork_with_hogs
+X = 2
+'''
+
+
+def test_head_forks_hogs_between_calls(mem_launcher):
+    """Attack: a successful call rewrites the head's ``os.fork`` so that the head, once promoted
+    and while no call runs, forks 3 children of 400 MB each (1.2 GB against a 768 MB bound; the
+    sweep keeps a head's children, which it takes for nexts). Must hold, within 30 s and before
+    any other call: the aggregate is <= the bound and no process holding 100 MB or more besides
+    the head and snapshots is alive; the head was not killed (the next call sees X == 2);
+    ``memory_report`` counts the kill."""
+    with no_cgroup_session(mem_launcher) as s:
+        limit = s.profile.limits.session_memory_mb * MB
+        assert s.execute("X = 1")["ok"]
+        with Sampler(s.init.pid) as smp:
+            r = s.execute(HEAD_HOGS)
+            assert r["ok"], r
+            head = s.head.pid
+
+            def hogs():
+                return {p for p, v in smp.seen.items() if v >= 100 * MB and p != head and alive(p)}
+
+            def kills():
+                fn = getattr(s, "memory_report", None)
+                return fn()["kills"] if fn else 0
+
+            def over():
+                return any(v >= 100 * MB and p != head for p, v in smp.seen.items()) or kills() > 0
+
+            def contained():
+                return over() and not hogs() and aggregate(s.init.pid)[0] <= limit
+
+            ok = wait_until(contained, timeout=30.0, interval=0.05)
+            total = aggregate(s.init.pid)[0]
+        print(f"\nhead {head}, sampled peak {mb(smp.peak)}, now {mb(total)}, bound {mb(limit)}, hogs alive "
+              f"{sorted(hogs())}, large pids seen {sorted(p for p, v in smp.seen.items() if v >= 100 * MB)}")
+        assert over(), "the head forked no hog and the watchdog killed nothing: the attack did not run"
+        assert ok, f"30 s after the call the session holds {mb(total)} (bound {mb(limit)}); " \
+                   f"hogs alive: {sorted(hogs())}"
+        assert alive(head) and s.head.pid == head, "the head itself was killed"
+        assert_x(s, 2)
+        rep = report(s, "memory_report")
+        assert rep["mechanism"] == "watchdog" and rep["kills"] >= 1, rep
+
+
+def test_memory_report_names_the_kernel_bound_where_there_is_one(mem_launcher):
+    """Where the kernel bounds the session (root on this hybrid host: v1 memory), ``memory_report``
+    says which cgroup mechanism holds it and the same bound (no watchdog figures then)."""
+    s = mem_launcher.new_session()
+    try:
+        if s.contain.memory_peak_bytes() is None:
+            pytest.skip("no kernel memory bound for sessions on this host")
+        rep = report(s, "memory_report")
+        v2_memory = s.contain.active and "memory" in s.contain.hier.v2_controllers
+        assert rep["mechanism"] == ("cgroup-v2" if v2_memory else "cgroup-v1"), rep
+        assert rep["limit_bytes"] == s.profile.limits.session_memory_mb * MB, rep
+        assert set(rep) >= {"mechanism", "limit_bytes", "peak_bytes", "kills"}, rep
+    finally:
+        mem_launcher.close_session(s)
+
+
+# ----------------------------------------------------------------- 4. CPU share
+# The parent forks N children that spin until SPIN seconds of wall time have passed since it
+# started (so throttling does not lengthen them much), reaps each with wait4 and adds their CPU
+# time (user + system, from the kernel's rusage of the child). os.times() is no use in the jail
+# (seccomp refuses times(2); Python then reports garbage).
+SPIN = r'''
+import os, time, json, signal
+SPIN_S, N, WAKER = {spin}, {n}, {waker}
+t0 = time.monotonic()
+kids = []
+for i in range(N):
+    pid = os.fork()
+    if pid == 0:
+        end = t0 + SPIN_S
+        while time.monotonic() < end:
+            pass
+        os._exit(0)
+    kids.append(pid)
+waker, sent = None, 0
+if WAKER:
+    # seccomp refuses kill(2) to another process, not tgkill(2) (kept for raise/abort): with
+    # tgid == tid == a sibling's pid it signals that sibling
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    r, w = os.pipe()
+    waker = os.fork()
+    if waker == 0:   # sleeps 1 ms at a time and continues its spinning siblings
+        os.close(r)
+        end = t0 + SPIN_S
+        while time.monotonic() < end:
+            for k in kids:
+                if libc.syscall(ctypes.c_long(234), ctypes.c_long(k), ctypes.c_long(k),
+                                ctypes.c_long(int(signal.SIGCONT))) == 0:
+                    sent += 1
+            time.sleep(0.001)
+        os.write(w, str(sent).encode())
+        os._exit(0)
+    os.close(w)
+cpu = 0.0
+for pid in kids + ([waker] if waker else []):
+    _, status, ru = os.wait4(pid, 0)
+    cpu += ru.ru_utime + ru.ru_stime
+wall = time.monotonic() - t0
+if waker:
+    sent = int(os.read(r, 64) or b"0")
+print("CPU " + json.dumps({{"cpu": cpu, "wall": wall, "sigcont_sent": sent}}))
+'''
+SPIN_S = 3.0
+# Throttling to C CPUs over short periods (tens to a few hundred ms) gives the session at most
+# C x wall + about one period on each core: well under 1.5 x C x wall for a 3 s call. Without
+# throttling two spinners get up to 2 x wall on an idle 2-core host.
+CPU_MARGIN = 1.5
+
+
+def _spin_result(r) -> dict:
+    assert r["ok"], r
+    for line in r["stdout"].splitlines():
+        if line.startswith("CPU "):
+            return json.loads(line[4:])
+    raise AssertionError(f"no CPU line: {r['stdout']!r}")
+
+
+@pytest.fixture(scope="module", params=["session_cpu", "session_cpu_half"])
+def cpu_launcher(request, tmp_path_factory):
+    from launcher.core import Launcher
+    with Launcher(profile_path(request.param), output_dir=tmp_path_factory.mktemp("out"),
+                  spare_sessions=0) as L:
+        yield L
+
+
+def _check_cpu(s, res: dict, smp: Sampler, what: str) -> None:
+    cpus = s.profile.limits.session_cpus
+    rep = report(s, "cpu_report")
+    print(f"\n{what}: cpus {cpus}, CPU {res['cpu']:.2f} s over {res['wall']:.2f} s wall "
+          f"({res['cpu'] / res['wall']:.2f} CPUs), report {rep}, samples with a stopped process "
+          f"{smp.stopped_samples}")
+    assert res["cpu"] <= CPU_MARGIN * cpus * res["wall"], \
+        f"{what}: the session used {res['cpu']:.2f} s of CPU in {res['wall']:.2f} s " \
+        f"(> {CPU_MARGIN} x {cpus} CPUs); report {rep}"
+    assert rep["mechanism"] in ("watchdog", "cgroup-v2") and rep["cpus"] == cpus, rep
+    if rep["mechanism"] == "watchdog":
+        # it throttled, or the host was so loaded that the session never got more than its share
+        assert rep["throttled"] > 0 or res["cpu"] <= 1.1 * cpus * res["wall"], rep
+    stopped = {p: cpu_state(p) for p in ns_members(s.init.pid) if cpu_state(p) in ("T", "t")}
+    assert not stopped, f"{what}: session processes left stopped after the call: {stopped}"
+
+
+def test_two_spinning_children_get_the_session_share(cpu_launcher):
+    """Attack: a call forks 2 children that spin for 3 s of wall time (2 CPUs of demand) while it
+    waits for them. Must hold: their CPU time (kernel rusage) is <= 1.5 x session_cpus x wall;
+    ``cpu_report`` says watchdog (no v2 cpu controller here) with the profile's CPUs and
+    ``throttled > 0`` (unless the host itself kept the session under its share); right after the
+    call no session process is stopped (state T), and the session answers at once."""
+    s = cpu_launcher.new_session()
+    try:
+        assert s.execute("X = 1")["ok"]
+        with Sampler(s.init.pid, interval=0.1) as smp:
+            r = s.execute(SPIN.format(spin=SPIN_S, n=2, waker=False))
+        _check_cpu(s, _spin_result(r), smp, "2 spinners")
+        assert_x(s, 1)
+        stopped = {p: cpu_state(p) for p in ns_members(s.init.pid) if cpu_state(p) in ("T", "t")}
+        assert not stopped, stopped
+    finally:
+        cpu_launcher.close_session(s)
+
+
+def test_a_sibling_that_keeps_sending_sigcont_does_not_lift_the_share(cpu_launcher):
+    """Attack: as above, plus a third child that wakes every millisecond (so it is hardly ever
+    busy) and sends SIGCONT to both spinners with ``tgkill`` (which seccomp allows; ``kill`` it
+    refuses), undoing any SIGSTOP the watchdog sends them. Must hold: the waker really signalled
+    (else the test tests nothing); the same CPU bound (<= 1.5 x session_cpus x wall, the waker's
+    own CPU included) and no process left stopped."""
+    s = cpu_launcher.new_session()
+    try:
+        assert s.execute("X = 1")["ok"]
+        with Sampler(s.init.pid, interval=0.1) as smp:
+            r = s.execute(SPIN.format(spin=SPIN_S, n=2, waker=True))
+        res = _spin_result(r)
+        assert res["sigcont_sent"] > 0, f"the waker could not signal its siblings: the test tests nothing ({res})"
+        _check_cpu(s, res, smp, f"2 spinners + a SIGCONT sender ({res['sigcont_sent']} sent)")
+        assert_x(s, 1)
+    finally:
+        cpu_launcher.close_session(s)
+
+
+def test_throttled_processes_are_not_left_stopped_by_a_timeout_or_close(cpu_launcher):
+    """Attack: a call's children spin forever, so the call times out while they are being
+    throttled (killed while possibly stopped), then the session is closed while a leftover
+    stopped-and-continued set of processes could exist. Must hold: after the timeout no session
+    process is stopped and none of the call's processes is alive, the session answers; after
+    close none of the session's processes is left (stopped or otherwise)."""
+    s = cpu_launcher.new_session()
+    closed = False
+    try:
+        assert s.execute("X = 1")["ok"]
+        with Sampler(s.init.pid, interval=0.1) as smp:
+            r = s.execute(SPIN.format(spin=1000, n=2, waker=False), timeout_s=3)
+        assert not r["ok"] and r["error"]["type"] == "ExecutionTimeout", r
+        stopped = {p: cpu_state(p) for p in ns_members(s.init.pid) if cpu_state(p) in ("T", "t")}
+        assert not stopped, f"left stopped after the timeout: {stopped}"
+        assert wait_until(lambda: not untracked_alive(s, set(smp.seen)), timeout=10.0), \
+            sorted(untracked_alive(s, set(smp.seen)))
+        assert_x(s, 1)
+        rep = report(s, "cpu_report")
+        assert set(rep) >= {"mechanism", "cpus", "throttled"}, rep
+        every = set(smp.seen) | ns_members(s.init.pid) | {s.keeper.pid}
+        cpu_launcher.close_session(s)
+        closed = True
+        left = wait_until(lambda: not {p for p in every if alive(p)}, timeout=10.0)
+        assert left, f"after close: {[(p, cpu_state(p)) for p in every if alive(p)]}"
+    finally:
+        if not closed:
+            cpu_launcher.close_session(s)
+
+
+# ----------------------------------------------------------------- 5. the unprivileged launcher
+UID = 65533
+DRIVER = r'''
+import json, sys
+sys.path.insert(0, {repo!r})
+from launcher.core import Launcher
+from launcher import containment
+def say(**kw):
+    print(json.dumps(kw), flush=True)
+    sys.stdin.readline()
+def tracked(s):
+    with s.lock:
+        s._ensure_next(10)
+    p = s.pids()
+    return [x for x in (p["init"], p["head"], p["next"], *p["snapshots"].values()) if x]
+with Launcher({profile!r}, output_dir={out!r}, spare_sessions=0) as L:
+    s = L.new_session()
+    assert s.execute("X = 1")["ok"]
+    say(describe=containment.describe(), init=s.init.pid, tracked=tracked(s),
+        limit=s.profile.limits.session_memory_mb << 20)
+    r = s.execute({code!r})
+    try:
+        rep = s.memory_report()
+    except Exception as e:
+        rep = repr(e)
+    say(result=r, tracked=tracked(s), report=rep)
+    r = s.execute("print('X', X)")
+    say(final=r)
+'''
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
+def test_unprivileged_launcher_bounds_children_over_the_session_memory():
+    """Attack 1 (3 children x 400 MB against 768 MB) with the launcher running as uid 65533: no
+    cgroup it may write, so the watchdog is the only session-wide bound. Must hold (the test,
+    as root, reads the session's /proc from outside): the sampled aggregate stays <= bound +
+    400 MB; the call fails with ``SessionMemoryLimit``; none of its processes survives; the
+    aggregate is back under the bound; X still reads 1; ``memory_report`` says watchdog."""
+    home = Path(tempfile.mkdtemp(prefix="b123d-bounds-", dir="/tmp"))
+    p = None
+    try:
+        os.chmod(home, 0o755)
+        (home / "out").mkdir()
+        os.chown(home / "out", UID, UID)
+        script = home / "driver.py"
+        script.write_text(DRIVER.format(repo=str(REPO), out=str(home / "out"), code=MEM_CHILDREN,
+                                        profile=profile_path("contain_memory")))
+        env = launcher_env(HOME=str(home), XDG_RUNTIME_DIR=str(home))
+        p = subprocess.Popen(["setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups", "--",
+                              sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, cwd=str(home), env=env)
+
+        def msg():
+            line = p.stdout.readline()
+            assert line, f"the driver ended early: {p.stderr.read()[-3000:]}"
+            return json.loads(line)
+
+        def go():
+            p.stdin.write("\n")
+            p.stdin.flush()
+
+        first = msg()
+        assert first["describe"]["v2"] is None and not first["describe"]["v1"], first["describe"]
+        init, limit, before = first["init"], first["limit"], set(first["tracked"])
+        smp = Sampler(init)
+        with smp:
+            go()
+            second = msg()
+        r, rep = second["result"], second["report"]
+        print(f"\nunprivileged: sampled peak {mb(smp.peak)}, bound {mb(limit)}, reply "
+              f"{r.get('error') or r['stdout'].strip()}, report {rep}")
+        assert smp.peak <= limit + FORK_SLACK, \
+            f"the session reached {mb(smp.peak)} (bound {mb(limit)}): nothing stopped the children " \
+            f"({r.get('error') or r['stdout'].strip()})"
+        assert not r["ok"] and r["error"]["type"] == "SessionMemoryLimit", r
+        keep = set(second["tracked"])
+        left = lambda: {x for x in (set(smp.seen) - before) | ns_members(init) if x not in keep and alive(x)}  # noqa: E731
+        assert wait_until(lambda: not left(), timeout=10.0), f"outlived the call: {sorted(left())}"
+        assert wait_until(lambda: aggregate(init)[0] <= limit, timeout=10.0), mb(aggregate(init)[0])
+        assert isinstance(rep, dict) and rep["mechanism"] == "watchdog" and rep["kills"] >= 1, rep
+        go()
+        final = msg()["final"]
+        assert final["ok"] and "X 1\n" in final["stdout"], final
+        go()
+        assert p.wait(timeout=60) == 0, p.stderr.read()[-3000:]
+    finally:
+        if p is not None and p.poll() is None:
+            p.kill()
+            p.wait()
+        shutil.rmtree(home, ignore_errors=True)
