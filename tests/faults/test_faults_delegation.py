@@ -15,7 +15,8 @@ runs ``Hierarchy.discover()``. What cannot be exercised here: ``memory.max``/``p
 ``cpu.max`` on a delegated session cgroup (those controllers are bound to v1 on this host).
 
 Negative cases: a cgroup that also holds a process that is not the launcher's (the desktop app
-that started it) is left alone; as root, a cgroup not marked delegated (no ``trusted.delegate``)
+that started it) is left alone; so is a half-delegated one (``cgroup.subtree_control`` not ours);
+as root, a cgroup not marked delegated (no ``trusted.delegate``)
 is left alone; as root on the host's own v2 root nothing is moved. Every cgroup made here is
 killed and removed in a ``finally``; the v2 root's ``cgroup.subtree_control`` is restored to
 exactly what it was. Every wait polls a condition with a deadline.
@@ -272,6 +273,21 @@ def test_a_process_that_is_not_the_launchers_is_never_moved(hugetlb_at_root):
         finally:
             other.stdin.close()
             other.wait(timeout=30)
+
+
+def test_a_half_delegated_cgroup_is_left_alone(hugetlb_at_root):
+    """The directory and cgroup.procs are ours but cgroup.subtree_control is not (not how systemd
+    delegates): nothing is moved, and the note names the file."""
+    _check_import_as_uid()
+    with delegated_cgroup() as cg:
+        os.chown(cg + "/cgroup.subtree_control", 0, 0)
+        r = _run(cg, DISCOVER, cg)
+        d = r["describe"]
+        assert "not delegated to uid 65533" in d["v2_delegation_note"] and "cgroup.subtree_control" in \
+            d["v2_delegation_note"], d
+        assert d["v2_leaf"] is None and not r["leaf_exists"], r
+        assert r["self_cg"] == r["helper_cg"] == _rel(cg), r
+        assert "hugetlb" not in d["v2_controllers"], d
 
 
 # ----------------------------------------------------------------- as root
