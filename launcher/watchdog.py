@@ -6,27 +6,34 @@ Everywhere else (an unprivileged launcher without delegation; CPU: also root on 
 whose v1 cpu controller is not used) this module enforces ``session_memory_mb`` and
 ``session_cpus`` from outside the session: one launcher thread reads ``/proc`` of every session's
 processes (the keeper, the session's pid-namespace init and all its descendants: orphans are
-re-parented to that init, so nothing a session forks is missed) every ``TICK_S``.
+re-parented to that init, so nothing a session forks is missed) every ``TICK_S`` while a call runs,
+every ``IDLE_TICK_S`` between calls.
 
 **Memory.** What a session holds is the sum over its processes of their proportional set size of
 anonymous and shared memory (``Pss_Anon + Pss_Shmem`` of ``/proc/PID/smaps_rollup``): a page
 shared by k processes counts 1/k to each, so copy-on-write copies across forks and snapshots are
 counted once each, and pages shared with the zygote or other sessions only by their share. That
 read walks the page tables (~8 ms for a 600 MB process, ~17 ms under load), so it is done only when
-needed: first an upper bound from ``/proc/PID/stat`` (resident pages, ~15 us a process: Pss <= Rss);
-below the bound, nothing more. Over it, the cached PSS of every process whose page-fault count
-and resident size did not change since it was read (a process that took no fault has no new page)
-plus the resident size of the others; only when that is still over the bound are the changed
-processes read exactly — at most once per ``max(TICK_S, 4 x its cost)`` (<= 25% of one core, and
-only while the session is near its bound), and all of them again every ``FULL_REFRESH_S``. Over the bound:
+needed. Each tick reads ``/proc/PID/stat`` of every process (~15 us each): the sum of resident sizes
+is an upper bound (PSS <= RSS); within the bound, nothing more. Over it, an estimate from the last
+exact pass: a process's PSS then plus what it can have gained since — no anonymous page is new
+without a page fault (a huge page also grows the resident size), so PSS + (new faults + resident
+growth) x 4 KiB; a process forked since counts its own faults and resident growth (what it shares
+with the processes it descends from is counted by them: every process descends from one that was in
+the last exact pass); a process that has gone keeps its PSS counted until the next exact pass (its
+shared pages now count to the survivors). Only when that estimate is over the bound (or every
+``REFRESH_S`` while the upper bound is) are all the session's processes read exactly — at most once
+per ``max(TICK_S, 2 x the pass's cost)`` (<= 50% of one core, only while the session is near its
+bound, and at every tick while the estimate grows by a quarter of the bound since the last pass).
+Over the bound:
 
 * during a call, the call is aborted: its process (the next) is killed through its pidfd and the
   call returns ``SessionMemoryLimit``; the sweep after it kills what the call forked. The session's
   state and snapshots are untouched.
-* at the end of every successful call (before its process becomes the head) the state that would be
-  kept (keeper, init, snapshots, the call's process) is measured the same way; over the bound the call
-  is discarded with ``SessionMemoryLimit`` — so a call too short for a tick cannot leave the session
-  over its bound.
+* at the end of every successful call, before its process becomes the head, the whole session is
+  measured the same way (the old head and what the call forked still count: an upper bound of what
+  is kept); over the bound the call is discarded with ``SessionMemoryLimit`` — so a call too short
+  for a tick cannot leave the session over its bound.
 * between calls (memory grown by code an earlier call left in the head or a snapshot, e.g. a timer
   signal handler), every process that is not the keeper, init, the head or a snapshot is killed (the
   launcher's sweep, under the session lock); the head and snapshots are never killed by the watchdog.
@@ -34,15 +41,17 @@ only while the session is near its bound), and all of them again every ``FULL_RE
 **CPU.** The session's CPU time (utime + stime of its processes, from ``/proc/PID/stat``) is drawn
 from a token bucket filled at ``session_cpus`` CPU-seconds per second (burst ``BURST_S`` of it); when
 it is empty the processes that ran in the last tick are stopped (SIGSTOP through a pidfd) until the
-bucket is full again — like ``cpu.max``, a session over its share runs slower, it is not killed.
+bucket is half full again — like ``cpu.max``, a session over its share runs slower, it is not killed.
 Stopped processes are continued at the latest after ``MAX_STOP_S``, when the session closes and when
 the watchdog stops; jailed code cannot continue one (seccomp refuses signals to other processes).
 
 What it does not do: a hard bound. Between two ticks (``TICK_S``) a call may allocate past the bound
 (by at most what it touches in that time, each process still under its ``RLIMIT_AS``); the PSS of a
-process that took no fault is stale when one that shares its pages changed (refreshed every
-``FULL_REFRESH_S``); kernel memory the session causes (page tables, socket buffers, pipe buffers) is
-not counted; a process the kernel accounts in clock ticks (10 ms) may run that long between checks.
+process is stale when a process outside the session that shares its pages (the zygote, another
+session) exits (refreshed every ``REFRESH_S``); a region unmapped and replaced by huge pages in
+fewer faults than pages is under-estimated until the next exact pass; kernel memory the session
+causes (page tables, socket buffers, pipe buffers) is not counted. CPU time is accounted by the kernel
+in clock ticks (10 ms), and a session between calls is looked at every ``IDLE_TICK_S``.
 The kernel bounds (cgroup ``memory.max``/``cpu.max``) are exact and preferred wherever available.
 """
 from __future__ import annotations
@@ -61,23 +70,26 @@ log = logging.getLogger("build123d_launcher.watchdog")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 HZ = os.sysconf("SC_CLK_TCK")
 TICK_S = 0.1
-FULL_REFRESH_S = 5.0
-PRECISE_CPU_SHARE = 0.25   # at most this share of one core on exact (smaps_rollup) reads, while over
+REFRESH_S = 10.0          # exact pass at least this often while the upper bound is over the limit
+IDLE_TICK_S = 0.5         # sessions with no call running are looked at this often
+PRECISE_CPU_SHARE = 0.5    # at most this share of one core on exact (smaps_rollup) reads, while over
 BURST_S = 0.3              # CPU-seconds a session may run ahead of its share
 MAX_STOP_S = 1.0
 
 
 # ----------------------------------------------------------------------------- /proc reads
-def stat(pid: int) -> tuple[int, int, int, str] | None:
-    """(minor+major faults, utime+stime in clock ticks, resident pages, state) of ``pid``; None when gone."""
+def stat(pid: int) -> tuple[int, int, int, str, int, int] | None:
+    """(minor+major faults, utime+stime in clock ticks, resident pages, state, ppid, start time) of
+    ``pid`` from /proc/PID/stat; None when it is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             data = f.read()
     except OSError:
         return None
     rest = data[data.rfind(b")") + 2:].split()
-    try:  # fields after comm: state(3) ... minflt(10) majflt(12) utime(14) stime(15) ... rss(24)
-        return int(rest[7]) + int(rest[9]), int(rest[11]) + int(rest[12]), int(rest[21]), rest[0].decode()
+    try:  # after comm: state(3) ppid(4) ... minflt(10) majflt(12) utime(14) stime(15) ... starttime(22) rss(24)
+        return (int(rest[7]) + int(rest[9]), int(rest[11]) + int(rest[12]), int(rest[21]), rest[0].decode(),
+                int(rest[1]), int(rest[19]))
     except (IndexError, ValueError):
         return None
 
@@ -126,59 +138,139 @@ class MemoryGuard:
     def __init__(self, limit_bytes: int):
         self.limit = limit_bytes
         self.lock = threading.Lock()
-        self._cache: dict[int, tuple[int, int, int]] = {}  # pid -> (pss bytes, faults, rss pages) when read
-        self._next_precise = 0.0
-        self._last_full = 0.0
+        # (pid, start time) -> (pss bytes, faults, resident pages) at its last exact read
+        self._cache: dict[tuple[int, int], tuple[int, int, int]] = {}
+        self._ghosts = 0  # PSS of processes exactly read that have gone since: counted until the next exact pass
+        self._first_rss: dict[tuple[int, int], int] = {}  # resident pages of a process new since, when first seen
+        self._counted: dict[tuple[int, int], int] = {}  # what each live process was last counted for
+        self._next_exact = 0.0
+        self._last_exact = 0.0
+        self._last_exact_total = 0
         self.peak = 0
         self.kills = 0
         self.precise_reads = 0
+        self.exact_passes = 0
         self.last_total = 0
 
-    def total(self, pids: list[int], *, urgent: bool = False) -> tuple[int, bool]:
-        """(bytes, exact) for ``pids``. ``exact`` False: the bytes are an upper bound that is within
-        the limit, or an estimate not yet read exactly (rate limit; ``urgent`` ignores the limit)."""
+    def total(self, pids: list[int], *, urgent: bool = False, pausable: set[int] = frozenset(),
+              paused: list[tuple[int, int]] | None = None) -> tuple[int, bool]:
+        """(bytes, exact) for the session whose processes are ``pids``.
+
+        Not exact: an upper bound that is within the limit, or an estimate over it whose exact read
+        is not yet due (``urgent`` reads at once). Exact: every process read from smaps_rollup now,
+        or those that grew most, whose PSS alone is over the limit (the total is then at least that).
+        ``pausable``: processes that may be stopped (SIGSTOP) while they are read, when they grew: a
+        call that allocates fast is held still (and its page tables are read without contention); they
+        are continued before returning, or, with ``paused``, their pidfds are appended there and the
+        caller continues them (after killing them, if the session is over).
+        """
         with self.lock:
             stats = {p: s for p in pids if (s := stat(p)) is not None}
             upper = sum(s[2] for s in stats.values()) * PAGE
             if upper <= self.limit:
                 self._note(upper)
                 return upper, False
+            live = {(p, s[5]) for p, s in stats.items()}
+            for k in [k for k in self._counted if k not in live]:
+                # gone: what it was counted for stays counted (its shared pages now count to survivors)
+                self._ghosts += self._counted.pop(k)
+            est, growth = self._ghosts, {}
+            for p, (faults, _cpu, rss, _st, _ppid, start) in stats.items():
+                c = self._cache.get((p, start))
+                if c is None or faults < c[1]:
+                    # forked since the last exact pass, from processes that were in it (alive, or ghosts
+                    # now): what it shares with them is counted there; what it has of its own came with
+                    # its own faults (counted from 0 at its fork) or, for huge pages, grew its resident
+                    # size since the watchdog first saw it
+                    c = (0, 0, self._first_rss.setdefault((p, start), rss))
+                # no new anonymous page without a fault (4 KiB each); a huge page also grows the RSS
+                e = min(rss * PAGE, c[0] + (faults - c[1] + max(0, rss - c[2])) * PAGE)
+                self._counted[(p, start)] = max(e, self._counted.get((p, start), 0))
+                growth[p] = e - c[0]
+                est += e
             now = time.monotonic()
-            full = not urgent and now - self._last_full >= FULL_REFRESH_S
-            est, changed = 0, []
-            for p, (faults, _cpu, rss, _st) in stats.items():
-                c = self._cache.get(p)
-                if c is not None and not full and c[1] == faults and c[2] == rss:
-                    est += c[0]
-                else:
-                    est += rss * PAGE
-                    changed.append(p)
-            if est <= self.limit or not changed:
+            due = now >= self._next_exact and now - self._last_exact >= REFRESH_S
+            if est <= self.limit and (urgent or not due):
                 self._note(est)
-                return est, not changed
-            if not urgent and now < self._next_precise:
+                return est, False
+            # rate limit, except for a session growing fast (a quarter of its bound since the last pass)
+            if not urgent and now < self._next_exact and est - self._last_exact_total < self.limit // 4:
+                self._note(est)
                 return est, False
             t = time.monotonic()
-            for p in changed:
-                v = pss(p)
-                s = stats[p]
-                if v is None:
-                    continue  # gone meanwhile
-                self._cache[p] = (v, s[0], s[2])
-                est += v - s[2] * PAGE
-                self.precise_reads += 1
-            cost = time.monotonic() - t
-            self._next_precise = time.monotonic() + max(TICK_S, cost / PRECISE_CPU_SHARE)
-            if full:
-                self._last_full = now
-                self._cache = {p: v for p, v in self._cache.items() if p in stats}
-            self._note(est)
-            return est, True
+            held = _pause([p for p in pausable if growth.get(p, 0) > 0 and p in stats])
+            try:
+                return self._exact(stats, growth, now, t)
+            finally:
+                if paused is None:
+                    _resume(held)
+                else:
+                    paused.extend(held)
+
+    def _exact(self, stats: dict, growth: dict, now: float, t: float) -> tuple[int, bool]:
+        exact, cache = 0, {}
+        # the processes that grew most first: once those alone are over the limit (every PSS is
+        # >= 0) the session is over it, and the rest need not be read (a call growing fast is
+        # stopped ~N x 10 ms sooner)
+        for p in sorted(stats, key=lambda q: growth.get(q, 0), reverse=True):
+            s = stats[p]
+            v = pss(p)
+            if v is None:
+                continue  # gone meanwhile
+            cache[(p, s[5])] = (v, s[0], s[2])
+            exact += v
+            if exact > self.limit and len(cache) < len(stats):
+                self.precise_reads += len(cache)
+                self._cache.update(cache)
+                for k, v in cache.items():
+                    self._counted[k] = v[0]
+                self._last_exact_total = exact
+                self._note(exact)
+                return exact, True
+        self.precise_reads += len(cache)
+        self.exact_passes += 1
+        self._cache, self._ghosts, self._first_rss = cache, 0, {}
+        self._counted = {k: v[0] for k, v in cache.items()}
+        cost = time.monotonic() - t
+        self._last_exact = now
+        self._next_exact = time.monotonic() + max(TICK_S, cost / PRECISE_CPU_SHARE)
+        self._last_exact_total = exact
+        self._note(exact)
+        return exact, True
 
     def _note(self, total: int) -> None:
         self.last_total = total
         if total > self.peak:
             self.peak = total
+
+
+def _pause(pids: list[int]) -> list[tuple[int, int]]:
+    """SIGSTOP each of ``pids`` through a pidfd; (pid, pidfd) of those stopped."""
+    fds = []
+    for p in pids:
+        try:
+            fd = os.pidfd_open(p)
+        except OSError:
+            continue
+        try:
+            signal.pidfd_send_signal(fd, signal.SIGSTOP)
+            fds.append((p, fd))
+        except OSError:
+            os.close(fd)
+    return fds
+
+
+def _resume(held: list[tuple[int, int]], kill: set[int] = frozenset()) -> None:
+    """SIGCONT what ``_pause`` stopped (SIGKILL first those in ``kill``) and close the pidfds."""
+    for pid, fd in held:
+        try:
+            if pid in kill:
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+            signal.pidfd_send_signal(fd, signal.SIGCONT)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 # ----------------------------------------------------------------------------- CPU
@@ -260,6 +352,7 @@ class SessionWatch:
         self.memory = MemoryGuard(lim.session_memory_mb * 1024 * 1024) if memory else None
         self.cpu = CpuGuard(lim.session_cpus) if cpu else None
         self.active = self.memory is not None or self.cpu is not None
+        self._last_tick = 0.0
 
     # the launcher's own thread (the session lock is held by the caller)
     def over_after_call(self, kept: list[int]) -> str | None:
@@ -282,6 +375,17 @@ class SessionWatch:
                 "(delete_snapshot) or reset")
 
     # the watchdog thread
+    def due(self, now: float) -> bool:
+        """A call runs (or processes are stopped): every tick; otherwise every IDLE_TICK_S."""
+        s = self._session()
+        if s is None:
+            return False
+        busy = s._busy is not None or (self.cpu is not None and bool(self.cpu._stopped))
+        if now - self._last_tick < (TICK_S * 0.9 if busy else IDLE_TICK_S):
+            return False
+        self._last_tick = now
+        return True
+
     def tick(self) -> None:
         s = self._session()
         if s is None or s.closed or s.init is None:
@@ -292,18 +396,32 @@ class SessionWatch:
             self.cpu.tick(stats, {s.keeper.pid, s.init.pid})
         if self.memory is None:
             return
-        total, exact = self.memory.total(pids)
+        hold = set(pids) - {s.keeper.pid, s.init.pid} - (set(self.cpu._stopped) if self.cpu else set())
+        paused: list[tuple[int, int]] = []
+        kill: set[int] = set()
+        try:
+            kill = self._enforce(s, pids, hold, paused)
+        finally:
+            _resume(paused, kill)
+
+    def _enforce(self, s, pids: list[int], hold: set[int], paused: list) -> set[int]:
+        """Measure; over the bound, abort the call (or sweep between calls). Returns the stopped
+        processes to kill before they are continued: a killed call's, not its head's or snapshots'."""
+        total, exact = self.memory.total(pids, pausable=hold, paused=paused)
         if total <= self.memory.limit or not exact:
-            return
+            return set()
         if s.abort_call("SessionMemoryLimit", self._message(total, "during the call")):
             self.memory.kills += 1
             log.warning("session %s: over session_memory_mb (%d MB): the call was killed", s.id, total >> 20)
-            return
+            state = {p.pid for p in [s.head, *[q for q, _ in list(s.snapshots.values())]] if p is not None}
+            return {pid for pid, _ in paused} - state
+        _resume(paused)  # the sweep below runs with everything continued (it may freeze the cgroup)
+        paused.clear()
         if not s.lock.acquire(blocking=False):
-            return  # a call is starting or finishing: the end-of-call check or the next tick sees it
+            return set()  # a call is starting or finishing: the end-of-call check or the next tick sees it
         try:
             if s.closed:
-                return
+                return set()
             killed = s.sweep_strays()
         finally:
             s.lock.release()
@@ -313,6 +431,7 @@ class SessionWatch:
                         "its head or a snapshot killed", s.id, total >> 20, killed)
         # else the head and the snapshots alone: the watchdog never kills those; the next call fails
         # at its end-of-call check with the explanation (free memory, delete snapshots or reset)
+        return set()
 
     def close(self) -> None:
         if self.cpu is not None:
@@ -356,9 +475,11 @@ class _Watchdog:
                 if not watches:
                     self._thread = None
                     return
+            now = time.monotonic()
             for w in watches:
                 try:
-                    w.tick()
+                    if w.due(now):
+                        w.tick()
                 except Exception:  # noqa: BLE001 - a watchdog that dies bounds nothing: log, go on
                     log.exception("watchdog tick failed")
             if self._wake.wait(TICK_S):
