@@ -31,6 +31,10 @@ Hard-coded, whatever the profile says (a profile that lists one of these in
   (Python: ``RuntimeError: can't start new thread``). Pass ``threads=True``
   (code, not profile) to allow ``CLONE_THREAD``.
 * ``prctl`` is allowed except ``PR_SET_NAME`` (no renaming to look like a host process).
+* ``tgkill`` is allowed with any signal but ``SIGCONT``, and ``fcntl`` with every command but
+  ``F_SETOWN``/``F_SETOWN_EX``/``F_SETSIG``/``F_SETLEASE``/``F_NOTIFY`` (see ``FCNTL_ALLOWED``): no
+  jailed process can continue one that the launcher's CPU watchdog stopped (kill, tkill,
+  rt_*sigqueueinfo and pidfd_send_signal are denied outright).
 * ``ioctl`` is allowed only for a few harmless commands (TCGETS, TIOCGWINSZ,
   FIONREAD, FIONBIO, FIOCLEX, FIONCLEX; compared on the low 32 bits, which is
   what the kernel uses), so ``TIOCSTI``/``TIOCLINUX`` terminal injection is out.
@@ -68,6 +72,19 @@ CLONE_PARENT_SETTID, CLONE_CHILD_CLEARTID, CLONE_CHILD_SETTID = 0x00100000, 0x00
 # clone's flags as the kernel reads them (the low 32 bits): everything but these must be 0,
 # and the exit signal (the low byte) SIGCHLD
 FORK_FLAGS_MASK = 0xFFFFFFFF & ~(CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID)
+
+# SIGCONT could continue a process the launcher's CPU watchdog stopped (launcher/watchdog.py): no
+# signal to another process is allowed anyway (kill & co. are denied), and tgkill may send any signal
+# but this one (to a thread of its own process it has no use)
+SIGCONT = 18
+# fcntl: everything but handing the fd's signals to another process (F_SETOWN/F_SETOWN_EX: SIGIO or
+# the F_SETSIG signal, e.g. SIGCONT, sent to that owner) and lease/dnotify signals
+FCNTL_ALLOWED = {
+    "F_DUPFD": 0, "F_GETFD": 1, "F_SETFD": 2, "F_GETFL": 3, "F_SETFL": 4, "F_GETLK": 5, "F_SETLK": 6,
+    "F_SETLKW": 7, "F_GETOWN": 9, "F_GETSIG": 11, "F_GETOWN_EX": 16, "F_OFD_GETLK": 36, "F_OFD_SETLK": 37,
+    "F_OFD_SETLKW": 38, "F_GETLEASE": 1025, "F_DUPFD_CLOEXEC": 1030, "F_SETPIPE_SZ": 1031,
+    "F_GETPIPE_SZ": 1032, "F_ADD_SEALS": 1033, "F_GET_SEALS": 1034,
+}
 
 IOCTL_ALLOWED = {
     "TCGETS": 0x5401, "TIOCGWINSZ": 0x5413, "FIONREAD": 0x541B, "FIONBIO": 0x5421,
@@ -202,6 +219,11 @@ def apply_seccomp(allow, kill, enosys, default_action: str = "errno", *, threads
             elif name == "ioctl":
                 for cmd in IOCTL_ALLOWED.values():
                     f.add_rule(sc.ALLOW, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, cmd))
+            elif name in ("fcntl", "fcntl64"):
+                for cmd in FCNTL_ALLOWED.values():
+                    f.add_rule(sc.ALLOW, name, sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, cmd))
+            elif name == "tgkill":
+                f.add_rule(sc.ALLOW, "tgkill", sc.Arg(2, sc.NE, SIGCONT))
             else:
                 f.add_rule(sc.ALLOW, name)
             allowed += 1

@@ -318,7 +318,11 @@ class CpuGuard:
                 self._stop(p)
 
     def _stop(self, pid: int) -> None:
-        if pid in self._stopped:
+        if pid in self._stopped:  # it ran although stopped (continued by a one-off kernel event: stop again)
+            try:
+                signal.pidfd_send_signal(self._stopped[pid], signal.SIGSTOP)
+            except OSError:
+                pass
             return
         try:
             fd = os.pidfd_open(pid)

@@ -478,7 +478,7 @@ for i in range(N):
             pass
         os._exit(0)
     kids.append(pid)
-waker, sent = None, 0
+waker, sent, refused = None, 0, 0
 if WAKER:
     # seccomp refuses kill(2) to another process, not tgkill(2) (kept for raise/abort): with
     # tgid == tid == a sibling's pid it signals that sibling
@@ -495,8 +495,10 @@ if WAKER:
                 if libc.syscall(ctypes.c_long(234), ctypes.c_long(k), ctypes.c_long(k),
                                 ctypes.c_long(int(signal.SIGCONT))) == 0:
                     sent += 1
+                elif ctypes.get_errno() == 1:  # EPERM: seccomp refuses tgkill with SIGCONT
+                    refused += 1
             time.sleep(0.001)
-        os.write(w, str(sent).encode())
+        os.write(w, f"{{sent}} {{refused}}".encode())
         os._exit(0)
     os.close(w)
 cpu = 0.0
@@ -505,8 +507,8 @@ for pid in kids + ([waker] if waker else []):
     cpu += ru.ru_utime + ru.ru_stime
 wall = time.monotonic() - t0
 if waker:
-    sent = int(os.read(r, 64) or b"0")
-print("CPU " + json.dumps({{"cpu": cpu, "wall": wall, "sigcont_sent": sent}}))
+    sent, refused = (int(x) for x in (os.read(r, 64) or b"0 0").split())
+print("CPU " + json.dumps({{"cpu": cpu, "wall": wall, "sigcont_sent": sent, "sigcont_refused": refused}}))
 '''
 SPIN_S = 3.0
 # Throttling to C CPUs over short periods (tens to a few hundred ms) gives the session at most
@@ -569,18 +571,20 @@ def test_two_spinning_children_get_the_session_share(cpu_launcher):
 
 def test_a_sibling_that_keeps_sending_sigcont_does_not_lift_the_share(cpu_launcher):
     """Attack: as above, plus a third child that wakes every millisecond (so it is hardly ever
-    busy) and sends SIGCONT to both spinners with ``tgkill`` (which seccomp allows; ``kill`` it
-    refuses), undoing any SIGSTOP the watchdog sends them. Must hold: the waker really signalled
-    (else the test tests nothing); the same CPU bound (<= 1.5 x session_cpus x wall, the waker's
-    own CPU included) and no process left stopped."""
+    busy) and sends SIGCONT to both spinners with ``tgkill`` (seccomp allows tgkill for raise/abort;
+    ``kill`` it refuses), to undo any SIGSTOP the watchdog sends them. Must hold: seccomp refuses
+    tgkill with SIGCONT (EPERM, none delivered: the waker really tried, else the test tests
+    nothing); the same CPU bound (<= 1.5 x session_cpus x wall, the waker's own CPU included) and no
+    process left stopped."""
     s = cpu_launcher.new_session()
     try:
         assert s.execute("X = 1")["ok"]
         with Sampler(s.init.pid, interval=0.1) as smp:
             r = s.execute(SPIN.format(spin=SPIN_S, n=2, waker=True))
         res = _spin_result(r)
-        assert res["sigcont_sent"] > 0, f"the waker could not signal its siblings: the test tests nothing ({res})"
-        _check_cpu(s, res, smp, f"2 spinners + a SIGCONT sender ({res['sigcont_sent']} sent)")
+        assert res["sigcont_refused"] > 0 and res["sigcont_sent"] == 0, \
+            f"tgkill(SIGCONT) to a sibling must be refused by seccomp, every time ({res})"
+        _check_cpu(s, res, smp, f"2 spinners + a SIGCONT sender ({res['sigcont_refused']} refused)")
         assert_x(s, 1)
     finally:
         cpu_launcher.close_session(s)
