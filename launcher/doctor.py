@@ -146,6 +146,11 @@ def run_doctor(args) -> int:
             print()
         c = report.get("containment") or {}
         print(f"containment: {c.get('mechanism', '?')}")
+        if c.get("v2_leaf"):
+            print(f"  delegated cgroup: the launcher's processes moved to {c['v2_leaf']}; session cgroups get "
+                  f"{', '.join(c.get('v2_controllers') or []) or 'no controller'}")
+        elif c.get("v2_delegation_note"):
+            print(f"  no delegated v2 controllers: {c['v2_delegation_note']}")
         print("  session bounds (all of a session's processes together, snapshots included):")
         for b in c.get("session_bounds", []) or ["-"]:
             print(f"    {b}")
