@@ -99,6 +99,27 @@ def cpu_state(pid: int) -> str | None:
     return st[0] if st else None
 
 
+def sigkill_pending(pid: int) -> bool:
+    """SIGKILL is queued for ``pid`` (it is dying: a stopped process woken only to exit)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(("SigPnd:", "ShdPnd:")) and int(line.split()[1], 16) & (1 << 8):
+                    return True
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
+def left_stopped(s) -> dict[int, str]:
+    """Session processes in state T (stopped) that are not being killed, with their role."""
+    p = s.pids()
+    roles = {p["init"]: "init", p["head"]: "head", p["next"]: "next",
+             **{v: f"snapshot {k}" for k, v in p["snapshots"].items()}}
+    return {x: roles.get(x, "untracked") for x in ns_members(s.init.pid)
+            if cpu_state(x) in ("T", "t") and not sigkill_pending(x)}
+
+
 def tracked(s) -> set[int]:
     """The processes the launcher keeps (after taking the next's ready)."""
     next_pid(s)
@@ -379,18 +400,22 @@ def test_copy_on_write_across_snapshots(mem_launcher):
 # The call replaces os.fork; the first fork made with it (the head's loop forking its next right
 # after this call's promotion: jail/session_proc.py head_main) first forks 3 children that touch
 # 400 MB each and sleep. No call runs then: only a between-calls check can see them.
+# "fast": each hog allocates its 400 MB at once; "paced": 4 MB every 30 ms (as PACED).
+HOG_BODY = {
+    "fast": "b = bytearray(400 << 20)",
+    "paced": "b = []\n                while len(b) < 100:\n                    b.append(bytearray(4 << 20))\n"
+             "                    time.sleep(0.03)",
+}
 HEAD_HOGS = r'''
 import os, time
 _fork = os.fork
-_hog_state = {"done": False}
+_hog_state = {{"done": False}}
 def _fork_with_hogs():
     if not _hog_state["done"]:
         _hog_state["done"] = True
         for _ in range(3):
             if _fork() == 0:
-                b = bytearray(400 << 20)
-                for j in range(0, len(b), 4096):
-                    b[j] = 1
+                {body}
                 while True:
                     time.sleep(1)
     return _fork()
@@ -399,19 +424,22 @@ X = 2
 '''
 
 
-def test_head_forks_hogs_between_calls(mem_launcher):
+@pytest.mark.parametrize("pace", ["fast", "paced"])
+def test_head_forks_hogs_between_calls(mem_launcher, pace):
     """Attack: a successful call rewrites the head's ``os.fork`` so that the head, once promoted
     and while no call runs, forks 3 children of 400 MB each (1.2 GB against a 768 MB bound; the
-    sweep keeps a head's children, which it takes for nexts). Must hold, within 30 s and before
-    any other call: the aggregate is <= the bound and no process holding 100 MB or more besides
-    the head and snapshots is alive; the head was not killed (the next call sees X == 2);
-    ``memory_report`` counts the kill; and (checked last) the three hogs never held their 400 MB
-    at the same time (1200 MB + the baseline: 572 MB over the bound)."""
+    sweep keeps a head's children, which it takes for nexts), all at once ("fast") or 4 MB every
+    30 ms each ("paced"). Must hold, within 30 s and before any other call: the aggregate is <=
+    the bound and no process holding 100 MB or more besides the head and snapshots is alive; the
+    head was not killed (the next call sees X == 2); ``memory_report`` counts the kill; and
+    (checked last, "paced" only: a fast grower's overshoot is what the host faults in during a
+    measurement interval, see attack 1) the sampled aggregate never exceeded the bound by more
+    than PACED_SLACK."""
     with no_cgroup_session(mem_launcher) as s:
         limit = s.profile.limits.session_memory_mb * MB
         assert s.execute("X = 1")["ok"]
-        with Sampler(s.init.pid, full=FULL) as smp:
-            r = s.execute(HEAD_HOGS)
+        with Sampler(s.init.pid, interval=0.02) as smp:
+            r = s.execute(HEAD_HOGS.format(body=HOG_BODY[pace]))
             assert r["ok"], r
             head = s.head.pid
 
@@ -439,9 +467,10 @@ def test_head_forks_hogs_between_calls(mem_launcher):
         assert_x(s, 2)
         rep = report(s, "memory_report")
         assert rep["mechanism"] == "watchdog" and rep["kills"] >= 1, rep
-        # last: how far the hogs got before they were killed (as in attack 1)
-        assert smp.most_full < 3, \
-            f"the hogs were killed, but only once all three held their 400 MB ({mb(smp.peak)}, bound {mb(limit)})"
+        if pace == "paced":  # last: how far over the bound the hogs got before they were killed
+            assert smp.peak <= limit + PACED_SLACK, \
+                f"the hogs were killed, but only once the session held {mb(smp.peak)} (bound {mb(limit)}, " \
+                f"growing at most {mb(int(PACE))}/s): the watchdog took more than 0.4 s"
 
 
 def test_memory_report_names_the_kernel_bound_where_there_is_one(mem_launcher):
@@ -546,7 +575,7 @@ def _check_cpu(s, res: dict, smp: Sampler, what: str) -> None:
     if rep["mechanism"] == "watchdog":
         # it throttled, or the host was so loaded that the session never got more than its share
         assert rep["throttled"] > 0 or res["cpu"] <= 1.1 * cpus * res["wall"], rep
-    stopped = {p: cpu_state(p) for p in ns_members(s.init.pid) if cpu_state(p) in ("T", "t")}
+    stopped = left_stopped(s)
     assert not stopped, f"{what}: session processes left stopped after the call: {stopped}"
 
 
@@ -563,8 +592,7 @@ def test_two_spinning_children_get_the_session_share(cpu_launcher):
             r = s.execute(SPIN.format(spin=SPIN_S, n=2, waker=False))
         _check_cpu(s, _spin_result(r), smp, "2 spinners")
         assert_x(s, 1)
-        stopped = {p: cpu_state(p) for p in ns_members(s.init.pid) if cpu_state(p) in ("T", "t")}
-        assert not stopped, stopped
+        assert not left_stopped(s), left_stopped(s)
     finally:
         cpu_launcher.close_session(s)
 
@@ -592,10 +620,10 @@ def test_a_sibling_that_keeps_sending_sigcont_does_not_lift_the_share(cpu_launch
 
 def test_throttled_processes_are_not_left_stopped_by_a_timeout_or_close(cpu_launcher):
     """Attack: a call's children spin forever, so the call times out while they are being
-    throttled (killed while possibly stopped), then the session is closed while a leftover
-    stopped-and-continued set of processes could exist. Must hold: after the timeout no session
-    process is stopped and none of the call's processes is alive, the session answers; after
-    close none of the session's processes is left (stopped or otherwise)."""
+    throttled (killed while possibly stopped), then the session is closed. Must hold: right
+    after the timeout no session process is stopped unless it is being killed (SIGKILL queued),
+    and within 10 s none of the call's processes is alive; the session answers; after close none
+    of the session's processes is left (stopped or otherwise)."""
     s = cpu_launcher.new_session()
     closed = False
     try:
@@ -603,7 +631,7 @@ def test_throttled_processes_are_not_left_stopped_by_a_timeout_or_close(cpu_laun
         with Sampler(s.init.pid, interval=0.1) as smp:
             r = s.execute(SPIN.format(spin=1000, n=2, waker=False), timeout_s=3)
         assert not r["ok"] and r["error"]["type"] == "ExecutionTimeout", r
-        stopped = {p: cpu_state(p) for p in ns_members(s.init.pid) if cpu_state(p) in ("T", "t")}
+        stopped = left_stopped(s)  # a stopped child being killed (SIGKILL queued) is not "left"
         assert not stopped, f"left stopped after the timeout: {stopped}"
         assert wait_until(lambda: not untracked_alive(s, set(smp.seen)), timeout=10.0), \
             sorted(untracked_alive(s, set(smp.seen)))
