@@ -521,8 +521,7 @@ class Session:
             if not result["ok"]:
                 self._discard_next()
                 return self._record(result, code, start, "error")
-            over = self.watch.memory is not None and \
-                self.watch.over_after_call(watchdog.session_pids(self.keeper.pid, self.init.pid))
+            over = self.watch.memory is not None and self.watch.over_after_call(self)
             if over:  # the state it would leave is over session_memory_mb (no kernel bound here)
                 self._discard_next()
                 return self._record(_err("SessionMemoryLimit", over), code, start, "memory")

@@ -20,7 +20,9 @@ exact pass: a process's PSS then plus what it can have gained since — no anony
 without a page fault (a huge page also grows the resident size), so PSS + (new faults + resident
 growth) x 4 KiB; a process forked since counts its own faults and resident growth (what it shares
 with the processes it descends from is counted by them: every process descends from one that was in
-the last exact pass); a process that has gone keeps its PSS counted until the next exact pass (its
+the last exact pass), and once one is, the zygote's resident size is added (a fork inside the session
+takes a larger part of the pages it shares with the zygote, the one process outside the session
+that shares pages with it); a process that has gone keeps its PSS counted until the next exact pass (its
 shared pages now count to the survivors). Only when that estimate is over the bound (or every
 ``REFRESH_S`` while the upper bound is) are all the session's processes read exactly — at most once
 per ``max(TICK_S, 2 x the pass's cost)`` (<= 50% of one core, only while the session is near its
@@ -63,7 +65,7 @@ import threading
 import time
 import weakref
 
-from .procs import children_of
+from .procs import children_of, descendants
 
 log = logging.getLogger("build123d_launcher.watchdog")
 
@@ -135,8 +137,12 @@ def session_pids(keeper_pid: int, init_pid: int | None) -> list[int]:
 class MemoryGuard:
     """One session's memory total, measured as the module docstring says (thread-safe)."""
 
-    def __init__(self, limit_bytes: int):
+    def __init__(self, limit_bytes: int, outside_pid: int | None = None):
         self.limit = limit_bytes
+        # the zygote: the one process outside the session that shares pages with it (every session
+        # process was forked from it); its resident size bounds how much the session's PSS can grow
+        # when a fork inside the session takes more of those shared pages
+        self.outside_pid = outside_pid
         self.lock = threading.Lock()
         # (pid, start time) -> (pss bytes, faults, resident pages) at its last exact read
         self._cache: dict[tuple[int, int], tuple[int, int, int]] = {}
@@ -146,6 +152,7 @@ class MemoryGuard:
         self._next_exact = 0.0
         self._last_exact = 0.0
         self._last_exact_total = 0
+        self._rss: dict[int, int] = {}  # resident pages of each process at the last look
         self.peak = 0
         self.kills = 0
         self.precise_reads = 0
@@ -166,28 +173,12 @@ class MemoryGuard:
         """
         with self.lock:
             stats = {p: s for p in pids if (s := stat(p)) is not None}
+            self._rss = {p: s[2] for p, s in stats.items()}
+            est, growth = self._estimate(stats)  # kept up to date at every look, whatever is decided
             upper = sum(s[2] for s in stats.values()) * PAGE
             if upper <= self.limit:
                 self._note(upper)
                 return upper, False
-            live = {(p, s[5]) for p, s in stats.items()}
-            for k in [k for k in self._counted if k not in live]:
-                # gone: what it was counted for stays counted (its shared pages now count to survivors)
-                self._ghosts += self._counted.pop(k)
-            est, growth = self._ghosts, {}
-            for p, (faults, _cpu, rss, _st, _ppid, start) in stats.items():
-                c = self._cache.get((p, start))
-                if c is None or faults < c[1]:
-                    # forked since the last exact pass, from processes that were in it (alive, or ghosts
-                    # now): what it shares with them is counted there; what it has of its own came with
-                    # its own faults (counted from 0 at its fork) or, for huge pages, grew its resident
-                    # size since the watchdog first saw it
-                    c = (0, 0, self._first_rss.setdefault((p, start), rss))
-                # no new anonymous page without a fault (4 KiB each); a huge page also grows the RSS
-                e = min(rss * PAGE, c[0] + (faults - c[1] + max(0, rss - c[2])) * PAGE)
-                self._counted[(p, start)] = max(e, self._counted.get((p, start), 0))
-                growth[p] = e - c[0]
-                est += e
             now = time.monotonic()
             due = now >= self._next_exact and now - self._last_exact >= REFRESH_S
             if est <= self.limit and (urgent or not due):
@@ -237,6 +228,67 @@ class MemoryGuard:
         self._last_exact_total = exact
         self._note(exact)
         return exact, True
+
+    def _estimate(self, stats: dict) -> tuple[int, dict[int, int]]:
+        """The estimate from the last exact pass (see the module docstring), and each process's
+        growth since; files gone processes as ghosts. Only /proc/PID/stat values are used."""
+        live = {(p, s[5]) for p, s in stats.items()}
+        for k in [k for k in self._counted if k not in live]:
+            # gone: what it was counted for stays counted (its shared pages now count to survivors)
+            self._ghosts += self._counted.pop(k)
+            self._first_rss.pop(k, None)
+        est, growth, forked = self._ghosts, {}, False
+        for p, (faults, _cpu, rss, _st, _ppid, start) in stats.items():
+            c = self._cache.get((p, start))
+            if c is None or faults < c[1]:
+                forked = True
+                # forked since the last exact pass, from processes that were in it (alive, or ghosts
+                # now): what it shares with them is counted there; what it has of its own came with
+                # its own faults (counted from 0 at its fork) or, for huge pages, grew its resident
+                # size since the watchdog first saw it
+                c = (0, 0, self._first_rss.setdefault((p, start), rss))
+            # no new anonymous page without a fault (4 KiB each); a huge page also grows the RSS
+            e = min(rss * PAGE, c[0] + (faults - c[1] + max(0, rss - c[2])) * PAGE)
+            self._counted[(p, start)] = max(e, self._counted.get((p, start), 0))
+            growth[p] = e - c[0]
+            est += e
+        if forked and self.outside_pid is not None:
+            # a fork shares pages with the zygote 1/(k+1) more ways: the session's part of them grows
+            # (by at most what the zygote has resident)
+            z = stat(self.outside_pid)
+            est += (z[2] if z is not None else 0) * PAGE
+        return est, growth
+
+    def estimate(self, pids: list[int]) -> int:
+        """The estimate alone, no exact read (what the ticks compare with the limit; for tests)."""
+        with self.lock:
+            return self._estimate({p: s for p in pids if (s := stat(p)) is not None})[0]
+
+    def exact(self, pids: list[int]) -> int:
+        """An exact pass now (every process's PSS read; the estimate restarts from it)."""
+        with self.lock:
+            stats = {p: s for p in pids if (s := stat(p)) is not None}
+            self._estimate(stats)
+            limit, self.limit = self.limit, 1 << 62  # no early stop
+            try:
+                return self._exact(stats, {}, time.monotonic(), time.monotonic())[0]
+            finally:
+                self.limit = limit
+
+    def quick_upper(self, fresh: list[int]) -> int | None:
+        """The upper bound (sum of resident sizes) with ``fresh`` read now and every other process
+        as the last look found it (a call's processes are the ones that changed; idle ones are
+        looked at by the ticks). None when a process is gone or there was no look yet."""
+        with self.lock:
+            if not self._rss:
+                return None
+            rss = dict(self._rss)
+            for p in fresh:
+                st = stat(p)
+                if st is None:
+                    return None
+                rss[p] = st[2]
+            return sum(rss.values()) * PAGE
 
     def _note(self, total: int) -> None:
         self.last_total = total
@@ -353,18 +405,26 @@ class SessionWatch:
     def __init__(self, session, *, memory: bool, cpu: bool):
         lim = session.profile.limits
         self._session = weakref.ref(session)
-        self.memory = MemoryGuard(lim.session_memory_mb * 1024 * 1024) if memory else None
+        zp = getattr(getattr(getattr(session, "zygote", None), "proc", None), "pid", None)
+        self.memory = MemoryGuard(lim.session_memory_mb * 1024 * 1024, zp) if memory else None
         self.cpu = CpuGuard(lim.session_cpus) if cpu else None
         self.active = self.memory is not None or self.cpu is not None
         self._last_tick = 0.0
 
     # the launcher's own thread (the session lock is held by the caller)
-    def over_after_call(self, kept: list[int]) -> str | None:
-        """At the end of a successful call: a message when keeping its state would put the session
-        over ``session_memory_mb`` (``kept``: the processes that would remain), else None."""
+    def over_after_call(self, session) -> str | None:
+        """At the end of a successful call, before its process becomes the head: a message when the
+        session is over ``session_memory_mb``, else None. Cheap when far from the bound: the call's
+        process and what it forked read now, the others as the last tick found them (<= 0.5 s)."""
         if self.memory is None:
             return None
-        total, _ = self.memory.total(kept, urgent=True)
+        nxt = session.next.pid
+        up = self.memory.quick_upper([nxt] + [p for p in descendants(nxt)])
+        state = {session.keeper.pid, session.init.pid, session.head.pid} | \
+            {p.pid for p, _ in list(session.snapshots.values())}
+        if up is not None and up <= self.memory.limit and set(self.memory._rss) >= state:
+            return None  # every process of the state was in the last look (else: the full look below)
+        total, _ = self.memory.total(session_pids(session.keeper.pid, session.init.pid), urgent=True)
         if total <= self.memory.limit:
             return None
         self.memory.kills += 1

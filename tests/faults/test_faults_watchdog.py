@@ -1,0 +1,154 @@
+"""The launcher's watchdog (launcher/watchdog.py) measured against the kernel's own numbers.
+
+The hostile end-to-end cases (children over the bound, copy-on-write across snapshots, hogs the
+head forks between calls, CPU share) are in test_faults_session_bounds.py. Here: the mechanics
+those depend on, each checked against what the test reads from /proc itself.
+
+* The estimate the watchdog compares with the bound between exact passes must stay at or above the
+  session's real total (the sum of every process's PSS of anon + shmem memory, read here from
+  smaps_rollup) through allocations, copy-on-write rewrites, snapshots, deletes, restores and the
+  head changing at every call — else a session could grow past its bound unseen.
+* The end-of-call check holds the bound on its own (the watchdog thread removed): a call that
+  allocates past it and returns is discarded, the state kept.
+* The watchdog's thread exits when the last watched session closes (a process that forks later,
+  as the tests' jailed children do, must be single-threaded again).
+
+The sessions are made as an unprivileged launcher without delegation sees the host (no cgroup),
+which is what switches the watchdog on.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from launcher import cgroups, watchdog
+from launcher.core import Launcher
+
+REPO = Path(__file__).resolve().parents[2]
+MEM = str(REPO / "tests" / "faults" / "profiles" / "contain_memory.toml")  # 768 MB session, 1024 MB a process
+FAST = str(REPO / "tests" / "profiles" / "sessions_fast.toml")  # the default bounds, short clocks
+MB = 1 << 20
+
+
+def measured_total(pids) -> int:
+    """Sum of Pss_Anon + Pss_Shmem over ``pids`` (this test's own reading of smaps_rollup)."""
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as f:
+                for line in f:
+                    k, _, v = line.partition(":")
+                    if k in ("Pss_Anon", "Pss_Shmem"):
+                        total += int(v.split()[0]) * 1024
+        except OSError:
+            continue
+    return total
+
+
+def unbounded_session(L):
+    saved = cgroups._HIER
+    cgroups._HIER = cgroups.Hierarchy()
+    try:
+        s = L.new_session()
+    finally:
+        cgroups._HIER = saved
+    assert s.memory_report()["mechanism"] == "watchdog", s.memory_report()
+    return s
+
+
+@pytest.fixture(scope="module")
+def launcher():
+    with Launcher(MEM, spare_sessions=0) as L:
+        yield L
+
+
+def pids_of(s):
+    return watchdog.session_pids(s.keeper.pid, s.init.pid)
+
+
+def test_the_estimate_stays_above_the_real_total(launcher):
+    """Between exact passes the watchdog decides on its estimate: it must never be below what the
+    session really holds, whatever the session did since the last pass (no exact pass runs here)."""
+    s = unbounded_session(launcher)
+    watchdog.WATCHDOG.remove(s.watch)  # no thread: nothing but this test reads the guard
+    m = s.watch.memory
+    try:
+        assert s.execute("x = 1")["ok"]
+        m.exact(pids_of(s))
+        fill = "for j in range(0, len(big), 4096):\n    big[j] = {v}"
+        steps = [
+            ("allocate 150 MB", lambda: s.execute("big = bytearray(150 << 20)\n" + fill.format(v=1))),
+            ("snapshot a", lambda: s.save_snapshot("a")),
+            ("rewrite every page (copy-on-write)", lambda: s.execute(fill.format(v=2))),
+            ("snapshot b", lambda: s.save_snapshot("b")),
+            ("rewrite again", lambda: s.execute(fill.format(v=3))),
+            ("delete a", lambda: s.delete_snapshot("a")),
+            ("a failed call", lambda: s.execute(fill.format(v=4) + "\nraise ValueError('no')")),
+            ("restore b", lambda: s.restore_snapshot("b")),
+            ("three calls (a new head each)", lambda: [s.execute(f"y{i} = {i}") for i in range(3)]),
+            ("allocate 100 MB more", lambda: s.execute("more = bytearray(100 << 20)\n"
+                                                       "for j in range(0, len(more), 4096):\n    more[j] = 1")),
+        ]
+        seen = []
+        for what, step in steps:
+            step()
+            s._ensure_next()  # the head's next forked too, as between calls
+            pids = pids_of(s)
+            est, real = m.estimate(pids), measured_total(pids)
+            seen.append((what, est // MB, real // MB))
+            # 2 MB of slack: the processes are idle but this reads them one after the other
+            assert est >= real - 2 * MB, f"after {what}: estimate {est // MB} MB < real {real // MB} MB ({seen})"
+        assert s.execute("print(len(big) + len(more))")["stdout"].strip() == str(250 << 20)
+        print("\n(step, estimate MB, measured MB):", seen)
+    finally:
+        launcher.close_session(s)
+
+
+def test_the_end_of_call_check_alone_discards_a_call_that_leaves_the_session_over(launcher):
+    """Attack: a call allocates past session_memory_mb (within its process's RLIMIT_AS) and returns
+    at once. With no watchdog thread to catch it while it runs, the check made at the end of every
+    successful call must discard it: SessionMemoryLimit, the state from before intact, the call's
+    process gone, and the session still answers."""
+    s = unbounded_session(launcher)
+    watchdog.WATCHDOG.remove(s.watch)
+    try:
+        assert s.execute("keep = 41")["ok"]
+        head = s.head.pid
+        r = s.execute("big = bytearray(900 << 20)\nfor j in range(0, len(big), 4096):\n    big[j] = 1")
+        assert not r["ok"] and r["error"]["type"] == "SessionMemoryLimit", r
+        assert "after the call" in r["error"]["message"] and "session_memory_mb = 768 MB" in r["error"]["message"]
+        assert s.head.pid == head  # not promoted
+        r = s.execute("print(keep + 1, 'big' in globals())")
+        assert r["ok"] and r["stdout"].split() == ["42", "False"], r
+        assert s.memory_report()["kills"] >= 1
+    finally:
+        launcher.close_session(s)
+
+
+def test_a_session_far_from_its_bound_is_never_read_exactly():
+    """The exact reads (a page-table walk per process) are for sessions near their bound: a session
+    with the default 4096 MB bound whose processes' resident sizes add up to far less must run its
+    calls on the cheap upper bound alone."""
+    with Launcher(FAST, spare_sessions=0) as L:
+        s = unbounded_session(L)
+        for i in range(20):
+            assert s.execute(f"v{i} = {i}")["ok"]
+        s.save_snapshot("one")
+        assert s.execute("w = 1")["ok"]
+        rep = s.memory_report()
+        assert rep["limit_bytes"] == 4096 * MB, rep
+        assert rep["exact_reads"] == 0, rep
+        assert 0 < rep["last_bytes"] <= rep["limit_bytes"] // 2, rep
+        L.close_session(s)
+
+
+def test_the_watchdog_thread_ends_with_the_last_watched_session():
+    """A process whose sessions are all closed has no watchdog thread left (it may fork later)."""
+    with Launcher(MEM, spare_sessions=0) as L:
+        s = unbounded_session(L)
+        assert s.execute("x = 1")["ok"]
+        assert any(t.name == "session-watchdog" for t in threading.enumerate())
+        L.close_session(s)
+    assert not [t for t in threading.enumerate() if t.name == "session-watchdog" and t.is_alive()]
