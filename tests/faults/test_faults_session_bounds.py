@@ -28,7 +28,8 @@ Attacks (each test's docstring says what must hold):
    returned (``setitimer``/``alarm``/``timer_create``/``timerfd`` are refused by seccomp with EPERM
    in the jail, so the hook is the head's own loop: user code replaces ``os.fork``, which the
    head calls to make its next right after promotion);
-4. CPU: two spinning children (also with a third child that keeps sending SIGCONT to them);
+4. CPU: two spinning children (also with a third child that keeps sending SIGCONT to them, and
+   as two chains of 20 ms processes that each fork their successor and exit);
 5. attack 1 with the launcher running as uid 65533, where the watchdog is the only bound.
 """
 from __future__ import annotations
@@ -509,8 +510,8 @@ for i in range(N):
     kids.append(pid)
 waker, sent, refused = None, 0, 0
 if WAKER:
-    # seccomp refuses kill(2) to another process, not tgkill(2) (kept for raise/abort): with
-    # tgid == tid == a sibling's pid it signals that sibling
+    # seccomp refuses kill(2) to another process; tgkill(2) (kept for raise/abort) with tgid ==
+    # tid == a sibling's pid signals that sibling, except SIGCONT (refused since the watchdog)
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
@@ -613,6 +614,62 @@ def test_a_sibling_that_keeps_sending_sigcont_does_not_lift_the_share(cpu_launch
         assert res["sigcont_refused"] > 0 and res["sigcont_sent"] == 0, \
             f"tgkill(SIGCONT) to a sibling must be refused by seccomp, every time ({res})"
         _check_cpu(s, res, smp, f"2 spinners + a SIGCONT sender ({res['sigcont_refused']} refused)")
+        assert_x(s, 1)
+    finally:
+        cpu_launcher.close_session(s)
+
+
+# Two chains of short-lived spinners: each member spins for 20 ms, forks its successor and exits
+# (so no process lives through many of the watchdog's looks, and most never meet one); each
+# member reports its own CPU time (getrusage, its fork included) on a pipe all of them share.
+CHAIN = r'''
+import os, time, json, resource, struct
+SPIN_S, CHAINS, LIFE = {spin}, 2, 0.02
+t0 = time.monotonic()
+r, w = os.pipe()
+for c in range(CHAINS):
+    if os.fork() == 0:
+        os.close(r)
+        while True:
+            end = min(time.monotonic() + LIFE, t0 + SPIN_S)
+            while time.monotonic() < end:
+                pass
+            last = time.monotonic() >= t0 + SPIN_S
+            if not last and os.fork() != 0:
+                last = True          # the parent: its successor goes on
+            if last:
+                ru = resource.getrusage(resource.RUSAGE_SELF)
+                os.write(w, struct.pack("d", ru.ru_utime + ru.ru_stime))
+                os._exit(0)
+os.close(w)
+cpu, members, buf = 0.0, 0, b""
+while True:
+    b = os.read(r, 4096)
+    if not b:
+        break
+    buf += b
+    while len(buf) >= 8:
+        cpu += struct.unpack("d", buf[:8])[0]
+        buf, members = buf[8:], members + 1
+wall = time.monotonic() - t0
+print("CPU " + json.dumps({{"cpu": cpu, "wall": wall, "members": members}}))
+'''
+
+
+def test_a_chain_of_short_lived_spinners_gets_the_session_share(cpu_launcher):
+    """Attack: two chains of processes, each member spinning for 20 ms, forking its successor and
+    exiting, for 3 s of wall time (2 CPUs of demand, but no process lives long enough to be seen
+    more than once by a watchdog that looks every ~100 ms; a dead member's CPU time moves to
+    whoever reaps it). Must hold: the members' CPU time (their own getrusage) is <= 1.5 x
+    session_cpus x wall; nothing is left stopped; the session answers."""
+    s = cpu_launcher.new_session()
+    try:
+        assert s.execute("X = 1")["ok"]
+        with Sampler(s.init.pid, interval=0.1) as smp:
+            r = s.execute(CHAIN.format(spin=SPIN_S))
+        res = _spin_result(r)
+        assert res["members"] > 20, f"the chains hardly ran: the test tests nothing ({res})"
+        _check_cpu(s, res, smp, f"2 chains of 20 ms spinners ({res['members']} members)")
         assert_x(s, 1)
     finally:
         cpu_launcher.close_session(s)
