@@ -615,6 +615,8 @@ def classify(res: dict) -> tuple[str, str]:
         return "child-died", msg[:120]
     if et == "ProtocolError":
         return "protocol", msg[:120]
+    if et == "SessionMemoryLimit":
+        return "session-memory(watchdog)", msg[:120]
     if et in ("NameError",) and "is not defined" in msg:
         return "builtins", msg[:120]
     if et in ("ImportError", "ModuleNotFoundError") and "not allowed" in msg:
