@@ -14,10 +14,13 @@ still bounded as a whole:
 
 Ground truth is read by the test itself from the host's ``/proc`` (pid-namespace members and
 their ``smaps_rollup``), never from the launcher's own figures; those (``memory_report``,
-``cpu_report``) are only checked to agree. Every wait is a poll with a deadline; no assertion is
-about time: the CPU assertions compare CPU time with the wall time the same processes spent, with
-a margin that throttling guarantees whatever the host's load (a loaded host only lowers the CPU a
-session gets).
+``cpu_report``) are only checked to agree. Every wait is a poll with a deadline. The CPU
+assertions compare CPU time with the wall time the same processes spent, with a margin that
+throttling guarantees whatever the host's load (a loaded host only lowers the CPU a session gets).
+A polling bound is only as tight as its reaction time, so how far over the bound a session gets
+is asserted only for attackers whose growth rate the attack code itself caps ("paced": at most
+400 MB/s, allowed 0.4 s of it); for attackers growing as fast as the host faults pages in, the
+test asserts that they never get what they went for (all three children holding their memory).
 
 Attacks (each test's docstring says what must hold):
 1. a call forks children that each stay within RLIMIT_AS but together exceed the session bound
@@ -781,7 +784,9 @@ def test_unprivileged_launcher_bounds_children_over_the_session_memory():
             f"{mb(limit)}) before anything stopped them ({r.get('error') or r['stdout'].strip()})"
         assert not r["ok"] and r["error"]["type"] == "SessionMemoryLimit", r
         keep = set(second["tracked"])
-        left = lambda: {x for x in (set(smp.seen) - before) | ns_members(init) if x not in keep and alive(x)}  # noqa: E731
+
+        def left():
+            return {x for x in (set(smp.seen) - before) | ns_members(init) if x not in keep and alive(x)}
         assert wait_until(lambda: not left(), timeout=10.0), f"outlived the call: {sorted(left())}"
         assert wait_until(lambda: aggregate(init)[0] <= limit, timeout=10.0), mb(aggregate(init)[0])
         assert isinstance(rep, dict) and rep["mechanism"] == "watchdog" and rep["kills"] >= 1, rep
