@@ -40,10 +40,12 @@ Over the bound:
   signal handler), every process that is not the keeper, init, the head or a snapshot is killed (the
   launcher's sweep, under the session lock); the head and snapshots are never killed by the watchdog.
 
-**CPU.** The session's CPU time (utime + stime of its processes, from ``/proc/PID/stat``) is drawn
+**CPU.** The session's CPU time (utime + stime of its processes plus the cutime + cstime they reaped
+from exited children, from ``/proc/PID/stat``: processes too short-lived for a tick count too) is drawn
 from a token bucket filled at ``session_cpus`` CPU-seconds per second (burst ``BURST_S`` of it); when
-it is empty the processes that ran in the last tick are stopped (SIGSTOP through a pidfd) until the
-bucket is half full again — like ``cpu.max``, a session over its share runs slower, it is not killed.
+it is empty every process of the session but the keeper and init is stopped (SIGSTOP through a pidfd;
+looked for again until none is left running, so short-lived processes that fork their successors
+stop too) until the bucket is half full again — like ``cpu.max``, a session over its share runs slower, it is not killed.
 Stopped processes are continued at the latest after ``MAX_STOP_S``, when the session closes and when
 the watchdog stops; jailed code cannot continue one (seccomp refuses signals to other processes).
 
@@ -80,18 +82,20 @@ MAX_STOP_S = 1.0
 
 
 # ----------------------------------------------------------------------------- /proc reads
-def stat(pid: int) -> tuple[int, int, int, str, int, int] | None:
-    """(minor+major faults, utime+stime in clock ticks, resident pages, state, ppid, start time) of
-    ``pid`` from /proc/PID/stat; None when it is gone."""
+def stat(pid: int) -> tuple[int, int, int, str, int, int, int] | None:
+    """(minor+major faults, utime+stime in clock ticks, resident pages, state, ppid, start time,
+    cutime+cstime: the CPU of its children it reaped) of ``pid`` from /proc/PID/stat; None when gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             data = f.read()
     except OSError:
         return None
     rest = data[data.rfind(b")") + 2:].split()
-    try:  # after comm: state(3) ppid(4) ... minflt(10) majflt(12) utime(14) stime(15) ... starttime(22) rss(24)
+    # after comm: state(3) ppid(4) ... minflt(10) majflt(12) utime(14) stime(15) cutime(16) cstime(17)
+    # ... starttime(22) rss(24)
+    try:
         return (int(rest[7]) + int(rest[9]), int(rest[11]) + int(rest[12]), int(rest[21]), rest[0].decode(),
-                int(rest[1]), int(rest[19]))
+                int(rest[1]), int(rest[19]), int(rest[13]) + int(rest[14]))
     except (IndexError, ValueError):
         return None
 
@@ -238,7 +242,7 @@ class MemoryGuard:
             self._ghosts += self._counted.pop(k)
             self._first_rss.pop(k, None)
         est, growth, forked = self._ghosts, {}, False
-        for p, (faults, _cpu, rss, _st, _ppid, start) in stats.items():
+        for p, (faults, _cpu, rss, _st, _ppid, start, _reaped) in stats.items():
             c = self._cache.get((p, start))
             if c is None or faults < c[1]:
                 forked = True
@@ -333,40 +337,49 @@ class CpuGuard:
         self.cpus = max(0.01, float(cpus))
         self.burst = self.cpus * BURST_S
         self.allowance = self.burst
-        self._ticks: dict[int, int] | None = None  # None until the first tick (no charge for the past)
+        self._primed = False  # the first tick only takes the session's CPU so far as its start
+        self._total = 0
         self._last = time.monotonic()
         self._stopped: dict[int, int] = {}  # pid -> pidfd
         self._stopped_at = 0.0
         self.throttled = 0
 
-    def tick(self, stats: dict[int, tuple], never_stop: set[int]) -> None:
+    def tick(self, stats: dict[int, tuple], never_stop: set[int], enumerate_pids) -> None:
+        """``stats``: /proc/PID/stat of every session process (``stat()``); ``enumerate_pids()``: the
+        session's processes now; ``never_stop``: the keeper and init (launcher-side plumbing)."""
         now = time.monotonic()
         dt, self._last = now - self._last, now
-        used, ran = 0, []
-        ticks = {}
-        for p, s in stats.items():
-            t = s[1]
-            ticks[p] = t
-            d = t - (self._ticks or {}).get(p, 0)
-            if d > 0:
-                used += d
-                if p not in never_stop:
-                    ran.append(p)
-        if self._ticks is None:
-            used, ran = 0, []
-        self._ticks = ticks
+        # The session's CPU so far: what its live processes used plus what they reaped from children
+        # that have exited (the kernel adds a reaped child's time to its parent's cutime/cstime, and
+        # every session process is reaped by one: its parent or the session's init) — so processes
+        # that live and exit between two ticks are counted too.
+        total = sum(s[1] + s[6] for s in stats.values())
+        used = max(0, total - self._total) if self._primed else 0
+        self._total, self._primed = total, True
         self.allowance = min(self.burst, self.allowance + self.cpus * dt) - used / HZ
         if self._stopped:
             if self.allowance >= self.burst * 0.5 or now - self._stopped_at >= MAX_STOP_S:
                 self.resume()
-            else:
-                for p in ran:  # something continued it or it was forked meanwhile: stop it too
+                return
+            for p, st in stats.items():  # continued by a one-off kernel event (e.g. a parent-death
+                if p in self._stopped and st[3] not in ("T", "t", "Z", "X"):  # signal): stop again
                     self._stop(p)
+            self._hold(enumerate_pids, never_stop)  # and what was forked meanwhile
             return
-        if self.allowance < 0 and ran:
+        if self.allowance < 0 and used > 0:
             self._stopped_at = now
             self.throttled += 1
-            for p in ran:
+            self._hold(enumerate_pids, never_stop)
+
+    def _hold(self, enumerate_pids, never_stop: set[int]) -> None:
+        """Stop every session process but ``never_stop``, looking again until a look finds none
+        that is not stopped yet (a stopped process forks no more; at most 4 looks): a chain of
+        short-lived processes that fork their successors cannot run on past the stop."""
+        for _ in range(4):
+            new = [p for p in enumerate_pids() if p not in never_stop and p not in self._stopped]
+            if not new:
+                return
+            for p in new:
                 self._stop(p)
 
     def _stop(self, pid: int) -> None:
@@ -457,7 +470,7 @@ class SessionWatch:
         pids = session_pids(s.keeper.pid, s.init.pid)
         if self.cpu is not None:
             stats = {p: st for p in pids if (st := stat(p)) is not None}
-            self.cpu.tick(stats, {s.keeper.pid, s.init.pid})
+            self.cpu.tick(stats, {s.keeper.pid, s.init.pid}, lambda: session_pids(s.keeper.pid, s.init.pid))
         if self.memory is None:
             return
         hold = set(pids) - {s.keeper.pid, s.init.pid} - (set(self.cpu._stopped) if self.cpu else set())
