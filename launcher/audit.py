@@ -830,11 +830,11 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     # nothing the call started may outlive it (docs/ARCHITECTURE.md, rule 3)
     next_ok = True
     try:
-        from .procs import descendants, state_of
+        from .procs import descendants, exiting, state_of
 
-        def live_strays():
+        def live_strays():  # a process being torn down (~0.3 s for 800 MB) is not running any more
             return {x for x in set(descendants(a.init.pid)) - set(_known_pids(a))
-                    if state_of(x) not in (None, "Z", "X")}
+                    if state_of(x) not in (None, "Z", "X") and not exiting(x)}
         a = rig.attacker
         try:
             a._ensure_next(timeout=5)  # the head's new next is then known, not a stray
@@ -842,8 +842,9 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
             next_ok = False  # no new next: the session is broken; it is replaced below
         if a.init is not None:
             extra = live_strays()
-            if extra:
-                time.sleep(0.2)
+            deadline = time.monotonic() + 3.0  # a SIGKILL the sweep queued may not be taken yet
+            while extra and time.monotonic() < deadline:
+                time.sleep(0.05)
                 extra = live_strays()
             if extra:
                 fired.append(f"strays: {len(extra)} process(es) started by the call still run in the session")

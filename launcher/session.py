@@ -592,6 +592,7 @@ class Session:
         return replies.result(msg, max_output_bytes=lim.max_output_bytes, max_result_bytes=lim.max_result_bytes)
 
     def _record(self, result: dict, code: str, start: float, outcome: str) -> dict:
+        self.watch.call_ended()  # nothing the CPU watchdog stopped is left stopped after a call
         dur = (time.monotonic() - start) * 1000 if start else 0.0
         result["wall_ms"] = round(dur, 2)
         if not result.get("ok"):
@@ -668,6 +669,12 @@ class Session:
     def _one_shot(self, request: dict, reply: str, timeout: float | None = None, cap: int | None = None):
         """Serve a read-only request from a disposable next (it exits after replying); its reply
         may be up to ``cap`` bytes (default: the profile's ``max_result_bytes``)."""
+        try:
+            return self._one_shot_served(request, reply, timeout, cap)
+        finally:
+            self.watch.call_ended()  # nothing the CPU watchdog stopped is left stopped after a call
+
+    def _one_shot_served(self, request: dict, reply: str, timeout: float | None, cap: int | None):
         with self.lock:
             self._ensure_next()
             nxt = self.next

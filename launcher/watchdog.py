@@ -46,8 +46,9 @@ from a token bucket filled at ``session_cpus`` CPU-seconds per second (burst ``B
 it is empty every process of the session but the keeper and init is stopped (SIGSTOP through a pidfd;
 looked for again until none is left running, so short-lived processes that fork their successors
 stop too) until the bucket is half full again — like ``cpu.max``, a session over its share runs slower, it is not killed.
-Stopped processes are continued at the latest after ``MAX_STOP_S``, when the session closes and when
-the watchdog stops; jailed code cannot continue one (seccomp refuses signals to other processes).
+Stopped processes are continued at the latest after ``MAX_STOP_S``, when a call returns (the debt left
+is forgiven then: at most a tick's worth of CPU per call), when the session closes and when the
+watchdog stops; jailed code cannot continue one (seccomp refuses signals to other processes).
 
 What it does not do: a hard bound. Between two ticks (``TICK_S``) a call may allocate past the bound
 (by at most what it touches in that time, each process still under its ``RLIMIT_AS``); the PSS of a
@@ -343,10 +344,24 @@ class CpuGuard:
         self._stopped: dict[int, int] = {}  # pid -> pidfd
         self._stopped_at = 0.0
         self.throttled = 0
+        self.lock = threading.Lock()  # the watchdog thread's ticks vs call_ended() in the session's thread
 
     def tick(self, stats: dict[int, tuple], never_stop: set[int], enumerate_pids) -> None:
         """``stats``: /proc/PID/stat of every session process (``stat()``); ``enumerate_pids()``: the
         session's processes now; ``never_stop``: the keeper and init (launcher-side plumbing)."""
+        with self.lock:
+            self._tick(stats, never_stop, enumerate_pids)
+
+    def call_ended(self) -> None:
+        """A call has returned: continue what is stopped and forgive the debt left (the head must
+        fork its next; what the call started is swept). At most a tick's worth of CPU per call is
+        gained this way, and calls come from the client, not from jailed code."""
+        with self.lock:
+            if self._stopped:
+                self._resume()
+            self.allowance = max(self.allowance, 0.0)
+
+    def _tick(self, stats: dict[int, tuple], never_stop: set[int], enumerate_pids) -> None:
         now = time.monotonic()
         dt, self._last = now - self._last, now
         # The session's CPU so far: what its live processes used plus what they reaped from children
@@ -359,7 +374,7 @@ class CpuGuard:
         self.allowance = min(self.burst, self.allowance + self.cpus * dt) - used / HZ
         if self._stopped:
             if self.allowance >= self.burst * 0.5 or now - self._stopped_at >= MAX_STOP_S:
-                self.resume()
+                self._resume()
                 return
             for p, st in stats.items():  # continued by a one-off kernel event (e.g. a parent-death
                 if p in self._stopped and st[3] not in ("T", "t", "Z", "X"):  # signal): stop again
@@ -401,6 +416,10 @@ class CpuGuard:
         self._stopped[pid] = fd
 
     def resume(self) -> None:
+        with self.lock:
+            self._resume()
+
+    def _resume(self) -> None:
         stopped, self._stopped = self._stopped, {}
         for fd in stopped.values():
             try:
@@ -509,6 +528,11 @@ class SessionWatch:
         # else the head and the snapshots alone: the watchdog never kills those; the next call fails
         # at its end-of-call check with the explanation (free memory, delete snapshots or reset)
         return set()
+
+    def call_ended(self) -> None:
+        """Nothing of the session is left stopped when a call returns (see CpuGuard.call_ended)."""
+        if self.cpu is not None:
+            self.cpu.call_ended()
 
     def close(self) -> None:
         if self.cpu is not None:
