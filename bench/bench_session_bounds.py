@@ -100,6 +100,8 @@ def memory_bound(runs: int = 5) -> dict:
 
 
 def p50_pair(L, n: int, snapshots: int) -> dict:
+    """Watched vs unwatched session, alternately; each call timed with the session's next ready
+    (a 50 ms pause before it, as bench/run_all.py row 1 does)."""
     watched, base = unbounded_session(L), unbounded_session(L)
     unwatch(base)
     for s in (watched, base):
@@ -112,6 +114,7 @@ def p50_pair(L, n: int, snapshots: int) -> dict:
     t_w, t_b = [], []
     for _ in range(n):
         for s, sink in ((watched, t_w), (base, t_b)):
+            time.sleep(0.05)  # the pause of row 1 of run_all.py: the head forks its next meanwhile
             t = time.perf_counter()
             r = s.execute("x = 1")
             sink.append((time.perf_counter() - t) * 1e6)
@@ -201,8 +204,9 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     res = {"memory_bound": memory_bound()}
-    with Launcher(MEM, spare_sessions=0) as L:
+    with Launcher(FAST, spare_sessions=0) as L:  # the default jail and bounds (4096 MB): far from it
         res["execute_cost"] = p50_pair(L, a.n, 0)
+    with Launcher(MEM, spare_sessions=0) as L:  # 768 MB: 4 snapshots of 200 MB put it at about half
         res["execute_cost_4_snapshots"] = p50_pair(L, max(50, a.n // 3), 4)
     res["cpu_share"] = cpu_share()
     res["watchdog_thread"] = watchdog_cpu()

@@ -189,6 +189,13 @@ class MemoryGuard:
             if est <= self.limit and (urgent or not due):
                 self._note(est)
                 return est, False
+            if urgent and not due:
+                # at the end of a call: read exactly only what changed since the last pass (the call's
+                # process, the head) — usually 2 of the session's processes — before reading them all
+                part = self._partial(stats, growth)
+                if part <= self.limit:
+                    self._note(part)
+                    return part, False
             # rate limit, except for a session growing fast (a quarter of its bound since the last pass)
             if not urgent and now < self._next_exact and est - self._last_exact_total < self.limit // 4:
                 self._note(est)
@@ -202,6 +209,23 @@ class MemoryGuard:
                     _resume(held)
                 else:
                     paused.extend(held)
+
+    def _partial(self, stats: dict, growth: dict) -> int:
+        """The estimate after reading exactly every process that grew or is new since the last pass
+        (the others keep their PSS from it: a share that fell since, as a new sharer forked, is an
+        over-count; the gone keep theirs as ghosts)."""
+        for p, st in stats.items():
+            key = (p, st[5])
+            if key in self._cache and growth.get(p, 0) <= 0:
+                continue
+            v = pss(p)
+            if v is None:
+                continue
+            self._cache[key] = (v, st[0], st[2])
+            self._counted[key] = v
+            self._first_rss.pop(key, None)
+            self.precise_reads += 1
+        return self._estimate(stats)[0]
 
     def _exact(self, stats: dict, growth: dict, now: float, t: float) -> tuple[int, bool]:
         exact, cache = 0, {}
