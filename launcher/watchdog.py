@@ -428,16 +428,7 @@ class CpuGuard:
             except OSError:
                 pass
             return
-        try:
-            fd = os.pidfd_open(pid)
-        except OSError:
-            return
-        try:
-            signal.pidfd_send_signal(fd, signal.SIGSTOP)
-        except OSError:
-            os.close(fd)
-            return
-        self._stopped[pid] = fd
+        self._stopped.update(_pause([pid]))
 
     def resume(self) -> None:
         with self.lock:
@@ -445,13 +436,7 @@ class CpuGuard:
 
     def _resume(self) -> None:
         stopped, self._stopped = self._stopped, {}
-        for fd in stopped.values():
-            try:
-                signal.pidfd_send_signal(fd, signal.SIGCONT)
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
+        _resume(list(stopped.items()))
 
 
 # ----------------------------------------------------------------------------- one session

@@ -44,6 +44,21 @@ def zombies_under(pid: int) -> list[tuple[int, int]]:
     return out
 
 
+def pss_bytes(pid: int) -> int:
+    """Pss_Anon + Pss_Shmem of ``pid`` in bytes from /proc/PID/smaps_rollup, read by the tests
+    themselves (not through launcher/watchdog.py, which they check); 0 once it is gone."""
+    total = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                k, _, rest = line.partition(":")
+                if k in ("Pss_Anon", "Pss_Shmem"):
+                    total += int(rest.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        return 0
+    return total
+
+
 def fd_count(pid: int | None = None) -> int:
     return len(os.listdir(f"/proc/{pid or os.getpid()}/fd"))
 

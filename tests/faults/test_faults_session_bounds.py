@@ -49,7 +49,7 @@ from pathlib import Path
 
 import pytest
 
-from faultutil import profile_path
+from faultutil import profile_path, pss_bytes
 
 from testlib import REPO, alive, launcher_env, next_pid, proc_stat, wait_until  # noqa: E402
 
@@ -76,18 +76,6 @@ def ns_members(init_pid: int) -> set[int]:
     return out
 
 
-def pss_bytes(pid: int) -> int:
-    """Pss_Anon + Pss_Shmem of ``pid`` in bytes (0 once it is gone or has released its memory)."""
-    total = 0
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                k, _, rest = line.partition(":")
-                if k in ("Pss_Anon", "Pss_Shmem"):
-                    total += int(rest.split()[0]) * 1024
-    except (OSError, ValueError, IndexError):
-        return 0
-    return total
 
 
 def aggregate(init_pid: int) -> tuple[int, dict[int, int]]:
@@ -251,6 +239,14 @@ X = 99
 # A child counts as holding its 400 MB from 390 MB of PSS on (its share of the baseline is more).
 FULL = 390 * MB
 
+def _assert_children_stopped(smp, r: dict, limit: int) -> None:
+    """The three 400 MB children were never all full at once, and the call failed with the bound."""
+    assert smp.most_full < 3, \
+        f"all three children held their 400 MB at once (the session reached {mb(smp.peak)}, bound " \
+        f"{mb(limit)}) before anything stopped them ({r.get('error') or r['stdout'].strip()})"
+    assert not r["ok"] and r["error"]["type"] == "SessionMemoryLimit", r
+
+
 
 def test_call_whose_children_exceed_the_bound_is_killed(mem_launcher):
     """Attack: a call forks 3 children that each touch 400 MB as fast as the host faults pages in
@@ -271,10 +267,7 @@ def test_call_whose_children_exceed_the_bound_is_killed(mem_launcher):
             r = s.execute(MEM_CHILDREN)
         print(f"\nbaseline {mb(base)}, sampled peak {mb(smp.peak)}, bound {mb(limit)}, most full children at "
               f"once {smp.most_full}; reply {r.get('error') or r['stdout'].strip()}")
-        assert smp.most_full < 3, \
-            f"all three children held their 400 MB at once (the session reached {mb(smp.peak)}, bound " \
-            f"{mb(limit)}) before anything stopped them ({r.get('error') or r['stdout'].strip()})"
-        assert not r["ok"] and r["error"]["type"] == "SessionMemoryLimit", r
+        _assert_children_stopped(smp, r, limit)
         assert "session_memory_mb" in r["error"]["message"], r["error"]
         assert "HELD 3" not in r["stdout"], r
         call_pids = set(smp.seen) - before
@@ -779,10 +772,7 @@ def test_unprivileged_launcher_bounds_children_over_the_session_memory():
         r, rep = second["result"], second["report"]
         print(f"\nunprivileged: sampled peak {mb(smp.peak)}, bound {mb(limit)}, most full children at once "
               f"{smp.most_full}, reply {r.get('error') or r['stdout'].strip()}, report {rep}")
-        assert smp.most_full < 3, \
-            f"all three children held their 400 MB at once (the session reached {mb(smp.peak)}, bound " \
-            f"{mb(limit)}) before anything stopped them ({r.get('error') or r['stdout'].strip()})"
-        assert not r["ok"] and r["error"]["type"] == "SessionMemoryLimit", r
+        _assert_children_stopped(smp, r, limit)
         keep = set(second["tracked"])
 
         def left():

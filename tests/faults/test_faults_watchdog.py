@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from faultutil import pss_bytes
 from launcher import cgroups, watchdog
 from launcher.core import Launcher
 
@@ -33,18 +34,8 @@ MB = 1 << 20
 
 
 def measured_total(pids) -> int:
-    """Sum of Pss_Anon + Pss_Shmem over ``pids`` (this test's own reading of smaps_rollup)."""
-    total = 0
-    for p in pids:
-        try:
-            with open(f"/proc/{p}/smaps_rollup") as f:
-                for line in f:
-                    k, _, v = line.partition(":")
-                    if k in ("Pss_Anon", "Pss_Shmem"):
-                        total += int(v.split()[0]) * 1024
-        except OSError:
-            continue
-    return total
+    """Sum of Pss_Anon + Pss_Shmem over ``pids`` (the tests' own reading of smaps_rollup)."""
+    return sum(pss_bytes(p) for p in pids)
 
 
 def unbounded_session(L):
