@@ -478,6 +478,7 @@ class Session:
                 return self._record(_err("InvalidRequest", f"code is larger than the profile's "
                                                            f"{lim.max_code_bytes}-byte limit"), code, 0.0, "too-large")
             self._ensure_next()
+            self.watch.at_call_boundary()  # the next must be able to take the request
             self.calls += 1
             self.last_next_exit = None
             start = time.monotonic()
@@ -592,7 +593,7 @@ class Session:
         return replies.result(msg, max_output_bytes=lim.max_output_bytes, max_result_bytes=lim.max_result_bytes)
 
     def _record(self, result: dict, code: str, start: float, outcome: str) -> dict:
-        self.watch.call_ended()  # nothing the CPU watchdog stopped is left stopped after a call
+        self.watch.at_call_boundary()  # nothing the CPU watchdog stopped is left stopped after a call
         dur = (time.monotonic() - start) * 1000 if start else 0.0
         result["wall_ms"] = round(dur, 2)
         if not result.get("ok"):
@@ -672,11 +673,12 @@ class Session:
         try:
             return self._one_shot_served(request, reply, timeout, cap)
         finally:
-            self.watch.call_ended()  # nothing the CPU watchdog stopped is left stopped after a call
+            self.watch.at_call_boundary()  # nothing the CPU watchdog stopped is left stopped after a call
 
     def _one_shot_served(self, request: dict, reply: str, timeout: float | None, cap: int | None):
         with self.lock:
             self._ensure_next()
+            self.watch.at_call_boundary()
             nxt = self.next
             timeout = timeout or max(self.profile.limits.timeout_s, 10.0)
             deadline = time.monotonic() + timeout

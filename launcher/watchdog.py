@@ -46,8 +46,8 @@ from a token bucket filled at ``session_cpus`` CPU-seconds per second (burst ``B
 it is empty every process of the session but the keeper and init is stopped (SIGSTOP through a pidfd;
 looked for again until none is left running, so short-lived processes that fork their successors
 stop too) until the bucket is half full again — like ``cpu.max``, a session over its share runs slower, it is not killed.
-Stopped processes are continued at the latest after ``MAX_STOP_S``, when a call returns (the debt left
-is forgiven then: at most a tick's worth of CPU per call), when the session closes and when the
+Stopped processes are continued at the latest after ``MAX_STOP_S``, when a call starts or returns (the
+debt left is forgiven then: at most a tick's worth of CPU per call), when the session closes and when the
 watchdog stops; jailed code cannot continue one (seccomp refuses signals to other processes).
 
 What it does not do: a hard bound. Between two ticks (``TICK_S``) a call may allocate past the bound
@@ -368,7 +368,7 @@ class CpuGuard:
         self._stopped: dict[int, int] = {}  # pid -> pidfd
         self._stopped_at = 0.0
         self.throttled = 0
-        self.lock = threading.Lock()  # the watchdog thread's ticks vs call_ended() in the session's thread
+        self.lock = threading.Lock()  # the watchdog thread's ticks vs at_call_boundary() in the session's thread
 
     def tick(self, stats: dict[int, tuple], never_stop: set[int], enumerate_pids) -> None:
         """``stats``: /proc/PID/stat of every session process (``stat()``); ``enumerate_pids()``: the
@@ -376,10 +376,11 @@ class CpuGuard:
         with self.lock:
             self._tick(stats, never_stop, enumerate_pids)
 
-    def call_ended(self) -> None:
-        """A call has returned: continue what is stopped and forgive the debt left (the head must
-        fork its next; what the call started is swept). At most a tick's worth of CPU per call is
-        gained this way, and calls come from the client, not from jailed code."""
+    def at_call_boundary(self) -> None:
+        """A call starts or has returned: continue what is stopped and forgive the debt left (the
+        launcher is about to send the next its request, or the head must fork its next; what the call
+        started is swept). At most a tick's worth of CPU per call is gained this way, and calls come
+        from the client, not from jailed code."""
         with self.lock:
             if self._stopped:
                 self._resume()
@@ -451,6 +452,7 @@ class SessionWatch:
         self.cpu = CpuGuard(lim.session_cpus) if cpu else None
         self.active = self.memory is not None or self.cpu is not None
         self._last_tick = 0.0
+        self._known: dict[int, int] = {}  # pid -> start time of what the last look found
 
     # the launcher's own thread (the session lock is held by the caller)
     def over_after_call(self, session) -> str | None:
@@ -491,14 +493,29 @@ class SessionWatch:
         self._last_tick = now
         return True
 
+    def _pids(self, s) -> list[int]:
+        """The session's processes: the tree walk, plus every process an earlier look found that is
+        still there (same start time). The walk reads each process's ``children`` file, which can miss
+        one being re-parented (a head whose parent, the old head, was just killed); a process missed
+        once and seen again would otherwise count all its CPU time again."""
+        pids = session_pids(s.keeper.pid, s.init.pid)
+        walked = set(pids)
+        for p, start in list(self._known.items()):
+            if p not in walked:
+                st = stat(p)
+                if st is not None and st[5] == start:
+                    pids.append(p)
+        return pids
+
     def tick(self) -> None:
         s = self._session()
         if s is None or s.closed or s.init is None:
             return
-        pids = session_pids(s.keeper.pid, s.init.pid)
+        pids = self._pids(s)
+        stats = {p: st for p in pids if (st := stat(p)) is not None}
+        self._known = {p: st[5] for p, st in stats.items()}
         if self.cpu is not None:
-            stats = {p: st for p in pids if (st := stat(p)) is not None}
-            self.cpu.tick(stats, {s.keeper.pid, s.init.pid}, lambda: session_pids(s.keeper.pid, s.init.pid))
+            self.cpu.tick(stats, {s.keeper.pid, s.init.pid}, lambda: self._pids(s))
         if self.memory is None:
             return
         hold = set(pids) - {s.keeper.pid, s.init.pid} - (set(self.cpu._stopped) if self.cpu else set())
@@ -538,10 +555,10 @@ class SessionWatch:
         # at its end-of-call check with the explanation (free memory, delete snapshots or reset)
         return set()
 
-    def call_ended(self) -> None:
-        """Nothing of the session is left stopped when a call returns (see CpuGuard.call_ended)."""
+    def at_call_boundary(self) -> None:
+        """Nothing of the session is stopped when a call starts or returns (CpuGuard.at_call_boundary)."""
         if self.cpu is not None:
-            self.cpu.call_ended()
+            self.cpu.at_call_boundary()
 
     def close(self) -> None:
         if self.cpu is not None:

@@ -143,3 +143,34 @@ def test_the_watchdog_thread_ends_with_the_last_watched_session():
         assert any(t.name == "session-watchdog" for t in threading.enumerate())
         L.close_session(s)
     assert not [t for t in threading.enumerate() if t.name == "session-watchdog" and t.is_alive()]
+
+
+def test_a_process_the_tree_walk_misses_once_is_not_charged_twice(launcher, monkeypatch):
+    """The walk over /proc/PID/task/*/children can miss a process being re-parented (a new head
+    whose parent, the old head, was just killed). Counted from the session's CPU totals, a process
+    missed once and seen again would bring all its past CPU time in again, and the session would be
+    throttled (its next stopped) for CPU it never used. Fault injected: one look that misses the
+    head, which has ~0.6 s of CPU behind it; the CPU charged over that look and the next must stay
+    near what the session really used (a few ticks), far from the head's 0.6 s."""
+    s = unbounded_session(launcher)
+    watchdog.WATCHDOG.remove(s.watch)  # the looks are made here, one at a time
+    try:
+        assert s.execute("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6:\n    pass")["ok"]
+        s._ensure_next()
+        head = s.head.pid
+        st = watchdog.stat(head)
+        assert st is not None and st[1] >= 0.5 * watchdog.HZ, st  # the head carries the spin's CPU
+        cpu = s.watch.cpu
+        s.watch.tick()
+        s.watch.tick()  # primed, both looks saw the head
+        before = cpu.allowance
+        real = watchdog.session_pids
+        monkeypatch.setattr(watchdog, "session_pids", lambda k, i: [p for p in real(k, i) if p != head])
+        s.watch.tick()  # the walk misses the head
+        monkeypatch.setattr(watchdog, "session_pids", real)
+        s.watch.tick()  # and finds it again
+        charged = before - cpu.allowance  # the looks are milliseconds apart: next to no refill
+        assert charged < 0.2, f"{charged:.2f} CPU-s charged for two idle looks (the head's past CPU again?)"
+        assert cpu.throttled == 0 and not cpu._stopped
+    finally:
+        launcher.close_session(s)
