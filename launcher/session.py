@@ -352,6 +352,8 @@ class Session:
         self._no_head(self.head_lost)
 
     def _no_head(self, why: str) -> None:
+        if self.init is None or not self.init.alive():  # the pid namespace goes with it, snapshots too
+            raise SessionDead(f"{why}; the session's init process is gone too, and every snapshot with it")
         live = sorted(n for n, (p, _) in self.snapshots.items() if p.alive())
         if live:
             raise SessionError(f"{why}. Its snapshots are kept: restore one ({', '.join(live)}) or reset.")

@@ -31,6 +31,8 @@ import pytest
 from faultutil import descendants, direct_children, fd_count, proc_stat, profile_path, zombies_under
 
 LOST = "session was lost"
+# the head was killed but snapshots are left: the state is gone, the session is not (a snapshot restores it)
+HEAD_LOST = "the session's current state is gone"
 
 
 def _kill(pid: int | None) -> bool:
@@ -133,10 +135,31 @@ class Model:
         self.dead_snaps.clear()
 
 
+def _restore_after_head_lost(ts, model: Model, r: dict, log: list) -> None:
+    """The head was killed and snapshots are kept: restore one, as a user would, and expect its
+    state (a snapshot killed meanwhile is reported gone; then the next one, or the session is lost)."""
+    log.append("head lost: restoring a snapshot")
+    for name in sorted(model.snaps.keys() - model.dead_snaps, reverse=True):
+        rr = ts.call("restore_snapshot", {"name": name})
+        if "error" not in rr:
+            model.n = model.snaps[name]
+            return
+        model.snaps.pop(name, None)
+        if LOST in rr["error"]:
+            break
+        # killed meanwhile (with init, every snapshot goes): reported gone, or already forgotten
+        assert "no longer exists" in rr["error"] or "no snapshot named" in rr["error"], (rr, log)
+    model.lost()
+    ts.call("reset", {})
+
+
 def _read_n(ts, model: Model, log: list) -> None:
     """Check the session holds model.n (retrying a call that lost a race with a kill)."""
     for attempt in range(4):
         r = ts.call("execute", {"code": "print(repr(n))"})
+        if "ok" not in r and HEAD_LOST in r["error"]:
+            _restore_after_head_lost(ts, model, r, log)
+            continue
         if "ok" not in r:
             assert LOST in r["error"], r
             assert "did not fork a new child in time" not in r["error"], (r, log)  # a dropped `ready`
@@ -162,6 +185,9 @@ def _must_ok(ts, code: str, model: Model, log: list) -> dict:
         r = ts.call("execute", {"code": code})
         if r.get("ok"):
             return r
+        if "ok" not in r and HEAD_LOST in r["error"]:
+            _restore_after_head_lost(ts, model, r, log)
+            continue
         if "ok" not in r:
             assert LOST in r["error"], r
             model.lost()
@@ -200,6 +226,8 @@ def _inflight(ts, model: Model, rng: random.Random, k: int, kill_pid, delay: flo
                 model.n = k
             else:
                 assert r["error"]["type"] in ("ChildDied", "ProtocolError", "ExecutionTimeout"), r
+        elif HEAD_LOST in r["error"]:
+            _restore_after_head_lost(ts, model, r, log)
         else:
             assert LOST in r["error"], r
             model.lost()
