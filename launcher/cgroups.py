@@ -18,6 +18,7 @@ they hold a live pidfd for.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import select
@@ -484,6 +485,20 @@ def hierarchy() -> Hierarchy:
         _HIER = Hierarchy.discover()
         reap_stale(_HIER)
     return _HIER
+
+
+@contextlib.contextmanager
+def unavailable():
+    """While inside, the launcher sees no cgroup at all, as an unprivileged launcher without
+    delegation does: sessions made meanwhile get no cgroup containment and no kernel bound (the
+    seccomp clone filter, the pid-namespace sweep and the watchdog only). For benches and tests
+    that compare both on one host."""
+    global _HIER
+    saved, _HIER = _HIER, Hierarchy()
+    try:
+        yield
+    finally:
+        _HIER = saved
 
 
 def reap_stale(h: Hierarchy) -> None:

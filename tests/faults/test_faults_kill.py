@@ -28,7 +28,8 @@ import time
 import pytest
 
 
-from faultutil import descendants, direct_children, fd_count, proc_stat, profile_path, zombies_under
+from faultutil import direct_children, fd_count, proc_stat, profile_path, zombies_under
+from testlib import wait_until
 
 LOST = "session was lost"
 # the head was killed but snapshots are left: the state is gone, the session is not (a snapshot restores it)
@@ -52,15 +53,11 @@ def _kill(pid: int | None) -> bool:
 
 
 def _wait_for(cond, what: str, timeout: float = 60.0):
-    """Poll ``cond()`` until it returns something truthy (a deadline, not a fixed sleep)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = cond()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.01)
+    """``wait_until`` that fails the test at the deadline."""
+    got = wait_until(cond, timeout=timeout)
+    if not got:
+        pytest.fail(f"timed out waiting for {what}")
+    return got
 
 
 def _gone(pid: int) -> bool:

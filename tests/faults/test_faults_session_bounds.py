@@ -195,12 +195,8 @@ def mem_launcher(tmp_path_factory):
 def no_cgroup_session(L):
     """A session made while the launcher sees no cgroup at all (as an unprivileged launcher
     without delegation does): no kernel memory bound, so only the watchdog can hold it."""
-    saved = cgroups._HIER
-    cgroups._HIER = cgroups.Hierarchy()
-    try:
+    with cgroups.unavailable():
         s = L.new_session()
-    finally:
-        cgroups._HIER = saved
     try:
         assert not s.contain.active and not s.contain.v1_dirs and s.contain.memory_peak_bytes() is None, \
             "the session got a kernel bound: the test would not test the watchdog"
