@@ -227,7 +227,8 @@ class MemoryGuard:
             self.precise_reads += 1
         return self._estimate(stats)[0]
 
-    def _exact(self, stats: dict, growth: dict, now: float, t: float) -> tuple[int, bool]:
+    def _exact(self, stats: dict, growth: dict, now: float, t: float, *,
+               early_stop: bool = True) -> tuple[int, bool]:
         exact, cache = 0, {}
         # the processes that grew most first: once those alone are over the limit (every PSS is
         # >= 0) the session is over it, and the rest need not be read (a call growing fast is
@@ -239,7 +240,7 @@ class MemoryGuard:
                 continue  # gone meanwhile
             cache[(p, s[5])] = (v, s[0], s[2])
             exact += v
-            if exact > self.limit and len(cache) < len(stats):
+            if early_stop and exact > self.limit and len(cache) < len(stats):
                 self.precise_reads += len(cache)
                 self._cache.update(cache)
                 for k, v in cache.items():
@@ -298,11 +299,7 @@ class MemoryGuard:
         with self.lock:
             stats = {p: s for p in pids if (s := stat(p)) is not None}
             self._estimate(stats)
-            limit, self.limit = self.limit, 1 << 62  # no early stop
-            try:
-                return self._exact(stats, {}, time.monotonic(), time.monotonic())[0]
-            finally:
-                self.limit = limit
+            return self._exact(stats, {}, time.monotonic(), time.monotonic(), early_stop=False)[0]
 
     def quick_upper(self, fresh: list[int]) -> int | None:
         """The upper bound (sum of resident sizes) with ``fresh`` read now and every other process
