@@ -67,7 +67,7 @@ soak: venv
 	$(PY) -m pytest -q -s -p no:cacheprovider tests/faults --soak --durations=10
 
 install-user-service: venv
-	$(PY) -m launcher.install_service
+	$(PY) -m launcher.daemon.install
 
 # a wheel with its data (profiles, unit templates, payloads): pip/pipx/uv install dist/*.whl
 wheel: venv

@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from launcher import cgroups  # noqa: E402
+from launcher.contain import cgroups  # noqa: E402
 from launcher.core import Launcher  # noqa: E402
 
 FAST = str(REPO / "tests" / "profiles" / "sessions_fast.toml")

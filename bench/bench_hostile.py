@@ -14,7 +14,7 @@
 2. Cost of the checks: in-process, the time to decode one reply and turn it into what the launcher
    keeps, for realistic replies (a trivial execute, a typical one with 5 shape summaries and some
    output, a heavy one with 200 summaries and 64 KiB of output), with today's code
-   (``jail.protocol.decode`` strict + ``launcher.replies.result``) vs the code before issue 11
+   (``jail.wire.protocol.decode`` strict + ``launcher.replies.validate.result``) vs the code before issue 11
    (plain ``json.loads`` + the old field picking, reproduced below). p50 in microseconds.
    Goal: the added cost stays within +0.5 ms per call.
 
@@ -47,7 +47,7 @@ def reply(text):
 '''
 
 DEAF = r'''
-import os, socket, time, jail.protocol as P
+import os, socket, time, jail.wire.protocol as P
 _me = os.getpid()
 def _deafen(module, name):
     real = getattr(module, name)
@@ -102,7 +102,7 @@ def _status(pid: int, key: str) -> int:
 
 
 def _server_pid() -> int:
-    from launcher.procs import descendants
+    from launcher.contain.procs import descendants
     for p in descendants(os.getpid()):
         try:
             argv = open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")
@@ -197,9 +197,9 @@ def realistic_replies() -> dict[str, dict]:
 
 
 def check_cost(quick: bool) -> None:
-    from jail import protocol
-    from launcher import replies
-    from jail.profile_types import Limits
+    from jail.wire import protocol
+    from launcher.replies import validate as replies
+    from jail.wire.profile import Limits
     lim = Limits()
     n = 300 if quick else 3000
     print(f"\nper-reply decode + validation + sanitising, p50 over {n} runs (µs):")

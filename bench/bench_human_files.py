@@ -34,10 +34,10 @@ def _p50(fn, n: int) -> float:
 
 def main() -> None:
     from build123d import Box, Circle, Cylinder, Location, Text
-    from jail.serialize import serialize
-    from jail.svgcheck import check_svg
-    from launcher.exports import measure_tree
-    from jail.safe_builtins import make_builtins
+    from jail.cad.serialize import serialize
+    from jail.wire.svgcheck import check_svg
+    from launcher.files.exports import measure_tree
+    from jail.cad.safe_builtins import make_builtins
 
     big = Box(10, 10, 10)
     for i in range(30):

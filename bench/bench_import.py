@@ -60,7 +60,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
     from launcher.core import Launcher
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
     tmp = Path(tempfile.mkdtemp(prefix="bench-import-"))
     indir, outdir = tmp / "in", tmp / "out"
     indir.mkdir()
@@ -89,7 +89,7 @@ def main() -> None:
                 print(f"{fmt:7} {size:8d} {faces!s:>6} {statistics.median(times):8.1f} {min(times):8.1f}")
             ts.close()
             ts2.close()
-        from jail import importer
+        from jail.cad import importer
         tris = importer._stl_triangles((indir / "part.stl").read_bytes())
         t = time.perf_counter()
         importer.mesh_to_shape(tris)

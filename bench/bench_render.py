@@ -139,7 +139,8 @@ def cpu_cost(n: int) -> dict[str, list[float]]:
     costs on an idle machine, whatever the load (wall-clock figures above include waiting for a CPU)."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from build123d import Box, BuildPart, GridLocations, Hole  # noqa: F401
-    from jail import measure, render
+    from jail.cad import measure
+    from jail.cad import render
     ns: dict = {}
     exec(compile("from build123d import *\n" + PLATE, "<bench>", "exec"), ns)
     ns = {"part": ns["part"]}

@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-from launcher.procs import descendants  # noqa: E402
+from launcher.contain.procs import descendants  # noqa: E402
 
 
 def params(profile: str, out: Path) -> StdioServerParameters:

@@ -67,7 +67,7 @@ def goal(ok: bool) -> str:
 
 def wait_next(session, timeout=5.0):
     """Until the head has forked its next (the state between calls)."""
-    from launcher.procs import children_of
+    from launcher.contain.procs import children_of
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         p = session.pids()
@@ -105,7 +105,7 @@ def bench_execute(L, n: int) -> dict:
     # every successful call replaces; the launcher does not wait for it, but it competes for the CPU)
     import select
     import signal
-    from launcher.procs import children_of
+    from launcher.contain.procs import children_of
     exit_ms = []
     for _ in range(20):
         wait_next(s)
@@ -128,7 +128,7 @@ def bench_execute(L, n: int) -> dict:
 # ------------------------------------------------------------------ 2. new session / reset
 def bench_sessions(n: int, baseline_n: int) -> dict:
     from launcher.core import Launcher
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
     code = "x = 1"
     out = {}
     with Launcher(PROFILE, spare_sessions=1) as L:
@@ -247,7 +247,7 @@ def rss_kb(pid: int) -> int:
 
 def bench_pss(counts=(1, 4, 16)) -> dict:
     from launcher.core import Launcher
-    from launcher.procs import descendants
+    from launcher.contain.procs import descendants
     out = {}
     with Launcher(PROFILE, spare_sessions=0) as L:
         sessions = []

@@ -7,9 +7,9 @@ import logging
 import os
 import sys
 
-from jail.errors import LayerError
+from jail.wire.errors import LayerError
 
-from .profile import ProfileError
+from launcher.profile import ProfileError
 
 DEMO_CODE = '''\
 length, width, thickness = 80.0, 60.0, 10.0
@@ -29,13 +29,13 @@ def _setup_logging(verbose: bool) -> None:
 
 
 def _launcher(args):
-    from .core import Launcher
+    from launcher.core import Launcher
     return Launcher(args.profile, output_dir=args.output_dir, jail_uid=args.jail_uid,
                     input_dir=getattr(args, "input_dir", None))
 
 
 def cmd_run(args) -> int:
-    from .tools import ToolSet, render
+    from launcher.tools.toolset import ToolSet, render
     try:
         code = sys.stdin.read() if args.file == "-" else open(args.file, encoding="utf-8").read()
     except (OSError, UnicodeDecodeError) as e:
@@ -52,7 +52,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from .tools import ToolSet, render
+    from launcher.tools.toolset import ToolSet, render
     print("build123d-launcher demo: a plate with four holes, run in the jail\n")
     print(DEMO_CODE)
     with _launcher(args) as launcher:
@@ -77,9 +77,9 @@ def cmd_demo(args) -> int:
 
 
 def cmd_mcp(args) -> int:
-    from .deferred import DeferredBackend
-    from .mcp_server import serve_stdio
-    from .profile import load_profile
+    from launcher.mcp.deferred import DeferredBackend
+    from launcher.mcp.server import serve_stdio
+    from launcher.profile import load_profile
     profile = load_profile(args.profile)  # a bad profile is a usage error: exit 2 before serving
     log = logging.getLogger("build123d_launcher")
 
@@ -88,15 +88,15 @@ def cmd_mcp(args) -> int:
         tools/list are answered at once; the first call waits. A failure is returned by every call."""
         backend = None
         if not args.embedded:
-            from .daemon_client import connect_backend
+            from launcher.daemon.client import connect_backend
             backend = connect_backend(args.socket, required=bool(args.socket), profile=args.profile,
                                       output_dir=args.output_dir)
             if backend is not None and args.input_dir:
                 log.warning("--input-dir %s is ignored: the daemon reads its own input directory (its `serve "
                             "--input-dir` or profile [inputs] dir); use --embedded to use this one", args.input_dir)
         if backend is None:
-            from .core import Launcher
-            from .tools import ToolSet
+            from launcher.core import Launcher
+            from launcher.tools.toolset import ToolSet
             # the zygote warms in the background; a jail that cannot start does not stop the server:
             # every call returns why, and the fix
             launcher = Launcher(profile, output_dir=args.output_dir, jail_uid=args.jail_uid,
@@ -114,22 +114,22 @@ def cmd_mcp(args) -> int:
 
 
 def cmd_doctor(args) -> int:
-    from .doctor import run_doctor
+    from launcher.selftest.doctor import run_doctor
     return run_doctor(args)
 
 
 def cmd_serve(args) -> int:
-    from .daemon import serve
+    from launcher.daemon.server import serve
     return serve(args)
 
 
 def cmd_audit(args) -> int:
-    from .audit import run_audit
+    from launcher.selftest.audit import run_audit
     return run_audit(args)
 
 
 def main(argv=None) -> int:
-    from . import __version__
+    from launcher import __version__
     ap = argparse.ArgumentParser(
         prog="build123d-launcher",
         description="Run untrusted build123d code from AI assistants in an OS jail.",
@@ -200,7 +200,7 @@ def main(argv=None) -> int:
     try:
         return args.fn(args)
     except LayerError as e:  # the layer, the reason and the fix (or the set-up problem, e.g. root + 0700)
-        from .core import explain_layer_error
+        from launcher.core import explain_layer_error
         print(f"build123d-launcher: {explain_layer_error(e, None)}", file=sys.stderr)
         return 3
     except ProfileError as e:

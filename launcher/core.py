@@ -16,12 +16,12 @@ import threading
 import time
 from pathlib import Path
 
-from jail.errors import LayerError
+from jail.wire.errors import LayerError
 
-from . import selflimit
-from .profile import Profile, load_profile
-from .session import Session, SessionError
-from .zygote_client import Zygote
+from launcher.contain import selflimit
+from launcher.profile import Profile, load_profile
+from launcher.session.session import Session, SessionError
+from launcher.session.zygote import Zygote
 
 log = logging.getLogger("build123d_launcher")
 
@@ -37,7 +37,7 @@ class Launcher:
         indir = input_dir or self.profile.extra.get("input_dir") or None
         self.input_dir = Path(os.path.expanduser(indir)).absolute() if indir else None
         if self.input_dir is not None:
-            from .inputs import exposed_by
+            from launcher.files.inputs import exposed_by
             if exposed_by(self.profile, self.input_dir):
                 log.warning("the input directory %s is inside the jail's read path %s: jailed code can read it "
                             "directly; use a directory outside the profile's [filesystem] read_paths",
@@ -69,8 +69,8 @@ class Launcher:
 
     def _preflight(self) -> None:
         if os.geteuid() == 0 and self.profile.on("userns"):
-            from jail.userns import resolve_jail_uid
-            from .preflight import check_jail_can_read
+            from jail.layers.userns import resolve_jail_uid
+            from launcher.selftest.preflight import check_jail_can_read
             check_jail_can_read(*resolve_jail_uid(self.jail_uid))
 
     def _warm(self) -> None:
@@ -225,7 +225,7 @@ FIXES = {
 
 def explain_layer_error(e: LayerError, profile=None) -> str:
     """``LayerError`` -> the text a user (or an MCP client) sees: layer, reason, fix, where to look."""
-    from .preflight import JailUidCannotRead
+    from launcher.selftest.preflight import JailUidCannotRead
     if isinstance(e, JailUidCannotRead):
         return f"the jail cannot start: {e.reason}"
     name = getattr(profile, "name", None)

@@ -18,9 +18,9 @@ import sysconfig
 import tomllib
 from pathlib import Path
 
-from jail.profile_types import LAYERS, MODES, OS_LAYERS, Limits, Profile  # noqa: F401
+from jail.wire.profile import LAYERS, MODES, OS_LAYERS, Limits, Profile  # noqa: F401
 
-from .resources import data_dir
+from launcher.resources import data_dir
 
 REPO_PROFILES = data_dir("profiles")  # the repository's profiles/, or the installed package's copy
 

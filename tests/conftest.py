@@ -14,7 +14,7 @@ Test modules import the helpers as ``from testlib import ...``: this file
 registers itself under that unique name (several conftest.py files exist, so
 ``import conftest`` would pick whichever was loaded last).
 
-Helpers read /proc directly (not ``launcher.procs``), so a bug there cannot
+Helpers read /proc directly (not ``launcher.contain.procs``), so a bug there cannot
 hide a bug the tests look for.
 """
 from __future__ import annotations
@@ -97,7 +97,7 @@ def alive(pid: int, starttime: int | None = None) -> bool:
 
 
 # the launcher's own /proc walkers: the tests check the tree the launcher sees
-from launcher.procs import children_of as children, descendants  # noqa: E402,F401
+from launcher.contain.procs import children_of as children, descendants  # noqa: E402,F401
 
 
 def live_descendants(pid: int) -> list[int]:

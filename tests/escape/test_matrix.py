@@ -1,6 +1,6 @@
 """The escape matrix under pytest: every payload x every required column.
 
-One module-scoped run of ``launcher.audit.run_matrix`` (sessions are reused within a
+One module-scoped run of ``launcher.selftest.audit.run_matrix`` (sessions are reused within a
 column, DoS payloads run on the ``*_fast`` profiles), then one test per required cell
 so a failure names the payload, the column and the canary that fired.
 
@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from launcher import audit  # noqa: E402
+from launcher.selftest import audit  # noqa: E402
 
 COLUMNS = [c for c in os.environ.get("B123D_ESCAPE_COLUMNS", "all,os_only").split(",") if c]
 ONLY = os.environ.get("B123D_ESCAPE_ONLY") or None

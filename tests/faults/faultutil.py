@@ -30,7 +30,7 @@ def proc_stat(pid: int) -> tuple[str, int] | None:
 
 
 def descendants(pid: int) -> list[int]:
-    from launcher.procs import descendants as d
+    from launcher.contain.procs import descendants as d
     return d(pid)
 
 
@@ -76,7 +76,7 @@ def rss_kb(pid: int | None = None) -> int:
 
 
 def direct_children(pid: int | None = None) -> list[int]:
-    from launcher.procs import children_of
+    from launcher.contain.procs import children_of
     return children_of(pid or os.getpid())
 
 

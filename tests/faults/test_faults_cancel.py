@@ -35,7 +35,7 @@ def long_launcher(tmp_path_factory):
 
 
 def test_cancel_before_start_never_runs(long_launcher):
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
     ts = ToolSet(long_launcher)
     try:
         assert ts.call("execute", {"code": "n = 1"})["ok"]
@@ -49,7 +49,7 @@ def test_cancel_before_start_never_runs(long_launcher):
 
 
 def test_cancel_after_finish_does_not_hit_the_next_call(long_launcher):
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
     ts = ToolSet(long_launcher)
     try:
         cid = object()
@@ -65,7 +65,7 @@ def test_cancel_after_finish_does_not_hit_the_next_call(long_launcher):
 def test_cancel_storm_keeps_the_state_consistent(long_launcher):
     """Call i appends i to n; another thread cancels at random moments. In the end n lists exactly the
     calls that returned ok, in order: a cancelled call never leaves anything behind."""
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
     ts = ToolSet(long_launcher)
     rng = random.Random(12)
     stop = threading.Event()
@@ -106,7 +106,7 @@ def test_cancel_storm_keeps_the_state_consistent(long_launcher):
 
 
 def test_cancel_during_restore_leaves_a_consistent_session(long_launcher):
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
     ts = ToolSet(long_launcher)
     try:
         assert ts.call("execute", {"code": "n = 'snap'"})["ok"]
@@ -131,7 +131,7 @@ def test_cancel_during_restore_leaves_a_consistent_session(long_launcher):
 
 
 def test_daemon_cancel_requests_are_checked(tmp_path):
-    from launcher.daemon_client import DaemonBackend, recv_frame, send_frame
+    from launcher.daemon.client import DaemonBackend, recv_frame, send_frame
     import socket
     d = Path(tempfile.mkdtemp(prefix="b123d-dcancel-", dir="/tmp"))
     d.chmod(0o755)

@@ -58,7 +58,7 @@ PAYLOADS = {
 @pytest.fixture(scope="module")
 def os_only(tmp_path_factory):
     from launcher.core import Launcher
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
     with Launcher(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
         ts = ToolSet(L)
         for code in ("n = 0", "print(n)", "raise ValueError()", "n = 1"):  # warm-up: fds reach steady state

@@ -33,7 +33,9 @@ from faultutil import profile_path
 
 from testlib import REPO, alive, children, launcher_env, next_pid, wait_until  # noqa: E402
 
-from launcher import cgroups, containment  # noqa: E402
+from launcher.contain import cgroups  # noqa: E402
+
+from launcher.contain import containment
 
 HAVE_CGROUP = cgroups.hierarchy().v2 is not None
 
@@ -421,7 +423,7 @@ DRIVER = r'''
 import json, sys
 sys.path.insert(0, {repo!r})
 from launcher.core import Launcher
-from launcher import containment
+from launcher.contain import containment
 STRAY = {stray!r}
 FLAGS = {flags!r}
 def step(s, label):

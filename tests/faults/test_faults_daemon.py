@@ -21,7 +21,7 @@ import time
 import pytest
 
 from faultutil import REPO, Stdio, descendants, proc_stat, profile_path
-from launcher.daemon_client import DaemonBackend, DaemonUnavailable
+from launcher.daemon.client import DaemonBackend, DaemonUnavailable
 
 def _start_daemon(sock, tmp) -> subprocess.Popen:
     p = subprocess.Popen([sys.executable, "-m", "launcher", "serve", "--socket", str(sock),

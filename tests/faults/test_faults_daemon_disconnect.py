@@ -20,7 +20,7 @@ import time
 import pytest
 
 from faultutil import REPO, descendants, profile_path
-from launcher.daemon_client import DaemonBackend, DaemonUnavailable, recv_frame, send_frame
+from launcher.daemon.client import DaemonBackend, DaemonUnavailable, recv_frame, send_frame
 
 DEADLINE_S = 40  # well under the profile's 120 s wall clock
 

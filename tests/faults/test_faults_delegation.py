@@ -40,7 +40,7 @@ from faultutil import profile_path
 
 from testlib import REPO, launcher_env, wait_until  # noqa: E402
 
-from launcher import cgroups  # noqa: E402
+from launcher.contain import cgroups  # noqa: E402
 
 UID = 65533
 SETPRIV = shutil.which("setpriv")
@@ -134,7 +134,7 @@ def _rel(cg: str) -> str:
 # shows that the old code's only option fails (a direct +hugetlb in base: EBUSY), then discovers.
 DISCOVER = r'''
 import errno, json, os, subprocess, sys
-from launcher import cgroups as c
+from launcher.contain import cgroups as c
 c.V2_WANTED = c.V2_WANTED + ("hugetlb",)
 base = sys.argv[1]
 helper = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
@@ -184,7 +184,7 @@ def _run(cg: str, code: str, *args: str, as_uid: int | None = UID, env=None, tim
 
 def _check_import_as_uid():
     p = subprocess.run([SETPRIV, f"--reuid={UID}", f"--regid={UID}", "--clear-groups", "--", sys.executable, "-c",
-                        "import launcher.cgroups, launcher.core"], cwd="/", env=launcher_env(),
+                        "import launcher.contain.cgroups, launcher.core"], cwd="/", env=launcher_env(),
                        capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         pytest.skip(f"the repo/venv cannot be imported as uid {UID}: {p.stderr.strip().splitlines()[-1:]}")
@@ -352,7 +352,7 @@ X = 2
 # it) made by a call is gone after the call; close_session empties the session's cgroup.
 SESSION = r'''
 import json, os, sys, time
-from launcher import cgroups as c
+from launcher.contain import cgroups as c
 c.V2_WANTED = c.V2_WANTED + ("hugetlb",)
 base, profile, outdir = sys.argv[1:4]
 h = c.hierarchy()

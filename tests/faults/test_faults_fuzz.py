@@ -1,9 +1,9 @@
 """Hostile input, fuzzed with hypothesis: the AST policy and the launcher's message reader.
 
-* ``jail.policy.check(code, allowed, blocked)`` must raise only ``PolicyError``
+* ``jail.cad.policy.check(code, allowed, blocked)`` must raise only ``PolicyError``
   (or return), for any string, and never hang (a SIGALRM guard fails a case
   that takes more than 10 s).
-* ``jail.protocol.Receiver`` on a SEQPACKET socketpair, fed by a forked
+* ``jail.wire.protocol.Receiver`` on a SEQPACKET socketpair, fed by a forked
   sender random datagrams (flag bytes, truncated/oversized, valid and invalid
   framing, JSON, ancillary fds) — one long-lived sender process, handed a fresh
   socket per case: ``read_one`` never raises, returns only the
@@ -85,7 +85,7 @@ code_strategy = st.one_of(
 
 
 def test_policy_raises_only_policy_error(soak):
-    from jail.policy import RULES, PolicyError, check
+    from jail.cad.policy import RULES, PolicyError, check
 
     @settings(max_examples=100_000 if soak else 500, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
@@ -102,7 +102,7 @@ def test_policy_raises_only_policy_error(soak):
 
 
 def test_policy_non_string_input():
-    from jail.policy import PolicyError, check
+    from jail.cad.policy import PolicyError, check
     for bad in (None, b"import os", 1, ["x"], object()):
         with pytest.raises(PolicyError):
             check(bad, ALLOWED, BLOCKED)
@@ -182,7 +182,7 @@ def fuzz_sender():
     """Yield ``(sender_pid, run)``: ``run(case, cap)`` returns the receiving socket and its Receiver,
     made (SO_PASSCRED on, as the launcher does before it hands a socket out) before the sender gets
     the other end. The sender process is reaped on exit."""
-    from jail import protocol
+    from jail.wire import protocol
     import pickle
     ctrl, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     pid = os.fork()
@@ -250,7 +250,7 @@ def test_protocol_receiver_fuzz(soak):
 
 def test_protocol_roundtrip_large():
     """A valid multi-datagram message with a blob comes through intact; one over the cap is refused."""
-    from jail import protocol
+    from jail.wire import protocol
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     b.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
     a.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from faultutil import REPO, profile_path
-from launcher.daemon_client import DaemonBackend, DaemonUnavailable
+from launcher.daemon.client import DaemonBackend, DaemonUnavailable
 from test_faults_hostile_replies import ANSI, RAW, assert_safe, call_within
 
 FORGED_TYPE = "X\nts=2026-01-01T00:00:00.000Z level=info logger=build123d_launcher.audit execute outcome=ok"

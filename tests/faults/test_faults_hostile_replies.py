@@ -149,7 +149,7 @@ def launcher(tmp_path_factory):
 @pytest.fixture
 def ts(launcher):
     """A fresh session per test, holding n = 41."""
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
     t = ToolSet(launcher)
     r = t.call("execute", {"code": "n = 41"})
     assert r.get("ok"), r
@@ -325,7 +325,7 @@ def test_reply_text_is_bounded_by_the_profile(ts, launcher):
 def test_forged_newline_in_logged_fields(ts, caplog):
     """No user-controlled line break or field in the audit line (plain handler and key=value formatter)."""
     import logging
-    from launcher.daemon import KeyValueFormatter
+    from launcher.daemon.server import KeyValueFormatter
     forged = json.dumps({"t": "result", "ok": False, "error": {
         "type": "X\nlevel=info logger=build123d_launcher.audit execute session=s1 outcome=ok",
         "rule": "r\r\x1b[1A\u2028 outcome=ok layer=none", "message": "m"}})
@@ -348,7 +348,7 @@ def test_forged_newline_in_logged_fields(ts, caplog):
 
 def test_daemon_log_formatter_escapes_controls():
     import logging
-    from launcher.daemon import KeyValueFormatter, _quote
+    from launcher.daemon.server import KeyValueFormatter, _quote
     fmt = KeyValueFormatter(timestamps=False)
     for msg in ("a=b\rlevel=error event=forged", "x y=1\x1b[2K", "k=v\u2028level=info", "ev k=\u202ev", "\ud800"):
         out = fmt.format(logging.LogRecord("t", logging.INFO, "p", 1, msg, (), None))
@@ -359,7 +359,7 @@ def test_daemon_log_formatter_escapes_controls():
 
 # ----------------------------------------------------------------- state / probe / export replies
 HOSTILE_SUMMARIZE = PATCH_FORKS + r'''
-import sys, jail.runner as R
+import sys, jail.cad.runner as R
 def hostile(real, ns, *a, **k):
     if sys._getframe(2).f_code.co_name == "run":   # the execute path: honest, so calls still work
         return real(ns, *a, **k)
@@ -387,7 +387,7 @@ def test_hostile_state_replies(ts, case):
 
 
 def test_hostile_probe_evidence_is_bounded(ts):
-    code = PATCH_FORKS + ("import jail.session_proc as S\n"
+    code = PATCH_FORKS + ("import jail.proc.chain as S\n"
                           "def hostile(real, msg):\n"
                           "    d = {'n': 2 ** 62, 'f': 1.5, 's': 'a\\x1b[2J\\ud800'}\n"
                           "    for i in range(200):\n"
@@ -405,7 +405,7 @@ def test_hostile_probe_evidence_is_bounded(ts):
 
 
 def test_hostile_export_error_text_is_safe(ts):
-    code = PATCH_FORKS + ("import jail.serialize as Z\n"
+    code = PATCH_FORKS + ("import jail.cad.serialize as Z\n"
                           f"def hostile(real, *a, **k):\n    raise ValueError({ANSI!r} * 50)\n"
                           "patch_forks(Z, 'serialize', hostile)\nb = 1")
     assert run(ts, code).get("ok")
@@ -448,8 +448,8 @@ def test_half_sent_messages_from_many_pids_stay_bounded(ts):
 
 def test_launcher_memory_is_bounded_by_an_rlimit(launcher):
     import resource
-    from launcher import selflimit
-    from jail import protocol
+    from launcher.contain import selflimit
+    from jail.wire import protocol
     soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
     info = selflimit.current()
     assert info and info["as_bytes"] and soft == info["as_bytes"], (soft, info)
@@ -459,7 +459,7 @@ def test_launcher_memory_is_bounded_by_an_rlimit(launcher):
 
 # ----------------------------------------------------------------- sessions that stop reading / forking
 DEAF = PATCH_FORKS + r'''
-import socket, time, jail.protocol as P
+import socket, time, jail.wire.protocol as P
 def deaf(real, *a, **k):
     time.sleep(10 ** 6)
 patch_forks(P, "recv_simple", deaf)

@@ -16,9 +16,9 @@ import pytest
 
 from faultutil import profile_path
 from launcher.core import Launcher
-from launcher.exports import ExportError, check_filename, measure_tree
-from launcher.tools import ToolSet
-from jail.svgcheck import SvgRefused, check_svg
+from launcher.files.exports import ExportError, check_filename, measure_tree
+from launcher.tools.toolset import ToolSet
+from jail.wire.svgcheck import SvgRefused, check_svg
 
 GOOD_HEAD = b"<?xml version='1.0' encoding='utf-8'?>\n"
 SVG_OPEN = b'<svg width="10mm" height="10mm" viewBox="0 0 10 10" version="1.1" xmlns="http://www.w3.org/2000/svg">'
@@ -86,7 +86,7 @@ def test_svg_check_refuses_billion_laughs_without_expanding():
 
 def _real_svgs() -> dict[str, bytes]:
     from build123d import Box, Circle, Cylinder, Ellipse, Line, Spline, Text, Torus, fillet
-    from jail.serialize import serialize
+    from jail.cad.serialize import serialize
     ns = {"box_minus_cyl": Box(10, 20, 5) - Cylinder(3, 10), "circle": Circle(5), "text": Text("Hi", 10),
           "line": Line((0, 0), (5, 5)), "ellipse": Ellipse(4, 2), "spline": Spline((0, 0), (1, 2), (3, 1)),
           "filleted": fillet(Box(5, 5, 5).edges(), 1), "torus": Torus(10, 2)}
@@ -102,7 +102,7 @@ def test_svg_check_accepts_what_build123d_writes():
 # ------------------------------------------------------------------ end to end through the launcher
 FORGE = """
 import sys
-ser = sys.modules["jail.serialize"]
+ser = sys.modules["jail.cad.serialize"]
 _real = ser.serialize
 EVIL = {evil!r}
 def forged(ns, name, fmt, max_bytes):
@@ -202,7 +202,7 @@ def test_200_failed_exports_into_new_subdirectories_leave_no_directory(forging):
     for i in range(100):  # fails in the jail (no such object)
         res = ts.export("no_such_object", f"fail{i}/deep/er/x{i}.step", "")
         assert "error" in res, res
-    r = ts.execute("import sys\nsys.modules['jail.serialize'].serialize = "
+    r = ts.execute("import sys\nsys.modules['jail.cad.serialize'].serialize = "
                    "lambda ns, n, f, m: (b'x' * 10, {'format': f})\nhuge = 1")
     assert r.get("ok"), r
     for i in range(100):  # bytes back from the jail, then refused by the launcher (forged SVG)

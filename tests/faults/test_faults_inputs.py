@@ -24,11 +24,11 @@ import threading
 import pytest
 
 from faultutil import profile_path
-from launcher import inputs
+from launcher.files import inputs
 from launcher.core import Launcher
-from launcher.inputs import InputError, list_inputs, read_input
+from launcher.files.inputs import InputError, list_inputs, read_input
 from launcher.profile import load_profile
-from launcher.tools import ToolSet, render
+from launcher.tools.toolset import ToolSet, render
 
 CAP = 1 << 20
 SECRET = b"TOP-SECRET-" + os.urandom(8).hex().encode()
@@ -388,7 +388,7 @@ def test_oversized_file_refused_before_the_jail(indir, tmp_path):
 
 
 PATCH = """\
-import jail.importer as I
+import jail.cad.importer as I
 def evil(data):
 {body}
 I.READERS['step'] = evil

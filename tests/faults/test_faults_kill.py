@@ -71,7 +71,7 @@ def _gone(pid: int) -> bool:
 
 def _next_pid(session) -> int | None:
     """The head's pre-forked child (the launcher may not have read its `ready` yet)."""
-    from launcher.procs import children_of
+    from launcher.contain.procs import children_of
     head = session.pids().get("head")
     kids = children_of(head) if head else []
     return kids[0] if kids else None
@@ -290,7 +290,7 @@ def _kill_during_spawn(ts, zygote_pid: int, rng: random.Random, model: Model, lo
 
 def test_random_sigkill_rounds(soak):
     from launcher.core import Launcher
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
 
     rounds = 100 if soak else 15
     seed = int(os.environ.get("FAULTS_SEED", time.time_ns() % 1_000_000))
@@ -404,8 +404,8 @@ def test_no_zombie_after_restore():
 def test_connreset_is_session_dead():
     """The session dies while a request the launcher sent is still unread: recvmsg gets ECONNRESET."""
     from launcher.core import Launcher
-    from launcher.procs import children_of
-    from launcher.tools import ToolSet
+    from launcher.contain.procs import children_of
+    from launcher.tools.toolset import ToolSet
     with Launcher(profile_path("faults")) as L:
         ts = ToolSet(L)
         assert ts.call("execute", {"code": "n = 1"})["ok"]
@@ -429,13 +429,13 @@ def test_failed_restore_keeps_next():
     """A failed restore leaves the head and its pending next usable (regression: the `ready` of the head's
     next, read while restore waited for the snapshot's, used to be dropped: 30 s stall, then session lost)."""
     from launcher.core import Launcher
-    from launcher.session import SessionDead
+    from launcher.session.session import SessionDead
     with Launcher(profile_path("faults")) as L:
         s = L.new_session()
         assert s.execute("n = 1")["ok"]
         s.save_snapshot("a")       # the head forks a new next, whose `ready` is now queued
         snap = s.pids()["snapshots"]["a"]
-        from launcher.procs import children_of
+        from launcher.contain.procs import children_of
         deadline = time.monotonic() + 10
         while not [c for c in children_of(s.pids()["head"]) if c != snap] and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -443,7 +443,7 @@ def test_failed_restore_keeps_next():
         os.kill(snap, signal.SIGSTOP)  # it will not fork a head for the restore
         t = threading.Timer(0.3, lambda: _kill(snap))
         t.start()
-        from launcher.session import SessionError
+        from launcher.session.session import SessionError
         with pytest.raises(SessionError, match="session is unchanged"):
             s.restore_snapshot("a")
         t.join()
@@ -457,7 +457,7 @@ def test_failed_restore_keeps_next():
 def test_kill_head_and_init_gives_clear_error_then_new_session():
     """The deterministic cases of the random test: init and head killed while idle."""
     from launcher.core import Launcher
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
     with Launcher(profile_path("faults")) as L:
         ts = ToolSet(L)
         assert ts.call("execute", {"code": "n = 5"})["ok"]
@@ -498,7 +498,7 @@ def test_kill_head_and_init_gives_clear_error_then_new_session():
 
 def test_kill_during_start_returns_error():
     from launcher.core import Launcher
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
     with Launcher(profile_path("faults"), spare_sessions=0) as L:
         zyg = L.zygote.pid
         for _ in range(3):

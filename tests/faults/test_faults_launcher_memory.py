@@ -18,11 +18,11 @@ SCRIPT = r'''
 import json, resource, sys
 sys.path[:0] = [REPO, FAULTS]
 from launcher.core import Launcher
-from launcher.tools import ToolSet
-from launcher import selflimit
+from launcher.tools.toolset import ToolSet
+from launcher.contain import selflimit
 PATCH = """
 import os
-import jail.serialize as Z
+import jail.cad.serialize as Z
 _me = os.getpid()
 _real = Z.serialize
 def _big(*a, **k):

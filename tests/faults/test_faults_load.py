@@ -25,7 +25,7 @@ def _pct(xs, q):
 
 def test_load_many_executes(soak):
     from launcher.core import Launcher
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
 
     total, nsess = (10_000, 16) if soak else (800, 8)
     per = total // nsess

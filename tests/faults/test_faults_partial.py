@@ -71,7 +71,7 @@ def test_lying_partial_reply_is_bounded_sanitised_and_labelled(ts, launcher):
     assert all("\x1b" not in c for c in e.get("context") or [])
     o = e.get("origin") or {}
     assert o.get("call") is None and o.get("line") is None and o.get("context") == [], o
-    from launcher.tools import render
+    from launcher.tools.toolset import render
     text = render("execute", r)
     assert "as reported by the session" in text and "\x1b" not in text
     assert_intact(ts)
@@ -123,7 +123,7 @@ n = 0
 def test_runner_handler_patched_to_raise_in_user_code(ts):
     """User code replaces the runner's reply function: the handler's exception must not escape
     into anything the launcher depends on; the call still times out cleanly."""
-    code = ("import jail.runner as R\n"
+    code = ("import jail.cad.runner as R\n"
             "def boom(*a, **k):\n    raise RuntimeError('no')\n"
             "R._user_frames_stack = boom\n"
             "print('so far')\nn = 0" + LOOP)
@@ -138,7 +138,7 @@ def test_runner_handler_patched_to_raise_in_user_code(ts):
 def test_api_op_with_hostile_names(ts, name):
     """The jail side of the api tool, sent directly (past the launcher's schema check)."""
     s = ts._session()
-    msg, _ = s._one_shot({"t": "api", "name": name}, "api", timeout=30)
+    msg, _ = s.ask({"t": "api", "name": name}, "api", timeout=30)
     assert_safe(msg)
     assert msg.get("ok") is False or name is None, msg     # None: the versions answer
     if name is not None:

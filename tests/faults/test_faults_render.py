@@ -1,7 +1,7 @@
 """A session process that lies in its render / measure replies: refused, session intact.
 
 Runs under ``faults_os_only`` (AST policy and filtered builtins off, every OS layer on), so user
-code can reach the jail's own modules: it replaces ``jail.render.render`` (or ``jail.measure``'s
+code can reach the jail's own modules: it replaces ``jail.cad.render.render`` (or ``jail.cad.measure``'s
 functions) in the session with one that writes a forged reply straight to the session socket
 (fd 3) and exits - the disposable next that serves the call runs it. The launcher must refuse
 every forged image (wrong signature, IHDR of 100000x100000, over the byte cap, a size other than
@@ -34,9 +34,9 @@ n = 41
 # Installed in the session: FORGE(msg, blob) replaces the jail's render with a liar.
 LIAR = r"""\
 import os, socket, sys
-_proto = sys.modules['jail.protocol']
-_jr = sys.modules['jail.render']
-_jm = sys.modules['jail.measure']
+_proto = sys.modules['jail.wire.protocol']
+_jr = sys.modules['jail.cad.render']
+_jm = sys.modules['jail.cad.measure']
 if '_orig_render' not in globals():
     _orig_render = _jr.render
     _orig_measure = _jm.measure
@@ -90,7 +90,7 @@ CASES = {
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):
     from launcher.core import Launcher
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
     with Launcher(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
         ts = ToolSet(L)
         r = ts.call("execute", {"code": PLATE + LIAR})
@@ -207,7 +207,7 @@ def rig(tmp_path_factory):
     import secrets
     import socket
     from launcher.core import Launcher
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
     d = tmp_path_factory.mktemp("rm")
     token = "SECRET-" + secrets.token_hex(8)
     (d / "secret.txt").write_text(token)
@@ -240,7 +240,7 @@ def test_escape_payload_then_render_and_measure(rig, path):
         replies.append(r)
         assert isinstance(r, dict)
         if r.get("ok") is True and tool == "render":
-            from launcher.png_check import check_png
+            from launcher.replies.png import check_png
             check_png(base64.b64decode(r["png_b64"]))
             assert re.fullmatch(r"[ -~]*", r["caption"]), r["caption"]  # printable ASCII only
         else:

@@ -25,7 +25,7 @@ from faultutil import REPO, profile_path, zombies_under
 def test_64_sessions_then_65th_refused():
     import os
     from launcher.core import Launcher
-    from launcher.tools import ToolSet
+    from launcher.tools.toolset import ToolSet
     with Launcher(profile_path("faults_max64")) as L:
         t0 = time.monotonic()
         tools = [ToolSet(L) for _ in range(64)]
@@ -71,7 +71,7 @@ import faulthandler, json, os, resource, sys, traceback
 faulthandler.dump_traceback_later(int(sys.argv[3]) if len(sys.argv) > 3 else 100, exit=True)  # a hang shows where, then exits
 sys.path.insert(0, sys.argv[1])
 from launcher.core import Launcher
-from launcher.tools import ToolSet
+from launcher.tools.toolset import ToolSet
 out = {"calls": [], "raised": []}
 with Launcher(sys.argv[2]) as L:
     first = ToolSet(L)
@@ -131,7 +131,7 @@ def test_out_of_fds_gives_errors_not_crashes(tmp_path):
 def test_max_sessions_holds_under_concurrent_creation():
     """12 threads open sessions at once against max_sessions = 4: at most 4 may exist."""
     from launcher.core import Launcher
-    from launcher.session import SessionError
+    from launcher.session.session import SessionError
     with Launcher(profile_path("faults_max4")) as L:
         made, refused, other = [], [], []
         barrier = threading.Barrier(12)
@@ -161,7 +161,7 @@ DISK_FULL = r"""
 import json, os, subprocess, sys
 sys.path.insert(0, sys.argv[1])
 from launcher.core import Launcher
-from launcher.tools import ToolSet
+from launcher.tools.toolset import ToolSet
 out_dir = sys.argv[3]
 # a private mount namespace (`unshare -m` started us): this tmpfs is gone when we exit
 subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k,nr_inodes=24,mode=0755", "tmpfs", out_dir], check=True)

@@ -53,7 +53,7 @@ from faultutil import profile_path, pss_bytes
 
 from testlib import REPO, alive, launcher_env, next_pid, proc_stat, wait_until  # noqa: E402
 
-from launcher import cgroups  # noqa: E402
+from launcher.contain import cgroups  # noqa: E402
 
 MB = 1 << 20
 
@@ -703,7 +703,7 @@ DRIVER = r'''
 import json, sys
 sys.path.insert(0, {repo!r})
 from launcher.core import Launcher
-from launcher import containment
+from launcher.contain import containment
 def say(**kw):
     print(json.dumps(kw), flush=True)
     sys.stdin.readline()

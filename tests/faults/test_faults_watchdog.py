@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from faultutil import pss_bytes
-from launcher import cgroups, watchdog
+from launcher.contain import cgroups
+from launcher.contain import watchdog
 from launcher.core import Launcher
 
 REPO = Path(__file__).resolve().parents[2]

@@ -156,9 +156,9 @@ def test_doctor_rows_fit_a_terminal_and_verbose_lists_the_rules(tmp_path):
 
 def test_root_with_an_unreadable_checkout_explains_the_fix(tmp_path):
     """As root the jail runs as nobody: a 0700 directory on the way to the venv is named, with the fix."""
-    from jail.errors import LayerError
+    from jail.wire.errors import LayerError
     from launcher.core import explain_layer_error
-    from launcher.preflight import check_jail_can_read
+    from launcher.selftest.preflight import check_jail_can_read
 
     import shutil
     import sys

@@ -29,7 +29,7 @@ import pytest
 
 from testlib import REPO, TEST_PROFILE, alive, descendants, launcher_env, proc_stat, wait_until
 
-from launcher.daemon_client import DaemonBackend, connect_backend, recv_frame, send_frame
+from launcher.daemon.client import DaemonBackend, connect_backend, recv_frame, send_frame
 
 HEADER = struct.Struct(">I")
 
@@ -446,7 +446,7 @@ def test_mcp_via_daemon_and_embedded_agree(daemon, tmp_path):
 def test_fuzzed_requests_never_break_the_daemon(daemon):
     from hypothesis import HealthCheck, given, settings, strategies as st
 
-    from launcher.tools import TOOLS
+    from launcher.tools.toolset import TOOLS
 
     json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 70, 2 ** 70), st.floats(allow_nan=False),
                           st.text(max_size=40))

@@ -14,7 +14,7 @@ import pytest
 from testlib import TEST_PROFILE
 
 from launcher.core import Launcher
-from launcher.tools import ToolSet, render
+from launcher.tools.toolset import ToolSet, render
 
 MODEL = """\
 with BuildPart() as bracket:
@@ -256,7 +256,7 @@ def test_numpy_stl_writer_fallback(lax):
     L, _out = lax
     ts = ToolSet(L)
     try:
-        r = ts.execute("import sys\nser = sys.modules['jail.serialize']\n"
+        r = ts.execute("import sys\nser = sys.modules['jail.cad.serialize']\n"
                        "c = Cylinder(5, 10)\nd = ser._stl_from_tessellation(c)\n"
                        "chk = ser.check_stl(d)\nprint(chk['volume'], c.volume, chk['triangles'])\n")
         assert r["ok"], r
@@ -268,7 +268,7 @@ def test_numpy_stl_writer_fallback(lax):
 
 LIAR = """
 import sys
-ser = sys.modules["jail.serialize"]
+ser = sys.modules["jail.cad.serialize"]
 def fake(ns, name, fmt, max_bytes):
     if name == "huge":
         return b"A" * (max_bytes + 100000), {}

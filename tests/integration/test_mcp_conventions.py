@@ -26,7 +26,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from launcher import __version__
-from launcher.tooldefs import NAMES
+from launcher.tools.table import NAMES
 
 LONG_PROFILE = f'extends = "{TEST_PROFILE}"\nname = "long_timeout"\n[limits]\ntimeout_s = 300\n'
 EMPTY_SECCOMP = f'extends = "{TEST_PROFILE}"\nname = "empty_seccomp"\n[seccomp]\nallow = []\n'
@@ -115,7 +115,7 @@ def test_schemas_describe_every_parameter(tmp_path):
     assert "Allowed imports: build123d, math, numpy" in ex.description
     assert "no GUI viewer: use render" in ex.description and "no file access" in ex.description
     assert " 2 s wall clock" in ex.description  # the profile's limit (sessions_fast: 2 s)
-    from launcher.exports import FORMATS
+    from launcher.files.exports import FORMATS
     assert tools["export"].input_schema["properties"]["format"]["enum"] == ["", *FORMATS]
     assert {"step", "stl", "brep", "svg", "dxf", "3mf"} <= set(FORMATS)
     assert tools["save_snapshot"].input_schema["properties"]["name"]["pattern"].startswith("^[A-Za-z0-9]")
@@ -179,7 +179,7 @@ def test_cancel_through_the_daemon(tmp_path):
     import subprocess
     import tempfile
     from pathlib import Path
-    from launcher.daemon_client import DaemonBackend
+    from launcher.daemon.client import DaemonBackend
 
     d = Path(tempfile.mkdtemp(prefix="b123d-cancel-", dir="/tmp"))
     d.chmod(0o755)
@@ -219,7 +219,7 @@ def test_tools_list_is_answered_before_the_zygote_is_ready(tmp_path):
     def zygote_of(server_pid):
         for p in live_descendants(server_pid):
             try:
-                if b"jail.zygote" in open(f"/proc/{p}/cmdline", "rb").read():
+                if b"jail.proc.zygote" in open(f"/proc/{p}/cmdline", "rb").read():
                     return p
             except OSError:
                 pass

@@ -18,7 +18,7 @@ from testlib import alive, children, proc_stat, settled_tree, wait_until
 
 from mcpclient import connect, running, server_params
 
-from launcher.tools import TOOLS
+from launcher.tools.toolset import TOOLS
 
 PLATE = """\
 length, width, thickness = 80.0, 60.0, 10.0

@@ -171,7 +171,7 @@ def test_render_through_the_daemon(tmp_path):
     import tempfile
     import time
     from pathlib import Path
-    from launcher.daemon_client import DaemonBackend
+    from launcher.daemon.client import DaemonBackend
     d = Path(tempfile.mkdtemp(prefix="h5-daemon-", dir="/tmp"))
     sock = d / "s.sock"
     with open(tmp_path / "daemon.log", "w") as log:
@@ -195,7 +195,7 @@ def test_render_through_the_daemon(tmp_path):
         r = backend.call("render", {"objects": ["part"], "view": "top", "width": 320, "height": 240})
         assert r.get("ok") is True, r
         raw = base64.b64decode(r["png_b64"])
-        from launcher.png_check import check_png
+        from launcher.replies.png import check_png
         assert check_png(raw) == (320, 240)
         im = Image.open(io.BytesIO(raw))
         assert im.size == (320, 240)

@@ -25,8 +25,8 @@ import pytest
 
 from testlib import (REPO, TEST_PROFILE, alive, children, descendants, fd_count, launcher_env,
                       next_pid, proc_stat, settled_tree, task_count, wait_until, zombie_children)
-from launcher.session import SessionError
-from launcher.tools import ToolSet, render
+from launcher.session.session import SessionError
+from launcher.tools.toolset import ToolSet, render
 
 SETUP = """\
 x = {"a": 1, "b": [1, 2, 3]}

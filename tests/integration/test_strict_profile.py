@@ -6,7 +6,7 @@ import pytest
 
 from launcher.cli import DEMO_CODE
 from launcher.core import Launcher
-from launcher.tools import ToolSet
+from launcher.tools.toolset import ToolSet
 
 
 @pytest.fixture(scope="module")

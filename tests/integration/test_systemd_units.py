@@ -58,7 +58,7 @@ def _analyze(*args, tmp_path: Path) -> subprocess.CompletedProcess:
 def _rendered(tmp_path: Path) -> Path:
     dest = tmp_path / "units"
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "launcher.install_service", "--dest", str(dest), "--no-systemctl",
+    r = subprocess.run([sys.executable, "-m", "launcher.daemon.install", "--dest", str(dest), "--no-systemctl",
                         "--output-dir", str(out)], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert r.returncode == 0, r.stderr
     return dest
@@ -92,7 +92,7 @@ def test_security_score(tmp_path, which):
 def test_installer_renders_this_venv(tmp_path):
     dest = tmp_path / "units"
     out = tmp_path / "out dir"
-    r = subprocess.run([sys.executable, "-m", "launcher.install_service", "--dest", str(dest), "--no-systemctl",
+    r = subprocess.run([sys.executable, "-m", "launcher.daemon.install", "--dest", str(dest), "--no-systemctl",
                         "--output-dir", str(out), "--profile", "strict"],
                        capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -214,7 +214,7 @@ os.execv(sys.executable, [sys.executable] + cfg["argv"])
 WORKLOAD = r'''
 import json, os, sys
 from launcher.core import Launcher
-from launcher.tools import ToolSet
+from launcher.tools.toolset import ToolSet
 profile, out = sys.argv[1], sys.argv[2]
 res = {"uid": os.getuid(), "uid_map": open("/proc/self/uid_map").read().split()}
 for line in open("/proc/self/status"):

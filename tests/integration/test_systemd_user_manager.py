@@ -4,7 +4,7 @@ As root, in a private mount namespace (so nothing here touches the host's mounts
 ``/run/systemd/system`` exists (systemd refuses to run a user instance otherwise),
 ``/run/user/<uid>`` and ``/home`` are fresh tmpfs, and a cgroup is delegated to an
 unprivileged uid. That uid starts its own user manager, runs ``python -m
-launcher.install_service`` (the code behind ``make install-user-service``), and then an
+launcher.daemon.install`` (the code behind ``make install-user-service``), and then an
 MCP stdio client (the ``mcp`` SDK) talks to ``build123d-launcher mcp``, which finds the
 socket-activated daemon: a Box is built, ``import os`` is refused, a STEP file is
 exported into ``~/build123d-out``. The service must be ``active`` (its ``READY=1``
@@ -28,7 +28,7 @@ import pytest
 
 from testlib import REPO
 
-from launcher import cgroups
+from launcher.contain import cgroups
 
 UID = 65533
 SYSTEMD = next((p for p in ("/lib/systemd/systemd", "/usr/lib/systemd/systemd") if os.path.exists(p)), None)
@@ -89,19 +89,19 @@ SVC_CG="$CG/app.slice/build123d-launcher.service"
 if [ -n "$HUGETLB" ]; then
   # hugetlb, the one v2 controller a hybrid host has, handed down to the service's parent (systemd
   # leaves controllers it does not know alone), and the daemon made to want it (a drop-in whose
-  # sitecustomize extends launcher.cgroups.V2_WANTED): with Delegate=yes the launcher must then
+  # sitecustomize extends launcher.contain.cgroups.V2_WANTED): with Delegate=yes the launcher must then
   # move itself into launcher-main and hand hugetlb to the session cgroups
   $U systemctl --user start app.slice
   echo +hugetlb > "$CG/cgroup.subtree_control" && echo +hugetlb > "$CG/app.slice/cgroup.subtree_control" \
     && echo "HUGETLB handed down" || echo "HUGETLB refused"
   mkdir -p /home/b123d/hook /home/b123d/.config/systemd/user/build123d-launcher.service.d
-  printf 'import launcher.cgroups as c\nc.V2_WANTED = c.V2_WANTED + ("hugetlb",)\n' > /home/b123d/hook/sitecustomize.py
+  printf 'import launcher.contain.cgroups as c\nc.V2_WANTED = c.V2_WANTED + ("hugetlb",)\n' > /home/b123d/hook/sitecustomize.py
   printf '[Service]\nEnvironment=PYTHONPATH=/home/b123d/hook\n' \
     > /home/b123d/.config/systemd/user/build123d-launcher.service.d/hugetlb.conf
   chown -R $UID_:$UID_ /home/b123d/hook /home/b123d/.config
 fi
 cd "$REPO"
-$U "$PY" -m launcher.install_service
+$U "$PY" -m launcher.daemon.install
 $U "$PY" "$WORK/client.py" /run/user/$UID_/build123d-launcher.sock "$REPO" "$SVC_CG"
 for i in $(seq 100); do [ "$($U systemctl --user is-active build123d-launcher.service)" = active ] && break; sleep 0.1; done
 echo "SERVICE $($U systemctl --user is-active build123d-launcher.service)"

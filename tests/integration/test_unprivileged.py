@@ -83,7 +83,7 @@ def user_env():
     env = launcher_env(HOME=str(home), XDG_RUNTIME_DIR=str(home / "run"), USER="b123d-test", LOGNAME="b123d-test")
     prefix = [setpriv, f"--reuid={UID}", f"--regid={UID}", "--clear-groups", "--"]
     # the interpreter and every package must import as that uid (catches ACLs and modes the bit check misses)
-    p = subprocess.run(prefix + [sys.executable, "-c", "import launcher.cli, jail.zygote, build123d, mcp"],
+    p = subprocess.run(prefix + [sys.executable, "-c", "import launcher.cli, jail.proc.zygote, build123d, mcp"],
                        cwd=str(home), env=env, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         shutil.rmtree(home, ignore_errors=True)

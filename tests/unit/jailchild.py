@@ -10,7 +10,7 @@ import json
 import os
 import traceback
 
-from jail.libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID,  # noqa: F401
+from jail.layers.libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID,  # noqa: F401
                        CLONE_NEWUSER, CLONE_NEWUTS)
 
 _libc = ctypes.CDLL(None, use_errno=True)

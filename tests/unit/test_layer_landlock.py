@@ -8,8 +8,8 @@ import socket
 
 import pytest
 
-from jail import landlock
-from jail.errors import LayerError
+from jail.layers import landlock
+from jail.wire.errors import LayerError
 from jailchild import errno_of, in_child
 
 pytestmark = pytest.mark.skipif(landlock.abi_version() < 1, reason="kernel without Landlock")

@@ -8,8 +8,8 @@ import sysconfig
 
 import pytest
 
-from jail.errors import LayerError
-from jail.mountview import apply_mount_view
+from jail.wire.errors import LayerError
+from jail.layers.mountview import apply_mount_view
 
 from jailchild import CLONE_NEWNS, CLONE_NEWUSER, _libc, errno_of, in_session
 

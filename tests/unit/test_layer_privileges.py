@@ -5,7 +5,7 @@ import ctypes
 import json
 import os
 
-from jail.privileges import drop_privileges, read_status
+from jail.layers.privileges import drop_privileges, read_status
 
 from jailchild import CLONE_NEWNS, CLONE_NEWUSER, _libc, errno_of, in_session
 
@@ -81,7 +81,7 @@ def test_children_inherit_the_drop():
 
 def test_read_back_without_proc():
     """Under Landlock /proc is hidden; the read-back falls back to capget/prctl."""
-    from jail.landlock import abi_version, apply_landlock
+    from jail.layers.landlock import abi_version, apply_landlock
     import pytest
     if abi_version() < 1:
         pytest.skip("no Landlock")

@@ -4,7 +4,7 @@ host's scheduler or its rlimit ceilings)."""
 import os
 import resource
 
-from jail.rlimits import apply_rlimits
+from jail.layers.rlimits import apply_rlimits
 
 from jailchild import errno_of, in_session
 

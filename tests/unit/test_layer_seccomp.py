@@ -17,8 +17,8 @@ import sys  # noqa: E402
 import pyseccomp  # noqa: E402
 import pytest  # noqa: E402
 
-from jail.errors import LayerError  # noqa: E402
-from jail.seccomp_filter import apply_seccomp  # noqa: E402
+from jail.wire.errors import LayerError  # noqa: E402
+from jail.layers.seccomp import apply_seccomp  # noqa: E402
 from launcher.profile import load_profile  # noqa: E402
 
 from jailchild import CLONE_NEWUSER, _libc, errno_of, in_session
@@ -148,9 +148,9 @@ def test_profiles_lists_are_sane():
 
 
 def test_all_four_layers_then_build123d_workload(tmp_path):
-    from jail.landlock import abi_version, apply_landlock
-    from jail.mountview import apply_mount_view
-    from jail.privileges import drop_privileges
+    from jail.layers.landlock import abi_version, apply_landlock
+    from jail.layers.mountview import apply_mount_view
+    from jail.layers.privileges import drop_privileges
 
     if abi_version() < 1:
         pytest.skip("no Landlock")

@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from launcher.png_check import PngError, check_png, SIGNATURE
+from launcher.replies.png import PngError, check_png, SIGNATURE
 
 PIL = pytest.importorskip("PIL")
 from PIL import Image  # noqa: E402

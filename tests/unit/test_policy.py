@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jail.policy import INTROSPECTION_ATTRIBUTES, RULES, PolicyError, check
+from jail.cad.policy import INTROSPECTION_ATTRIBUTES, RULES, PolicyError, check
 
 ALLOWED = ["build123d", "math", "numpy", "typing", "collections", "itertools", "functools", "copy"]
 BLOCKED = ["eval", "exec", "compile", "open", "__import__", "breakpoint", "input", "getattr",
@@ -460,7 +460,7 @@ ALIAS_CASES = [
 
 @pytest.mark.parametrize("code,why", ALIAS_CASES)
 def test_module_reached_through_an_alias_exposes_no_foreign_module(code, why):
-    from jail import runner
+    from jail.cad import runner
     allowed = ["build123d", "math", "numpy", "typing", "collections", "itertools", "functools", "copy"]
     blocked = ["eval", "exec", "compile", "open", "__import__", "breakpoint", "input", "getattr", "vars", "dir",
                "hasattr"]
@@ -472,7 +472,7 @@ def test_module_reached_through_an_alias_exposes_no_foreign_module(code, why):
 
 
 def test_module_views_keep_modelling_code_working():
-    from jail import runner
+    from jail.cad import runner
     allowed = ["build123d", "math", "numpy", "typing", "collections", "itertools", "functools", "copy"]
     ns = runner.new_namespace(allowed, ["open", "eval", "getattr"], True)
     code = """\

@@ -4,7 +4,7 @@ import os
 import signal
 import time
 
-from launcher.procs import Proc, descendants, exiting, kill_strays, state_of
+from launcher.contain.procs import Proc, descendants, exiting, kill_strays, state_of
 
 
 def _fork_sleeper(seconds: float = 30) -> int:

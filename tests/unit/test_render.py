@@ -16,7 +16,9 @@ from PIL import Image  # noqa: E402
 
 from build123d import Box, BuildPart, Cylinder, GridLocations, Hole, Pos, Sphere, Face, Line  # noqa: E402
 
-from jail import render, runner  # noqa: E402
+from jail.cad import render  # noqa: E402
+
+from jail.cad import runner
 
 BG = (250, 250, 250)
 BLUE = render.PALETTE[0]

@@ -6,8 +6,15 @@ import json
 
 import pytest
 
-from jail import api, hints, history, runner
-from launcher import replies, reply_text
+from jail.cad import api
+
+from jail.cad import hints
+
+from jail.cad import history
+
+from jail.cad import runner
+from launcher.replies import validate as replies
+from launcher.tools import text as reply_text
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -10,8 +10,8 @@ import tracemalloc
 
 import pytest
 
-from jail import runner
-from jail.safe_builtins import EXTRA_REMOVED, make_builtins
+from jail.cad import runner
+from jail.cad.safe_builtins import EXTRA_REMOVED, make_builtins
 
 ALLOWED = ["build123d", "math", "numpy", "typing", "collections", "itertools", "functools", "copy"]
 BLOCKED = ["eval", "exec", "compile", "open", "__import__", "breakpoint", "input", "getattr",
@@ -151,7 +151,7 @@ def test_plate_with_holes(ns):
     assert objs["part"]["type"] == "Part" and objs["part"]["kind"] == "shape"
     assert objs["sk"]["area"] == pytest.approx(40) and "volume" not in objs["sk"]
     assert objs["ln"]["length"] == pytest.approx(5)
-    from launcher.reply_text import describe  # the launcher renders summaries; the jail only makes them
+    from launcher.tools.text import describe  # the launcher renders summaries; the jail only makes them
     text = describe(objs["plate"])
     assert "80x60x10" in text and "valid" in text
 
@@ -201,7 +201,7 @@ e = BuildPart()
     assert objs["fn"]["kind"] == "function" and objs["K"]["kind"] == "class"
     assert objs["k"]["type"] == "K"
     assert objs["e"]["kind"] == "builder" and objs["e"]["empty"] is True
-    from launcher.reply_text import describe
+    from launcher.tools.text import describe
     assert all(isinstance(describe(o), str) for o in r["objects"])
 
 
@@ -220,7 +220,7 @@ r = R()
     objs = by_name(r)
     assert objs["bad"]["summary_error"] == "ValueError: no len"
     assert "repr" in objs["r"] or "summary_error" in objs["r"]
-    from launcher.reply_text import describe
+    from launcher.tools.text import describe
     assert "could not summarise" in describe(objs["bad"])
 
 
@@ -231,7 +231,7 @@ def test_summarize_caps_items():
     objs = runner.summarize(ns, max_items=200)
     assert len(objs) == 201
     assert objs[-1] == {"name": "...", "type": "", "kind": "omitted", "count": 50}
-    from launcher.reply_text import describe
+    from launcher.tools.text import describe
     assert "and 50 more names not shown" in describe(objs[-1])
 
 

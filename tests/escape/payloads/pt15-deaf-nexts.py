@@ -5,7 +5,7 @@
 # destructive: no
 # fast: yes
 import os, socket, time
-import jail.protocol as P
+import jail.wire.protocol as P
 me = os.getpid()
 def deafen(module, name):
     real = getattr(module, name)

@@ -1,0 +1,235 @@
+"""The ``api`` op: look build123d up without ``dir``/``help``/``__doc__`` (which user code may not use).
+
+``lookup(name)`` gives the signature and docstring of a name that
+``from build123d import *`` binds, or of an attribute of one
+(``"fillet"``, ``"Box"``, ``"Part.edges"``, ``"Axis.Z"``), and for a class the
+public methods and properties it offers. ``search(query)`` lists the bound names
+containing ``query`` (case-insensitive) with the first line of each docstring.
+``versions()`` gives the build123d and OCP versions.
+
+Runs in a disposable next (read-only; nothing survives it). What it blocks:
+names are checked before anything is looked up - a ``str`` of at most
+``NAME_MAX`` characters, dotted identifiers of at most 4 parts, none starting
+with ``_`` (no dunders, no private attributes), the first part a name build123d
+exports - so the op cannot be used to reach ``__globals__``, modules or the
+session's own objects. Attributes are read with ``inspect.getattr_static``
+first (no properties run). What it does not block: a session whose code
+patched build123d's classes (its own process) sees its patches here, and
+``inspect.signature`` may run code such patches installed; the reply is
+capped here and treated as untrusted text by the launcher.
+"""
+from __future__ import annotations
+
+import difflib
+import inspect
+import re
+
+__all__ = ["lookup", "search", "versions", "op_api", "NAME_MAX"]
+
+NAME_MAX = 200
+DOC_CAP = 3000
+SIG_CAP = 1000
+MEMBERS_MAX = 80
+SEARCH_MAX = 60
+CORE_CLASSES = ("Shape", "Part", "Sketch", "Curve", "Solid", "Face", "Wire", "Edge", "Vertex", "Compound",
+                "ShapeList", "Location", "Vector", "Axis", "Plane", "BoundBox", "BuildPart", "BuildSketch",
+                "BuildLine")
+_PART = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,99}\Z")
+
+_VERSIONS: dict | None = None
+
+
+def versions() -> dict:
+    """``{"build123d": "0.13.0", "OCP": "8.0.1.1"}`` (computed once, in the zygote's warm-up)."""
+    global _VERSIONS
+    if _VERSIONS is None:
+        v: dict = {}
+        try:
+            import build123d
+            v["build123d"] = str(getattr(build123d, "__version__", "?"))
+        except Exception:  # noqa: BLE001
+            v["build123d"] = "?"
+        try:
+            import OCP
+            v["OCP"] = str(getattr(OCP, "__version__", "?"))
+        except Exception:  # noqa: BLE001
+            v["OCP"] = "?"
+        _VERSIONS = v
+    return dict(_VERSIONS)
+
+
+def _exports() -> dict:
+    from jail.cad.runner import _star_exports
+    return _star_exports()
+
+
+def _cap(s: str, cap: int) -> str:
+    return s if len(s) <= cap else s[: cap - 3] + "..."
+
+
+def _kind(obj) -> str:
+    if inspect.isclass(obj):
+        return "class"
+    if isinstance(obj, (staticmethod, classmethod)) or inspect.isroutine(obj):
+        return "function"
+    if isinstance(obj, property):
+        return "property"
+    if inspect.ismodule(obj):
+        return "module"
+    return "value"
+
+
+def _signature(obj) -> str | None:
+    try:
+        if isinstance(obj, (staticmethod, classmethod)):
+            obj = obj.__func__
+        if isinstance(obj, property):
+            obj = obj.fget
+            if obj is None:
+                return None
+            sig = inspect.signature(obj)
+            ret = sig.return_annotation
+            return None if ret is inspect.Signature.empty else f"-> {_ann(ret)}"
+        if inspect.isclass(obj):
+            init = inspect.getattr_static(obj, "__init__", None)
+            if inspect.isfunction(init):
+                sig = inspect.signature(init)
+                params = list(sig.parameters.values())[1:]
+                return str(sig.replace(parameters=params))
+        return str(inspect.signature(obj))
+    except (TypeError, ValueError):
+        return None
+
+
+def _ann(a) -> str:
+    return a if isinstance(a, str) else getattr(a, "__name__", None) or str(a)
+
+
+def _doc(obj) -> str:
+    try:
+        if isinstance(obj, (staticmethod, classmethod)):
+            obj = obj.__func__
+        d = inspect.getdoc(obj)
+    except Exception:  # noqa: BLE001
+        d = None
+    return d if isinstance(d, str) else ""
+
+
+def _members(cls) -> dict:
+    """Public methods and properties of a class (names only), from its MRO's dicts."""
+    methods, props = set(), set()
+    for klass in inspect.getmro(cls):
+        if klass is object:
+            continue
+        for n, v in vars(klass).items():
+            if not isinstance(n, str) or n.startswith("_"):
+                continue
+            if isinstance(v, property):
+                props.add(n)
+            elif isinstance(v, (staticmethod, classmethod)) or inspect.isroutine(v):
+                methods.add(n)
+    return {"methods": sorted(methods)[:MEMBERS_MAX], "properties": sorted(props)[:MEMBERS_MAX],
+            "methods_total": len(methods), "properties_total": len(props)}
+
+
+def check_name(name) -> list[str]:
+    """The parts of a valid dotted name, else ValueError saying why."""
+    if not isinstance(name, str):
+        raise ValueError("name must be a string")
+    if len(name) > NAME_MAX:
+        raise ValueError(f"name is longer than {NAME_MAX} characters")
+    parts = name.strip().split(".")
+    if not 1 <= len(parts) <= 4:
+        raise ValueError("name must be a build123d name or Class.attribute (at most 4 dotted parts)")
+    for p in parts:
+        if not _PART.match(p):
+            raise ValueError(f"{p[:40]!r} is not a public name (letters, digits, '_'; no leading '_')")
+    return parts
+
+
+def lookup(name) -> dict:
+    """Signature, docstring (and members for a class) of a build123d name or ``Class.attr``."""
+    parts = check_name(name)
+    exports = _exports()
+    head = parts[0]
+    if head not in exports:
+        close = difflib.get_close_matches(head, list(exports), n=5, cutoff=0.6)
+        sub = [n for n in exports if head.lower() in n.lower()][:10]
+        return {"ok": False, "error": f"build123d does not export {head!r}", "did_you_mean": close,
+                "containing": sub}
+    obj = exports[head]
+    owner = None
+    for p in parts[1:]:
+        owner = obj
+        try:
+            nxt = inspect.getattr_static(obj, p)
+        except AttributeError:
+            try:
+                nxt = getattr(obj, p)  # e.g. an enum member, a class attribute set by a metaclass
+            except Exception:  # noqa: BLE001
+                names = [n for n in dir(obj) if not n.startswith("_")] if inspect.isclass(obj) else []
+                close = difflib.get_close_matches(p, names, n=5, cutoff=0.6)
+                return {"ok": False, "error": f"{'.'.join(parts[:parts.index(p)])} has no attribute {p!r}",
+                        "did_you_mean": close, "containing": []}
+        obj = nxt
+    kind = _kind(obj)
+    out = {"ok": True, "name": ".".join(parts), "kind": kind}
+    sig = _signature(obj) if kind in ("class", "function", "property") else None
+    if sig is not None:
+        out["signature"] = _cap(sig, SIG_CAP)
+    if kind == "value":
+        out["value"] = _cap(_safe_repr(obj), 300)
+        out["type"] = type(obj).__name__
+    doc = _doc(obj) if kind != "value" or owner is None else ""
+    out["doc"] = _cap(doc, DOC_CAP)
+    if kind == "class":
+        out.update(_members(obj))
+    out["versions"] = versions()
+    return out
+
+
+def _safe_repr(obj) -> str:
+    try:
+        r = repr(obj)
+        return r if isinstance(r, str) else "?"
+    except Exception:  # noqa: BLE001
+        return "?"
+
+
+def search(query) -> dict:
+    """Names ``from build123d import *`` binds that contain ``query`` (case-insensitive)."""
+    if not isinstance(query, str):
+        raise ValueError("query must be a string")
+    q = query.strip().lower()
+    if not q or len(q) > NAME_MAX:
+        raise ValueError(f"query must be 1-{NAME_MAX} characters")
+    exports = _exports()
+    hits = sorted((n for n in exports if q in n.lower()), key=lambda n: (not n.lower().startswith(q), n))
+    out = []
+    for n in hits[:SEARCH_MAX]:
+        obj = exports[n]
+        first = _doc(obj).strip().split("\n", 1)[0] if _kind(obj) in ("class", "function") else ""
+        out.append({"name": n, "kind": _kind(obj), "summary": _cap(first, 160)})
+    seen: set = set()
+    members = []  # methods/properties of the core classes: "Part.fillet", "Shape.edges"
+    for cname in CORE_CLASSES:
+        cls = exports.get(cname)
+        if not inspect.isclass(cls):
+            continue
+        for klass in inspect.getmro(cls)[:-1]:
+            for n, v in vars(klass).items():
+                if isinstance(n, str) and not n.startswith("_") and q in n.lower() and n not in seen:
+                    seen.add(n)
+                    members.append({"name": f"{cname}.{n}", "kind": _kind(v)})
+    return {"ok": True, "query": _cap(query, NAME_MAX), "matches": out, "total": len(hits),
+            "members": members[:SEARCH_MAX], "versions": versions()}
+
+
+def op_api(msg: dict, ctx) -> tuple[dict, bytes]:
+    """The jail op: ``{"name": ...}`` -> lookup, ``{"query": ...}`` -> search, neither -> versions."""
+    name, query = msg.get("name"), msg.get("query")
+    if name not in (None, ""):
+        return lookup(name), b""
+    if query not in (None, ""):
+        return search(query), b""
+    return {"ok": True, "versions": versions(), "exports": len(_exports())}, b""

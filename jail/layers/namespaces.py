@@ -1,0 +1,73 @@
+"""Layer 2: the session's namespaces (user, pid, net, ipc, uts, mount, cgroup).
+
+Blocks: seeing or signalling processes outside the session (pid namespace);
+any network access — the new network namespace has only a loopback device that
+is never brought up, so even AF_UNIX abstract names and TCP on 127.0.0.1 are
+private and dead; System V IPC and POSIX message queues shared with the host
+(ipc namespace); hostname changes leaking out (uts); mount changes leaking out
+(mount namespace, used by the read-only view); the host's cgroup path in
+``/proc/self/cgroup`` (cgroup namespace, rooted at the session's own cgroup: the
+keeper is moved there before this runs, so the session sees ``0::/``).
+
+The session also gets its own user namespace nested in the zygote's (mapping
+its uid 0 to the zygote's), so ``RLIMIT_NPROC`` — which the kernel counts per
+user namespace — is a per-session budget: a fork bomb in one session cannot
+starve another. ``user.max_user_namespaces`` is then set to 0 inside.
+
+Does not block: anything inside the session; the later layers do that. The
+caller must fork after this: the *child* is pid 1 of the new pid namespace.
+"""
+from __future__ import annotations
+
+import errno
+import os
+
+from jail.wire.errors import LayerError
+from jail.layers.libc import (CLONE_NEWCGROUP, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID,
+                   CLONE_NEWUSER, CLONE_NEWUTS, unshare)
+from jail.layers.userns import write_maps
+
+FLAGS = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWCGROUP
+
+
+def unshare_session() -> None:
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        unshare(FLAGS)
+    except OSError as e:
+        raise LayerError("namespaces", f"unshare(user|pid|net|ipc|uts|mnt|cgroup) failed: "
+                         f"{errno.errorcode.get(e.errno, e.errno)} ({e.strerror})") from None
+    try:
+        write_maps("self", 0, uid, gid)
+    except OSError as e:
+        raise LayerError("namespaces", f"writing the session's uid/gid maps failed: {e}") from None
+
+
+def finish_in_init() -> dict:
+    """Run as pid 1 of the new namespaces: hostname, no nested user namespaces."""
+    if os.getpid() != 1:
+        raise LayerError("namespaces", f"session init is pid {os.getpid()}, not 1: pid namespace missing")
+    try:
+        import socket
+        socket.sethostname("build123d-jail")
+    except OSError:
+        pass
+    try:
+        with open("/proc/sys/user/max_user_namespaces", "w") as f:
+            f.write("0")
+    except OSError:
+        pass  # reported by the seccomp layer, which denies unshare/setns anyway
+    ifaces = []
+    try:  # per-process view of the network namespace (sysfs would show the host's)
+        with open("/proc/self/net/dev") as f:
+            for line in f.read().splitlines()[2:]:
+                name, _, rest = line.partition(":")
+                ifaces.append(name.strip())
+        with open("/proc/self/net/route") as f:
+            routes = max(0, len(f.read().splitlines()) - 1)
+    except OSError:
+        routes = None
+
+    return {"pid": os.getpid(), "netns": os.readlink("/proc/self/ns/net"),
+            "pidns": os.readlink("/proc/self/ns/pid"), "interfaces": ifaces,
+            "routes": routes}

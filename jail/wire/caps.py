@@ -1,0 +1,27 @@
+"""Caps that are not profile settings and that both sides of the boundary use.
+
+The jail uses them to refuse or trim early, with a clear message; the launcher
+uses the same numbers to refuse a request before it is sent and to check a
+reply (which it never trusts). One definition, so the two never drift apart.
+Profile limits (time, memory, output bytes...) live in ``profile.Limits``.
+"""
+from __future__ import annotations
+
+# render: image size, objects drawn, encoded PNG
+RENDER_MIN_PX = 64
+RENDER_MAX_PX = 1600
+RENDER_MAX_OBJECTS = 64
+PNG_MAX_BYTES = 8 * 1024 * 1024
+
+# text fields in replies (characters)
+NAME_CAP = 200            # a top-level name, a type name
+MESSAGE_CAP = 2000        # an error message
+SOURCE_LINE_CAP = 500     # one source line shown with an error
+
+# object summaries and measurement lists
+SUMMARY_MAX_OBJECTS = 200  # summaries per reply (one more item may say how many were left out)
+MEASURE_LIST_CAP = 50      # face types, cylinder diameters per measure reply
+
+# file formats the jail can write (export) and read (import_file)
+EXPORT_FORMATS = ("step", "stl", "brep", "svg", "dxf", "3mf")
+IMPORT_FORMATS = ("step", "brep", "stl", "3mf", "svg", "dxf")

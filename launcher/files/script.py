@@ -1,0 +1,101 @@
+"""The session's design as one runnable Python script (the ``script`` tool, ``export`` format ``py``).
+
+The session keeps its successful calls in its own process (jail/history.py):
+a failed call, a restore or a reset changes that list exactly as it changes
+the state. A disposable next sends the list (``history`` op); here it is
+checked and joined: ``from build123d import *``, then each call's code in
+order, imports (``import_file``) as the build123d reader call that reads the
+same file from ``INPUT_DIR`` outside the jail, each with a comment saying
+which call and file it came from.
+
+The list comes from a jailed process, so it is untrusted: it is parsed as
+strict JSON, every entry's fields type-checked, the total capped
+(``MAX_SCRIPT_BYTES``), and control characters, bidi overrides/isolates and
+lone surrogates escaped (``\\x1b``, ``\\u202e``) so the script cannot hide or
+reorder code when shown in a terminal or an editor ("Trojan Source"). Such
+an escape changes what the code means only where the code itself held such
+a character. Not done: checking that the code is what really ran (a session
+may rewrite its own history); the script is text for the user to read and run.
+"""
+from __future__ import annotations
+
+from jail.wire import protocol
+
+from launcher.replies import validate as replies
+
+from launcher.replies import sanitize
+from launcher.session.session import SessionError
+
+MAX_SCRIPT_BYTES = 8 * 1024 * 1024   # the history blob accepted from the session
+MAX_SHOWN = 200 * 1024               # the script tool's text reply; longer: export it as .py
+
+
+def entries(session) -> list[dict]:
+    """The session's successful calls, checked: ``[{"call": int, "code": str, "note": str|None}]``."""
+    msg, blob = session.ask({"t": "history"}, "history", timeout=30, cap=MAX_SCRIPT_BYTES + 65536)
+    if msg.get("ok") is not True:
+        raise SessionError(f"script failed: {replies.line(msg.get('error'), 300) or '?'}")
+    if len(blob) > MAX_SCRIPT_BYTES:
+        raise SessionError(f"the session's history is larger than {MAX_SCRIPT_BYTES} bytes")
+    try:
+        raw = protocol.loads_strict(blob.decode("utf-8", "surrogatepass"))
+    except (UnicodeDecodeError, ValueError, protocol.ProtocolError):
+        raise SessionError("the session sent an invalid history") from None
+    if not isinstance(raw, list):
+        raise SessionError("the session sent an invalid history")
+    out = []
+    for e in raw:
+        if not isinstance(e, dict):
+            continue
+        call, code, note = replies.count(e.get("call"), 10 ** 9), e.get("code"), e.get("note")
+        if call is None or not isinstance(code, str):
+            continue
+        out.append({"call": call, "code": code, "note": note if isinstance(note, str) else None})
+    return out
+
+
+def _clean(code: str) -> str:
+    return sanitize.text(code.replace("\r\n", "\n"), None, keep="\n\t")
+
+
+def build(items: list[dict], session_id: str = "") -> str:
+    """The script text for checked history ``items``."""
+    imports = [e for e in items if e["note"] and e["note"].startswith("import_file:")]
+    head = [f"# build123d script rebuilt by build123d-launcher{' from session ' + sanitize.log_token(session_id) if session_id else ''}:",
+            f"# {len(items)} successful call(s), in order (failed calls are not included).",
+            "from build123d import *", ""]
+    if imports:
+        head[2:2] = ["# Imported files are read from INPUT_DIR: set it to the folder that holds them."]
+        head += ['INPUT_DIR = "."', ""]
+    body = []
+    for e in items:
+        note = f": {_clean(e['note'])}" if e["note"] else ""
+        body.append(f"# --- call {e['call']}{note}".replace("\n", "\\n"))
+        body.append(_clean(e["code"]).rstrip("\n"))
+        body.append("")
+    return "\n".join(head + body)
+
+
+def script(session) -> dict:
+    """``{"script": text, "calls": n, "imports": k, "bytes": b}`` for ``session``."""
+    items = entries(session)
+    text = build(items, getattr(session, "id", ""))
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) > MAX_SCRIPT_BYTES:
+        raise SessionError(f"the script would be larger than {MAX_SCRIPT_BYTES} bytes")
+    n_imp = sum(1 for e in items if e["note"] and e["note"].startswith("import_file:"))
+    return {"script": text, "calls": len(items), "imports": n_imp, "bytes": len(data)}
+
+
+def render(result: dict) -> list[dict]:
+    from launcher.tools.table import text
+    s = result.get("script", "")
+    head = f"{result.get('calls', 0)} call(s), {result.get('imports', 0)} import(s), {result.get('bytes', 0)} bytes"
+    if len(s) > MAX_SHOWN:
+        return [text(f"{head}: too long to show here; write it with export(object_name='script', "
+                     f"filename='design.py')\n\n" + s[:4096] + "\n[... cut]")]
+    return [text(f"{head}:\n\n{s}")]
+
+
+def tool_script(ctx, session) -> dict:
+    return script(session)

@@ -1,0 +1,1 @@
+"""Everything from the jail is untrusted: replies rebuilt field by field, text made safe, PNGs checked."""

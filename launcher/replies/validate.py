@@ -1,0 +1,378 @@
+"""What the launcher keeps of a jailed process's reply: strict types, finite numbers, bounded size.
+
+A reply comes from a process that ran the user's code, so it may say anything
+within the wire format (``jail/protocol.py`` already refused non-finite numbers,
+huge integers, deep or oversized JSON). Here every field the launcher uses is
+rebuilt from scratch with its type checked, every string made safe
+(:mod:`launcher.replies.sanitize`) and cut, every list and dict capped in count and
+total size, so what reaches MCP, the daemon's frames and the logs is bounded by
+the profile's caps whatever the jail sent:
+
+* ``result`` (execute): stdout+stderr together at most ``max_output_bytes``
+  (UTF-8, after escaping); objects: at most ``MAX_OBJECTS`` summaries and about
+  ``max_result_bytes // 2`` of them in total, each with known fields only;
+  error fields cut (message 2000, source line 500 characters);
+* ``objects`` (state): the same object summaries;
+* ``evidence`` (probe, init): a generic bounded copy (depth, items, sizes);
+* export replies: ``ok``/``size`` strictly typed, ``error``/``view`` cut.
+
+Fields that the launcher does not know (a newer jail side may add some) are
+kept only as a generic bounded copy (:func:`bounded`), and only a few of them.
+A reply that fails to validate is never an exception: the caller gets a safe
+default. Not done here: checking that a reply is *true*; a process may lie
+about its own call.
+"""
+from __future__ import annotations
+
+import math
+
+from launcher.replies import sanitize
+
+MAX_OBJECTS = 201          # the runner's 200 summaries plus its "omitted" item
+NAME_CAP = 200
+REPR_CAP = 240
+MESSAGE_CAP = 2000
+SOURCE_LINE_CAP = 500
+MAX_EXTRA_KEYS = 8         # unknown fields kept per dict
+_INT_MAX = 2 ** 53
+
+
+def number(x) -> float | int | None:
+    """A finite int/float (not a bool), else None."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    if isinstance(x, int):
+        return x if -_INT_MAX <= x <= _INT_MAX else None
+    return x if math.isfinite(x) else None
+
+
+def count(x, hi: int = _INT_MAX) -> int | None:
+    """A non-negative int up to ``hi`` (not a bool), else None."""
+    if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= hi:
+        return None
+    return x
+
+
+def line(x, cap: int) -> str | None:
+    """A one-line safe string (newlines escaped), or None when ``x`` is not a string."""
+    return sanitize.text(x, cap, keep="") if isinstance(x, str) else None
+
+
+class _Budget:
+    def __init__(self, n: int):
+        self.left = n
+
+    def spend(self, n: int) -> bool:
+        self.left -= n
+        return self.left >= 0
+
+
+def bounded(v, *, depth: int = 4, items: int = 64, str_cap: int = 2000, budget: _Budget | None = None):
+    """A JSON-safe, bounded copy of ``v``: safe strings, finite numbers, at most ``depth`` levels,
+    ``items`` entries per list/dict and about ``budget`` characters in all; anything else is None."""
+    budget = budget if budget is not None else _Budget(64 * 1024)
+    if v is None or isinstance(v, bool):
+        budget.spend(4)
+        return v
+    if isinstance(v, (int, float)):
+        budget.spend(8)
+        return number(v)
+    if isinstance(v, str):
+        s = sanitize.text(v, min(str_cap, max(budget.left, 0)))
+        budget.spend(len(s) + 2)
+        return s
+    if depth <= 0 or budget.left <= 0:
+        return None
+    if isinstance(v, list):
+        out = []
+        for x in v[:items]:
+            if budget.left <= 0:
+                break
+            out.append(bounded(x, depth=depth - 1, items=items, str_cap=str_cap, budget=budget))
+        return out
+    if isinstance(v, dict):
+        out = {}
+        for k, x in list(v.items())[:items]:
+            if budget.left <= 0:
+                break
+            key = sanitize.text(k, 64, keep="")
+            budget.spend(len(key) + 2)
+            out[key] = bounded(x, depth=depth - 1, items=items, str_cap=str_cap, budget=budget)
+        return out
+    return None
+
+
+def _extras(src: dict, known, out: dict, budget: _Budget) -> None:
+    n = 0
+    for k, v in src.items():
+        if k in known or k in out:
+            continue
+        if n >= MAX_EXTRA_KEYS or budget.left <= 0:
+            break
+        if not isinstance(k, str) or not k.isidentifier() or len(k) > 40:
+            continue
+        out[k] = bounded(v, depth=3, items=32, str_cap=REPR_CAP, budget=budget)
+        budget.spend(len(k))
+        n += 1
+
+
+# ------------------------------------------------------------------ object summaries
+_STR, _NUM, _BOOL, _BBOX, _COUNTS, _SHAPE, _COUNT = range(7)
+_FIELDS = {"name": (_STR, NAME_CAP), "type": (_STR, NAME_CAP), "kind": (_STR, 32), "of": (_STR, 200),
+           "change": (_STR, 16),
+           "repr": (_STR, REPR_CAP), "dtype": (_STR, 50), "summary_error": (_STR, 2 * REPR_CAP),
+           "volume": (_NUM, 0), "area": (_NUM, 0), "length": (_NUM, 0),
+           "valid": (_BOOL, 0), "empty": (_BOOL, 0), "bbox": (_BBOX, 0), "counts": (_COUNTS, 0),
+           "shape": (_SHAPE, 0), "count": (_COUNT, 0)}
+
+
+def _fnum(x):
+    """number() with the common case (a finite float) first."""
+    if type(x) is float:
+        return x if x - x == 0.0 else None
+    return number(x)
+
+
+def _vec3(v) -> list | None:
+    if type(v) is not list or len(v) != 3:
+        return None
+    a, b, c = v
+    if type(a) is float and type(b) is float and type(c) is float and a - a == 0.0 and b - b == 0.0 \
+            and c - c == 0.0:
+        return v  # the common case: three finite floats (a fresh list from the parser: kept as it is)
+    return [_fnum(x) for x in v]
+
+
+def _counts(v) -> dict:
+    items = list(v.items())[:16]
+    if all(type(n) is str and type(x) is int and 0 <= x <= _INT_MAX and len(n) <= 32 and n.isidentifier()
+           for n, x in items):
+        return v if len(items) == len(v) else dict(items)
+    return {n: x for n, x in items
+            if type(n) is str and len(n) <= 32 and n.isidentifier() and count(x) is not None}
+
+
+def _short_line(v, cap: int) -> str | None:
+    if type(v) is not str:
+        return None
+    if len(v) <= cap and sanitize._OK[""].fullmatch(v) is not None:
+        return v
+    return sanitize.text(v, cap, keep="")
+
+
+def summary(o, budget: _Budget) -> dict | None:
+    """One object summary (see ``jail.cad.runner.summarize``) with known fields typed, or None."""
+    if type(o) is not dict:
+        return None
+    out: dict = {}
+    spent = 0
+    extra: dict = {}
+    for k, v in o.items():
+        f = _FIELDS.get(k)
+        if f is None:
+            if len(extra) < MAX_EXTRA_KEYS:
+                extra[k] = v
+            continue
+        kind, cap = f
+        if kind == _STR:
+            sv = _short_line(v, cap)
+            if sv is not None:
+                out[k] = sv
+                spent += len(sv) + 8
+        elif kind == _NUM:
+            out[k] = _fnum(v)
+            spent += 16
+        elif kind == _BOOL:
+            if type(v) is bool:
+                out[k] = v
+        elif kind == _BBOX:
+            if type(v) is dict:
+                mn, mx, sz = _vec3(v.get("min")), _vec3(v.get("max")), _vec3(v.get("size"))
+                if mn is not None and mx is not None and sz is not None:
+                    out[k] = {"min": mn, "max": mx, "size": sz}
+                    spent += 120
+        elif kind == _COUNTS:
+            if type(v) is dict:
+                c = _counts(v)
+                out[k] = c
+                spent += 20 * len(c)
+        elif kind == _SHAPE:
+            if type(v) is list and len(v) <= 32 and all(count(x) is not None for x in v):
+                out[k] = list(v)
+                spent += 8 * len(v)
+        elif kind == _COUNT:
+            if count(v) is not None:
+                out[k] = v
+    out.setdefault("name", "?")
+    out.setdefault("type", "")
+    budget.spend(spent)
+    if extra:
+        _extras(extra, (), out, budget)
+    return out
+
+
+def objects(lst, budget_chars: int) -> list[dict]:
+    """At most ``MAX_OBJECTS`` summaries and about ``budget_chars`` characters of them; what does not
+    fit is counted in a last ``omitted`` item."""
+    if not isinstance(lst, list):
+        return []
+    budget = _Budget(budget_chars)
+    out: list[dict] = []
+    omitted = 0
+    for o in lst:
+        if len(out) >= MAX_OBJECTS - 1 or budget.left <= 0:
+            omitted += 1
+            continue
+        s = summary(o, budget)
+        if s is not None:
+            out.append(s)
+    if omitted:
+        prev = out[-1] if out and out[-1].get("kind") == "omitted" else None
+        if prev is not None and count(prev.get("count")) is not None:
+            prev["count"] += omitted
+        else:
+            out.append({"name": "...", "type": "", "kind": "omitted", "count": omitted})
+    return out
+
+
+# ------------------------------------------------------------------ execute results
+_ERR_STR = {"type": NAME_CAP, "rule": 64, "text": SOURCE_LINE_CAP, "hint": 600, "function": 100}
+_ERR_KNOWN = {"type", "message", "line", "col", "source_line", "rule", "text", "hint", "context", "origin",
+              "function"}
+CONTEXT_MAX = 9            # source lines shown around a failing line
+
+
+def context(v) -> list[str]:
+    """Numbered source lines around a failing line: at most CONTEXT_MAX one-line strings."""
+    if not isinstance(v, list):
+        return []
+    return [line(x, SOURCE_LINE_CAP + 16) for x in v[:CONTEXT_MAX] if isinstance(x, str)]
+
+
+def origin(v) -> dict | None:
+    """Where the innermost session frame is: ``{"call", "line", "function", "source_line", "context"}``."""
+    if not isinstance(v, dict):
+        return None
+    return {"call": count(v.get("call"), 10 ** 9), "line": count(v.get("line"), 10 ** 9),
+            "function": line(v.get("function"), 100), "source_line": line(v.get("source_line"), SOURCE_LINE_CAP),
+            "context": context(v.get("context"))}
+
+
+def error(e, budget: _Budget) -> dict:
+    e = e if isinstance(e, dict) else {}
+    out: dict = {"type": line(e.get("type"), NAME_CAP) or "Error",
+                 "message": sanitize.text(e.get("message"), MESSAGE_CAP) if isinstance(e.get("message"), str) else ""}
+    for k in ("line", "col"):
+        out[k] = count(e.get(k), 10 ** 9)
+    sl = e.get("source_line")
+    out["source_line"] = line(sl, SOURCE_LINE_CAP)
+    for k, cap in _ERR_STR.items():
+        if k != "type" and isinstance(e.get(k), str):
+            out[k] = line(e[k], cap)
+    out["context"] = context(e.get("context"))
+    o = origin(e.get("origin"))
+    if o is not None:
+        out["origin"] = o
+    _extras(e, _ERR_KNOWN, out, budget)
+    return out
+
+
+_RESULT_KNOWN = {"t", "ok", "stdout", "stderr", "truncated", "objects", "error", "duration_ms", "to", "nonce",
+                 "deleted", "value", "call", "note"}
+
+
+def head_tail(s: str, max_bytes: int) -> tuple[str, int]:
+    """``s`` (a safe string) cut to about ``max_bytes`` UTF-8 bytes keeping its head and its tail,
+    with ``[... N bytes not shown ...]`` between them; and N (0 when it fits)."""
+    b = s.encode("utf-8")
+    if len(b) <= max_bytes:
+        return s, 0
+    half = max(0, max_bytes // 2)
+    head = b[:half].decode("utf-8", "ignore")
+    tail = b[len(b) - half:].decode("utf-8", "ignore") if half else ""
+    cut = len(b) - len(head.encode("utf-8")) - len(tail.encode("utf-8"))
+    return f"{head}\n[... {cut} bytes not shown ...]\n{tail}", cut
+
+
+def names(v, n: int = MAX_OBJECTS) -> list[str]:
+    """A list of at most ``n`` safe one-line names."""
+    if not isinstance(v, list):
+        return []
+    return [line(x, NAME_CAP) for x in v[:n] if isinstance(x, str)]
+
+
+def result(msg: dict, *, max_output_bytes: int, max_result_bytes: int) -> dict:
+    """An execute reply, rebuilt: ``{"ok", "stdout", "stderr", "truncated", "objects", "error",
+    "duration_ms"}`` (+ a few bounded unknown fields)."""
+    ok = msg.get("ok") is True
+    # escaping may grow the text: keep up to 4x before cutting head+tail to the byte cap
+    out_text = sanitize.text(msg.get("stdout"), 4 * max_output_bytes + 64)
+    err_text = sanitize.text(msg.get("stderr"), 4 * max_output_bytes + 64)
+    truncated = msg.get("truncated") is True
+    out_text, cut_out = head_tail(out_text, max_output_bytes)
+    err_text, cut_err = head_tail(err_text, max(0, max_output_bytes - len(out_text.encode("utf-8"))))
+    if cut_out or cut_err:
+        truncated = True
+        note = f"\n[output cut by the launcher: {cut_out + cut_err} more bytes not shown]\n"
+        if cut_err:
+            err_text += note
+        else:
+            out_text += note
+    budget = _Budget(max(4096, max_result_bytes // 8))
+    dur = number(msg.get("duration_ms"))
+    r = {
+        "ok": ok,
+        "stdout": out_text,
+        "stderr": err_text,
+        "truncated": truncated,
+        "objects": objects(msg.get("objects"), max(16 * 1024, max_result_bytes // 2)) if ok else [],
+        "error": None if ok else error(msg.get("error"), budget),
+        "duration_ms": dur if dur is not None and dur >= 0 else None,
+        "deleted": names(msg.get("deleted")) if ok else [],
+        "value": summary(msg.get("value"), budget) if ok and isinstance(msg.get("value"), dict) else None,
+        "call": count(msg.get("call"), 10 ** 9),
+    }
+    if ok and isinstance(msg.get("note"), str):
+        r["note"] = line(msg["note"], 600)
+    if r["value"] is not None and isinstance(msg["value"].get("repr"), str):  # a REPL value: longer than a name's
+        r["value"]["repr"] = sanitize.text(msg["value"]["repr"], 1000, keep="\n")
+    _extras(msg, _RESULT_KNOWN, r, budget)
+    return r
+
+
+def partial(msg: dict, *, max_output_bytes: int) -> dict:
+    """A timed-out call's last words (its SIGUSR2 reply), rebuilt like ``result``: ``{"stdout",
+    "stderr", "line", "source_line", "context", "origin"}``. The process may lie; this is only
+    what it said, shown as such."""
+    out_text, _ = head_tail(sanitize.text(msg.get("stdout"), 4 * max_output_bytes + 64), max_output_bytes)
+    err_text, _ = head_tail(sanitize.text(msg.get("stderr"), 4 * max_output_bytes + 64),
+                            max(0, max_output_bytes - len(out_text.encode("utf-8"))))
+    return {"stdout": out_text, "stderr": err_text, "line": count(msg.get("line"), 10 ** 9),
+            "function": line(msg.get("function"), 100),
+            "source_line": line(msg.get("source_line"), SOURCE_LINE_CAP), "context": context(msg.get("context")),
+            "origin": origin(msg.get("origin"))}
+
+
+# ------------------------------------------------------------------ other replies
+def evidence(v) -> dict:
+    """Probe/init evidence: a bounded generic copy of a dict (or {})."""
+    if not isinstance(v, dict):
+        return {}
+    return bounded(v, depth=5, items=128, str_cap=2000, budget=_Budget(256 * 1024))
+
+
+def export_meta(msg: dict) -> dict:
+    """An export reply's JSON part: typed ``ok``/``size``/``format``/``view``, bounded ``check``/``source``."""
+    out: dict = {"t": "export", "ok": msg.get("ok") is True, "size": count(msg.get("size"))}
+    if "error" in msg:
+        out["error"] = sanitize.text(str(msg["error"]) if not isinstance(msg["error"], str) else msg["error"],
+                                     MESSAGE_CAP, keep="")
+    for k, cap in (("format", 16), ("view", 200)):
+        if isinstance(msg.get(k), str):
+            out[k] = line(msg[k], cap)
+    budget = _Budget(16 * 1024)
+    for k in ("check", "source"):
+        if isinstance(msg.get(k), dict):
+            out[k] = bounded(msg[k], depth=3, items=16, str_cap=200, budget=budget)
+    _extras(msg, set(out) | {"t", "to"}, out, budget)
+    return out

@@ -1,0 +1,54 @@
+"""Checks made before the zygote starts, so failures name their cause.
+
+When the launcher runs as root the jail maps to an unprivileged host uid
+(``nobody`` by default). That uid must be able to traverse to and read the
+interpreter, the venv and this package, or lazily imported modules fail inside
+the jail with EACCES. We check the permission bits of every ancestor directory.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+from jail.wire.errors import LayerError
+
+
+class JailUidCannotRead(LayerError):
+    """The jail's uid cannot reach the interpreter/venv/checkout (a set-up problem, not a kernel one)."""
+
+
+def _can_traverse(path: Path, uid: int, gid: int) -> str | None:
+    """Return the first ancestor of ``path`` that ``uid`` cannot enter, or None."""
+    p = Path("/")
+    for part in path.resolve().parts[1:]:
+        try:
+            st = p.stat()
+        except OSError:
+            return str(p)
+        mode = st.st_mode
+        ok = (mode & stat.S_IXOTH) or (st.st_uid == uid and mode & stat.S_IXUSR) or (
+            st.st_gid == gid and mode & stat.S_IXGRP)
+        if not ok:
+            return str(p)
+        p = p / part
+    return None
+
+
+def check_jail_can_read(uid: int, gid: int) -> None:
+    import jail
+    paths = [Path(sys.prefix), Path(sys.base_prefix), Path(jail.__file__).parent, Path(os.__file__).parent]
+    for path in paths:
+        bad = _can_traverse(path, uid, gid)
+        if bad:
+            try:
+                mode = stat.filemode(os.stat(bad).st_mode)
+            except OSError:
+                mode = "unreadable"
+            raise JailUidCannotRead(
+                "userns", f"running as root, the jail runs as the unprivileged host uid {uid} (`nobody` unless "
+                          f"--jail-uid says otherwise), which cannot enter {bad} (mode "
+                          f"{mode}; needed to read {path}). Fix: `chmod o+x {bad}`, "
+                          f"or put the venv and checkout under a world-readable directory (not /root), or pass "
+                          f"--jail-uid with a uid that can read them")

@@ -1,0 +1,1 @@
+"""One session seen from the launcher: the zygote client and the transactional fork chain it drives."""

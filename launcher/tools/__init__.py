@@ -1,0 +1,1 @@
+"""The tools, declared once (name, schema, handler, content) and served by a ToolSet for every transport."""

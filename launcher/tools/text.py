@@ -1,0 +1,194 @@
+"""What the assistant reads back from ``execute`` and ``api``: short, and enough to act on.
+
+An execute reply says, in this order and only when there is something to say:
+
+* ``OK (12 ms)`` or the error: ``Type at line N: message``, a few numbered source
+  lines around the failing line (``>`` marks it), for a frame in a function
+  ``in f(), defined in call 3, line 2`` with that call's lines, a ``Hint:`` for a
+  known mistake, and ``The session is unchanged.`` (once);
+* stdout / stderr (already capped in the jail and the launcher, head and tail kept);
+* ``= value`` of a trailing expression (REPL style);
+* one line per name the call added (``+``), changed (``~``) or deleted (``-``);
+  ``session_state`` still lists everything.
+
+Nothing is sent twice (no JSON copy of the text). All input here was already
+rebuilt by :mod:`launcher.replies.validate` (types checked, strings made safe and cut);
+this module only formats it and never trusts it to be true: a timed-out call's
+"where" is labelled as the session's own report.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+def _g(x: Any) -> str:
+    return f"{x:.6g}" if isinstance(x, (int, float)) and not isinstance(x, bool) else "?"
+
+
+def _plural(n: Any, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _bbox(bb: Any) -> str | None:
+    if not isinstance(bb, dict) or not all(isinstance(bb.get(k), list) and len(bb[k]) == 3
+                                           for k in ("min", "max", "size")):
+        return None
+    size = "x".join(_g(v) for v in bb["size"])
+    mn = ",".join(_g(v) for v in bb["min"])
+    mx = ",".join(_g(v) for v in bb["max"])
+    return f"bbox {size} [{mn} .. {mx}]"
+
+
+def describe(o: dict) -> str:
+    """One summary (see ``jail.cad.runner.summarize``) as a short phrase."""
+    if o.get("summary_error"):
+        return f"(could not summarise: {o['summary_error']})"
+    kind = o.get("kind")
+    parts: list[str] = []
+    if kind in ("shape", "builder", "shapes"):
+        if o.get("empty"):
+            return f"empty builder (no {o.get('of', 'object')} yet)"
+        if kind == "shapes":
+            parts.append(f"{_plural(o.get('length'), 'shape')}: {o.get('of', '')}")
+        for key in ("volume", "area", "length"):
+            if isinstance(o.get(key), (int, float)) and not (kind == "shapes" and key == "length"):
+                parts.append(f"{'total ' if kind == 'shapes' else ''}{key} {_g(o[key])}")
+        b = _bbox(o.get("bbox"))
+        if b:
+            parts.append(b)
+        c = o.get("counts")
+        if isinstance(c, dict):  # zero counts left out below the first non-zero: "1 edge", "1 face, 4 edges"
+            ks = ("solids", "faces", "edges")
+            first = next((i for i, k in enumerate(ks) if c.get(k)), len(ks) - 1)
+            parts.append(", ".join(_plural(c.get(k, 0), k[:-1]) for k in ks[first:]))
+        if "valid" in o:
+            parts.append("valid" if o["valid"] else "INVALID")
+        return "  ".join(parts)
+    if kind in ("sequence", "mapping", "set"):
+        return f"len {o.get('length')}  {o.get('repr', '')}"
+    if kind == "array":
+        return f"array {tuple(o.get('shape') or [])} {o.get('dtype', '')}"
+    if kind in ("function", "class"):
+        return kind
+    if kind == "omitted":
+        return f"... and {o.get('count')} more names not shown"
+    return str(o.get("repr", ""))
+
+
+_MARK = {"added": "+", "changed": "~"}
+
+
+def _where(e: dict) -> list[str]:
+    out: list[str] = []
+    ctx = [c for c in (e.get("context") or []) if isinstance(c, str)]
+    if ctx:
+        out += ["  " + c for c in ctx]
+    elif e.get("source_line"):
+        out.append(f"    {e['source_line']}")
+    o = e.get("origin")
+    if isinstance(o, dict) and o.get("line"):
+        fn = o.get("function") or "?"
+        if o.get("call") is not None and (o.get("source_line") or o.get("context")):
+            out.append(f"in {fn}(), defined in call {o['call']}, line {o['line']}:")
+            octx = [c for c in (o.get("context") or []) if isinstance(c, str)]
+            out += ["  " + c for c in octx] if octx else [f"    {o.get('source_line')}"]
+        else:
+            out.append(f"in {fn}(), line {o['line']}")
+    return out
+
+
+def error_lines(e: dict, *, outcome_note: bool = True) -> list[str]:
+    where = f" at line {e['line']}" if e.get("line") else ""
+    if e.get("function"):
+        where += f" in {e['function']}()"
+    msg = str(e.get("message", ""))
+    lines = [f"{e.get('type', 'Error')}{where}: {msg}"]
+    if e.get("reported"):
+        lines.append("Where it was, as reported by the session just before the limit:" if
+                     (e.get("context") or e.get("source_line") or e.get("origin")) else
+                     "Output so far, as reported by the session just before the limit:")
+    lines += _where(e)
+    if e.get("hint"):
+        lines.append(f"Hint: {e['hint']}")
+    if outcome_note and "session is unchanged" not in msg and "session's state is gone" not in msg:
+        lines.append("The session is unchanged.")
+    return lines
+
+
+def execute_text(result: dict) -> str:
+    parts: list[str] = []
+    ok = result.get("ok") is True
+    if ok:
+        ms = result.get("wall_ms")
+        parts.append(f"OK ({ms:.0f} ms)" if isinstance(ms, (int, float)) else "OK")
+    else:
+        parts += error_lines(result.get("error") or {})
+    if result.get("stdout"):
+        parts.append("stdout:\n" + result["stdout"].rstrip("\n"))
+    if result.get("stderr"):
+        parts.append("stderr:\n" + result["stderr"].rstrip("\n"))
+    if ok:
+        v = result.get("value")
+        if isinstance(v, dict):
+            if v.get("kind") in ("shape", "builder", "shapes"):
+                parts.append(f"= {v.get('type', '')}: {describe(v)}")
+            else:
+                parts.append(f"= {v.get('repr', describe(v))}")
+        changes = [o for o in result.get("objects") or [] if isinstance(o, dict)]
+        for o in changes:
+            if o.get("kind") == "omitted":
+                parts.append(describe(o))
+                continue
+            mark = _MARK.get(o.get("change"), "~")
+            d = describe(o)
+            d = "" if d == o.get("type") else d  # "+ rib: function", not "function  function"
+            parts.append(f"{mark} {o.get('name')}: {o.get('type', '')}  {d}".rstrip())
+        for n in result.get("deleted") or []:
+            parts.append(f"- {n} (deleted)")
+        if result.get("note"):
+            parts.append(f"Note: {result['note']}")
+        if not changes and not result.get("deleted") and not isinstance(v, dict) \
+                and not result.get("stdout") and not result.get("stderr"):
+            parts.append("(no names added, changed or deleted)")
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------ api
+def api_text(r: dict) -> str:
+    if r.get("ok") is not True:
+        s = f"Error: {r.get('error', 'lookup failed')}"
+        if r.get("did_you_mean"):
+            s += "\nDid you mean: " + ", ".join(map(str, r["did_you_mean"]))
+        if r.get("containing"):
+            s += "\nNames containing it: " + ", ".join(map(str, r["containing"]))
+        return s
+    ver = r.get("versions") or {}
+    vtext = f"build123d {ver.get('build123d', '?')}, OCP {ver.get('OCP', '?')}"
+    if "matches" in r:
+        lines = [f"{r.get('total', 0)} build123d name(s) containing {r.get('query')!r} ({vtext}):"]
+        for m in r.get("matches") or []:
+            summ = f" - {m['summary']}" if m.get("summary") else ""
+            lines.append(f"  {m.get('name')} ({m.get('kind')}){summ}")
+        mem = r.get("members") or []
+        if mem:
+            lines.append("methods/properties: " + ", ".join(str(m.get("name")) for m in mem))
+        return "\n".join(lines)
+    if "name" not in r:
+        return f"{vtext}; {r.get('exports', '?')} names from `from build123d import *`. " \
+               "Call api(name='Box') for a signature and docstring, api(query='fillet') to search."
+    head = f"{r['name']}{r.get('signature', '')}" if r.get("kind") in ("class", "function") else \
+        f"{r['name']} ({r.get('kind')}{': ' + r['signature'] if r.get('signature') else ''})"
+    lines = [head]
+    if r.get("kind") == "value":
+        lines.append(f"= {r.get('value')} ({r.get('type')})")
+    if r.get("doc"):
+        lines.append(r["doc"])
+    if r.get("kind") == "class":
+        if r.get("methods"):
+            more = r.get("methods_total", 0) - len(r["methods"])
+            lines.append("methods: " + ", ".join(r["methods"]) + (f" (+{more} more)" if more > 0 else ""))
+        if r.get("properties"):
+            more = r.get("properties_total", 0) - len(r["properties"])
+            lines.append("properties: " + ", ".join(r["properties"]) + (f" (+{more} more)" if more > 0 else ""))
+    lines.append(f"({vtext})")
+    return "\n".join(lines)
