@@ -3,7 +3,8 @@ jail (which receives a profile over the wire from the zygote's control socket).
 
 Pure data: no file access, no imports from ``launcher``. ``Profile.from_wire`` rebuilds a
 profile from the JSON-safe dict ``to_wire`` produces; the launcher validates profiles when it
-loads them (``launcher/profile.py``), the zygote only reconstructs them.
+loads them (launcher/profile.py, which also resolves seccomp ``@groups`` into plain names), the
+zygote only reconstructs them.
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ class Profile:
     allowed_imports: tuple[str, ...]
     blocked_calls: tuple[str, ...]
     seccomp_default: str
-    seccomp_allow: tuple[str, ...]
+    seccomp_allow: tuple[str, ...]      # plain syscall names: the launcher resolved the @groups
     seccomp_kill: tuple[str, ...]
     seccomp_enosys: tuple[str, ...]
     require_landlock_abi: int = 1
