@@ -21,7 +21,7 @@ import tomllib
 from pathlib import Path
 
 from jail.layers.syscalls import GROUPS
-from jail.wire.profile import LAYERS, MODES, OS_LAYERS, Limits, Profile  # noqa: F401
+from jail.wire.profile import LAYERS, MODES, Limits, Profile  # noqa: F401
 
 from launcher.resources import data_dir
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# the profile's [layers] keys, in the order jail/layers/table.py applies them (it checks this)
 LAYERS = ("userns", "namespaces", "rlimits", "mountview", "landlock", "privileges",
           "seccomp", "ast_policy", "builtins")
-OS_LAYERS = LAYERS[:6]
 MODES = ("required", "best-effort", "off")
 
 
