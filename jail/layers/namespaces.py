@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
+import socket
 
 from jail.wire.errors import LayerError
 from jail.layers.libc import (CLONE_NEWCGROUP, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID,
@@ -42,7 +43,6 @@ def finish_in_init() -> dict:
     if os.getpid() != 1:
         raise LayerError("namespaces", f"session init is pid {os.getpid()}, not 1: pid namespace missing")
     try:
-        import socket
         socket.sethostname("build123d-jail")
     except OSError:
         pass

@@ -21,6 +21,7 @@ import os
 
 import prctl
 
+from jail.layers.libc import libc as _libc, prctl as _prctl
 from jail.wire.errors import LayerError
 
 LAYER = "privileges"
@@ -49,8 +50,6 @@ SECUREBITS = (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP
 
 _STATUS_KEYS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs",
                 "Seccomp", "Seccomp_filters")
-
-from jail.layers.libc import libc as _libc, prctl as _prctl  # noqa: E402
 
 
 class _CapHeader(ctypes.Structure):

@@ -46,7 +46,7 @@ def pin_single_threaded() -> dict:
     info: dict = {"occt_pool_threads": None}
     if "OCP.OSD" in sys.modules or "OCP" in sys.modules:
         try:
-            from OCP.OSD import OSD_ThreadPool
+            from OCP.OSD import OSD_ThreadPool  # only when OCP is already loaded: never load it here
             pool = OSD_ThreadPool.DefaultPool_s(1)  # sizes it if nobody created it yet
             if pool.NbThreads() > 1:
                 # created earlier with more threads; safe only while its workers
