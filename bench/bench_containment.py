@@ -16,7 +16,7 @@
    Also: failed calls that each leave a forked child behind (the sweep's freeze + kill + thaw path).
 2. Bound: the session's memory high-water mark (the kernel's ``memory.peak`` or v1
    ``memory.max_usage_in_bytes``) vs ``session_memory_mb`` after three children that each
-   touch 400 MB (profile ``tests/faults/profiles/contain_memory.toml``: 768 MB session bound,
+   touch 400 MB (profile ``tests/profiles/contain_memory.toml``: 768 MB session bound,
    1024 MB RLIMIT_AS per process), with the OOM kills the kernel made.
 
 Nothing is asserted: the figures are printed (``--json`` for a machine-readable line).
@@ -38,7 +38,7 @@ from launcher.contain import cgroups  # noqa: E402
 from launcher.core import Launcher  # noqa: E402
 
 FAST = str(REPO / "tests" / "profiles" / "sessions_fast.toml")
-MEM = str(REPO / "tests" / "faults" / "profiles" / "contain_memory.toml")
+MEM = str(REPO / "tests" / "profiles" / "contain_memory.toml")
 
 
 def _timed(obj, name, sink):
@@ -63,7 +63,7 @@ STRAY = "import os, time\nif os.fork() == 0:\n    time.sleep(1000)\nraise ValueE
 
 def stray_path(n: int) -> dict:
     """Failed calls that each leave a forked child: the sweep's freeze + kill + thaw path."""
-    with Launcher(str(REPO / "tests" / "faults" / "profiles" / "contain_os_only.toml"), spare_sessions=0) as L:
+    with Launcher(str(REPO / "tests" / "profiles" / "contain_os_only.toml"), spare_sessions=0) as L:
         s = L.new_session()
         hooks: list[float] = []
         _timed(s.contain, "sweep", hooks)

@@ -5,7 +5,7 @@
     python bench/bench_hostile.py --quick    # fewer iterations / a smaller flood
 
 1. Peak RSS: a real MCP stdio server (``python -m launcher mcp --embedded``, profile
-   ``tests/faults/profiles/faults_os_only.toml``: the OS layers only, so user code can write raw
+   ``tests/profiles/faults_os_only.toml``: the OS layers only, so user code can write raw
    datagrams on its session socket) driven by the ``mcp`` SDK client runs a hostile sequence:
    eight processes each sending an unfinished ~60 MB message, an 80,000-item objects list, a
    deeply nested reply, a 100,000-digit integer, 40,000 escaped control characters, lone
@@ -34,7 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
-PROFILE = REPO / "tests" / "faults" / "profiles" / "faults_os_only.toml"
+PROFILE = REPO / "tests" / "profiles" / "faults_os_only.toml"
 
 RAW = r'''
 import os, struct

@@ -5,7 +5,7 @@
     python bench/bench_session_bounds.py --n 100 --json
 
 1. Memory bound: a call forks 3 children that each touch 400 MB and wait, under a 768 MB
-   ``session_memory_mb`` (``tests/faults/profiles/contain_memory.toml``, 1024 MB ``RLIMIT_AS`` per
+   ``session_memory_mb`` (``tests/profiles/contain_memory.toml``, 1024 MB ``RLIMIT_AS`` per
    process), 5 times. Watchdog (the launcher made to see no cgroup, as an unprivileged launcher
    without delegation does) vs the kernel's bound where this host has one (v1 ``memory`` as root).
    Reported: the highest session total the watchdog measured (PSS) or the kernel's high-water mark
@@ -43,7 +43,7 @@ from launcher.contain import watchdog
 from launcher.core import Launcher  # noqa: E402
 
 FAST = str(REPO / "tests" / "profiles" / "sessions_fast.toml")
-MEM = str(REPO / "tests" / "faults" / "profiles" / "contain_memory.toml")
+MEM = str(REPO / "tests" / "profiles" / "contain_memory.toml")
 
 FORKS = ("import os\npipes = []\nfor i in range(3):\n    r, w = os.pipe()\n    if os.fork() == 0:\n"
          "        b = bytearray(400 << 20)\n        for j in range(0, len(b), 4096):\n            b[j] = 1\n"

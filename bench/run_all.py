@@ -42,10 +42,10 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 os.environ["BUILD123D_LAUNCHER_PROFILES"] = os.pathsep.join(
-    [str(HERE / "profiles")] + [p for p in os.environ.get("BUILD123D_LAUNCHER_PROFILES", "").split(os.pathsep) if p])
+    [str(REPO / "tests" / "profiles")] + [p for p in os.environ.get("BUILD123D_LAUNCHER_PROFILES", "").split(os.pathsep) if p])
 
-PROFILE = str(HERE / "profiles" / "bench.toml")
-TIMEOUT_PROFILE = str(HERE / "profiles" / "bench_timeout.toml")
+PROFILE = str(REPO / "tests" / "profiles" / "bench.toml")
+TIMEOUT_PROFILE = str(REPO / "tests" / "profiles" / "bench_timeout.toml")
 
 
 def pct(xs, q):

@@ -3,12 +3,14 @@
 A profile is data, never code: it is parsed with :mod:`tomllib`, validated
 against the schema below, and turned into a frozen :class:`Profile`. Unknown
 keys and wrong types are errors (a typo must not silently loosen a layer).
+The ``[seccomp]`` lists name syscall groups as ``@name`` (jail/layers/syscalls.py)
+and single calls; they are resolved here into plain names.
 
 Profiles are looked up by name in ``$BUILD123D_LAUNCHER_PROFILES`` (if set),
 then in the repository's ``profiles/`` directory (in an installed wheel: its copy,
-see launcher/resources.py); a path to a ``.toml`` file is
-accepted too. ``extends = "default"`` starts from another profile and overrides
-tables key by key (test profiles use it so they test exactly what users run).
+see launcher/resources.py); a path to a ``.toml`` file is accepted too.
+``extends = "default"`` starts from another profile and overrides tables key by
+key (test profiles use it so they test exactly what users run).
 """
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ import sysconfig
 import tomllib
 from pathlib import Path
 
-from jail.wire.profile import LAYERS, MODES, OS_LAYERS, Limits, Profile  # noqa: F401
+from jail.layers.syscalls import GROUPS
+from jail.wire.profile import LAYERS, MODES, Limits, Profile  # noqa: F401
 
 from launcher.resources import data_dir
 
@@ -104,6 +107,22 @@ def _strlist(where: str, v) -> tuple[str, ...]:
     return tuple(v)
 
 
+def _syscalls(where: str, key: str, v) -> tuple[str, ...]:
+    """A [seccomp] list with its ``@group`` entries expanded, de-duplicated (``allow`` sorted:
+    the order of an allowlist means nothing; ``kill``/``enosys`` in the order given)."""
+    names: list[str] = []
+    for entry in _strlist(f"{where}: [seccomp] {key}", v):
+        if not entry.startswith("@"):
+            names.append(entry)
+        elif entry[1:] in GROUPS:
+            names.extend(GROUPS[entry[1:]].calls)
+        else:
+            raise ProfileError(f"{where}: [seccomp] {key} names unknown group {entry!r}; groups: "
+                               f"{', '.join('@' + g for g in GROUPS)} (jail/layers/syscalls.py)")
+    names = list(dict.fromkeys(names))
+    return tuple(sorted(names) if key == "allow" else names)
+
+
 def interpreter_paths() -> dict[str, str]:
     return {
         "prefix": sys.prefix,
@@ -186,9 +205,9 @@ def load_profile(name_or_path: str = "default") -> Profile:
         allowed_imports=_strlist(f"{where}: [python] allowed_imports", py.get("allowed_imports", [])),
         blocked_calls=_strlist(f"{where}: [python] blocked_calls", py.get("blocked_calls", [])),
         seccomp_default=default_action,
-        seccomp_allow=_strlist(f"{where}: [seccomp] allow", sc.get("allow", [])),
-        seccomp_kill=_strlist(f"{where}: [seccomp] kill", sc.get("kill", [])),
-        seccomp_enosys=_strlist(f"{where}: [seccomp] enosys", sc.get("enosys", [])),
+        seccomp_allow=_syscalls(where, "allow", sc.get("allow", [])),
+        seccomp_kill=_syscalls(where, "kill", sc.get("kill", [])),
+        seccomp_enosys=_syscalls(where, "enosys", sc.get("enosys", [])),
         require_landlock_abi=int(fs.get("require_landlock_abi", 1)),
         extra={"input_dir": inputs.get("dir", "")},
     )

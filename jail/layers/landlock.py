@@ -1,33 +1,18 @@
-"""Layer 4a: Landlock (unprivileged, stackable kernel access control), via ctypes.
+"""Layer 4a: Landlock (unprivileged, stackable kernel access control), via ctypes. Applied in init.
 
-What it blocks, for the calling process and everything it forks afterwards:
+Blocks, for this process and all it forks: every filesystem right the kernel's ABI knows is
+*handled*, and only two are granted: ``READ_FILE | READ_DIR`` beneath each existing read path,
+``READ_FILE | WRITE_FILE`` (+ ``IOCTL_DEV`` from ABI 5) on each device node. So no write, create,
+remove, rename/link (``REFER``, ABI 2), truncate (ABI 3), mknod, symlink, ``execve`` (``EXECUTE``
+handled, never granted), and no open/listdir outside the read paths (``$HOME``, ``/etc`` secrets,
+``/tmp``, ``/proc`` ...) -> ``EACCES``. ABI >= 4: TCP bind/connect denied; ABI >= 6: no abstract
+unix sockets made outside the domain, no signals to processes outside it.
 
-* Every filesystem access right the running kernel's Landlock ABI knows is
-  *handled*, and only two are granted: ``READ_FILE | READ_DIR`` beneath each
-  existing read path, ``READ_FILE | WRITE_FILE`` (+ ``IOCTL_DEV`` from ABI 5) on
-  each device node. So: no write, create, remove, rename/link (``REFER``, ABI 2),
-  truncate (ABI 3), mknod, symlink creation, ``execve`` of anything (``EXECUTE``
-  is handled and never granted), and no open/read/listdir of any path outside the
-  read paths (``$HOME``, ``/etc`` secrets, ``/tmp``, ``/proc`` …) → ``EACCES``.
-* ABI >= 4: TCP ``bind``/``connect`` are handled with no rule → denied even if
-  a socket could be created (defence in depth under seccomp).
-* ABI >= 6: scoped: no connecting to abstract unix sockets created outside the
-  domain, no signals to processes outside the domain.
-
-What it does NOT block:
-
-* ``stat``/``access``/``readlink`` on paths outside the read paths: Landlock
-  (up to ABI 7) does not mediate metadata, so existence of hidden paths can be
-  probed (the mount view closes this oracle).
-* Reads through file descriptors opened before the layer was applied, and
-  ``mmap(PROT_EXEC)`` of readable files (``EXECUTE`` only governs ``execve``).
-* UDP, raw, netlink and unix-socket (pathname) traffic: seccomp and the empty
-  network namespace cover those.
-* Anything on kernels without Landlock (``abi_version() == 0``): the caller
-  decides, from the profile, whether that is fatal (``min_abi``).
-
-Applied once in the session init; never re-applied (domains stack, the kernel
-caps the depth at 16).
+Does not block: ``stat``/``access``/``readlink`` outside the read paths (no metadata mediation up
+to ABI 7: the mount view closes that oracle); reads through fds opened before; ``mmap(PROT_EXEC)``
+of readable files; UDP, raw, netlink and unix-socket traffic (seccomp and the empty network
+namespace); anything on kernels without Landlock (``min_abi`` decides if that is fatal).
+Never re-applied: domains stack, and the kernel caps the depth at 16.
 """
 from __future__ import annotations
 

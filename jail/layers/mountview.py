@@ -1,40 +1,19 @@
-"""Layer 4b: read-only filesystem view in the session's own mount namespace.
+"""Layer 4b: a read-only filesystem view in the session's own mount namespace. Applied in init.
 
-Bubblewrap-style, with ctypes ``mount``/``umount2``/``pivot_root``: every mount is
-made private, a small tmpfs becomes the new root, each read path is recursively
-bind-mounted into it read-only (nosuid, nodev), the listed device nodes are bound
-on their own, a fresh procfs for the session's pid namespace is mounted at
-``/proc``, the old root is detached, and the tmpfs root itself is remounted
-read-only. Symlinks on the way to a read path (``/lib -> usr/lib``) are recreated
-as symlinks, so the view has the host's layout.
+Bubblewrap-style (ctypes ``mount``/``pivot_root``): a tmpfs root holding read-only, nosuid, nodev
+binds of each read path (symlinks on the way recreated, so the view has the host's layout), the
+listed device nodes, and a fresh procfs of the session's pid namespace; see apply_mount_view.
 
-Must run in a process that owns its mount namespace (``unshare(CLONE_NEWUSER |
-CLONE_NEWNS ...)``) and, for ``mount_proc``, is in a pid namespace it created
-(session init is pid 1 there). Applied once; children inherit it.
+Blocks: every path not listed (``$HOME``, ``/tmp``, most of ``/etc``, ``/root``, ``/var``, ``/run``,
+``/sys``, the host's ``/dev``, other programs' sockets): they do not exist, so even ``stat`` and
+``access`` give ENOENT (no existence oracle, which Landlock alone leaves open). All writes (EROFS,
+the root included); suid bits and device nodes on read paths are inert. ``/proc`` shows only the
+session's processes (``subset=pid`` where the kernel has it: no ``/proc/sys``, ``/proc/kcore``).
 
-What it blocks:
-
-* Every path not listed: ``$HOME``, ``/tmp``, ``/etc`` (except listed files),
-  ``/root``, ``/var``, ``/run``, ``/sys``, the host's ``/dev``, sockets of other
-  programs (``/run/user/*/bus``, ``/var/run/nscd`` …). They do not exist in the
-  view, so ``open``, ``stat``, ``access``, ``readlink``, ``listdir`` all give
-  ``ENOENT``: no metadata/existence oracle (which Landlock alone leaves open).
-* All writes: every mount is read-only (``EROFS``), including the root tmpfs;
-  no new files, dirs, fifos, sockets, symlinks anywhere. Devices other than the
-  bound nodes do not exist; suid/sgid bits and device nodes on the read paths
-  are inert (nosuid, nodev).
-* ``/proc`` shows only the session's own pid namespace (other host processes'
-  ``cmdline``/``environ``/``fd`` are not there); when the kernel supports it the
-  procfs is mounted with ``subset=pid`` (no ``/proc/sys``, ``/proc/kcore`` …).
-
-What it does NOT block:
-
-* Reading anything beneath a read path (use narrow read paths).
-* Writes to the bound devices (``/dev/null`` …) and anything through file
-  descriptors inherited from before the layer (pipes, sockets).
-* Undoing itself if the process still has CAP_SYS_ADMIN in its user namespace:
-  the privilege drop and seccomp (which deny mount/umount/pivot_root/unshare)
-  make it stick. Network, signals, ptrace: other layers.
+Does not block: reading anything beneath a read path (keep them narrow); writes to the bound
+devices and through fds inherited from before; undoing itself while the process has CAP_SYS_ADMIN
+in its user namespace (the privilege drop and seccomp make it stick). Needs its own mount
+namespace and, for ``/proc``, to be pid 1 of a pid namespace it created.
 """
 from __future__ import annotations
 

@@ -1,26 +1,21 @@
-"""Layer 2: the session's namespaces (user, pid, net, ipc, uts, mount, cgroup).
+"""Layer 2: the session's namespaces (user, pid, net, ipc, uts, mount, cgroup). Applied by the keeper.
 
-Blocks: seeing or signalling processes outside the session (pid namespace);
-any network access — the new network namespace has only a loopback device that
-is never brought up, so even AF_UNIX abstract names and TCP on 127.0.0.1 are
-private and dead; System V IPC and POSIX message queues shared with the host
-(ipc namespace); hostname changes leaking out (uts); mount changes leaking out
-(mount namespace, used by the read-only view); the host's cgroup path in
-``/proc/self/cgroup`` (cgroup namespace, rooted at the session's own cgroup: the
-keeper is moved there before this runs, so the session sees ``0::/``).
+Blocks: seeing or signalling processes outside the session (pid); any network access (a new
+network namespace whose loopback is never brought up: even abstract AF_UNIX names and 127.0.0.1
+are private and dead); host System V IPC and POSIX queues (ipc); hostname changes leaking out
+(uts); mount changes leaking out (mount, used by the read-only view); the host's cgroup path
+(cgroup namespace, rooted at the session's own cgroup: the keeper joins it first). A nested user
+namespace makes ``RLIMIT_NPROC`` a per-session budget (a fork bomb cannot starve another
+session); init then sets ``user.max_user_namespaces`` to 0 inside.
 
-The session also gets its own user namespace nested in the zygote's (mapping
-its uid 0 to the zygote's), so ``RLIMIT_NPROC`` — which the kernel counts per
-user namespace — is a per-session budget: a fork bomb in one session cannot
-starve another. ``user.max_user_namespaces`` is then set to 0 inside.
-
-Does not block: anything inside the session; the later layers do that. The
-caller must fork after this: the *child* is pid 1 of the new pid namespace.
+Does not block: anything inside the session; the later layers do that. The caller must fork
+after this: the *child* is pid 1 of the new pid namespace (``finish_in_init`` runs there).
 """
 from __future__ import annotations
 
 import errno
 import os
+import socket
 
 from jail.wire.errors import LayerError
 from jail.layers.libc import (CLONE_NEWCGROUP, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID,
@@ -48,7 +43,6 @@ def finish_in_init() -> dict:
     if os.getpid() != 1:
         raise LayerError("namespaces", f"session init is pid {os.getpid()}, not 1: pid namespace missing")
     try:
-        import socket
         socket.sethostname("build123d-jail")
     except OSError:
         pass

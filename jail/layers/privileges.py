@@ -1,27 +1,17 @@
-"""Layer 5: privilege drop (capabilities, securebits, no_new_privs), via python-prctl.
+"""Layer 5: privilege drop (capabilities, securebits, no_new_privs), via python-prctl. Applied in init.
 
-What it blocks, for the calling process and everything it forks afterwards:
+Blocks, for this process and all it forks: every capability (bounding set emptied up to
+``cap_last_cap``, including ones newer than python-prctl knows; ambient, effective, permitted and
+inheritable cleared): uid 0 of the session's user namespace without any capability cannot mount,
+pivot_root, chroot, mknod, setuid, raise hard rlimits, override DAC... (EPERM). Securebits locked
+(NOROOT, NO_SETUID_FIXUP, KEEP_CAPS off, NO_CAP_AMBIENT_RAISE, each with its lock). no_new_privs:
+execve never grants privileges (setuid bits, file caps); it is also what unprivileged seccomp and
+Landlock need. Everything is read back (``/proc/self/status``, or capget/prctl when /proc is
+hidden); a mismatch raises LayerError: fail closed.
 
-* Every capability: the bounding set is emptied (0..cap_last_cap, including
-  capabilities newer than python-prctl knows), ambient is cleared, effective,
-  permitted and inheritable are cleared. The session's processes are uid 0 in
-  their own user namespace; after this they are a root *without* any
-  capability there, so mount/umount, pivot_root, chroot, mknod, setuid, raising
-  hard rlimits, ptrace of other uids, DAC overrides etc. fail with EPERM.
-* Securebits locked: NOROOT (uid 0 gains no capabilities on exec),
-  NO_SETUID_FIXUP, KEEP_CAPS locked off, NO_CAP_AMBIENT_RAISE, each with its
-  lock bit, so nothing can turn them back.
-* no_new_privs: execve can never grant privileges (setuid bits, file caps),
-  and it is the precondition for unprivileged seccomp and Landlock.
-
-Everything is read back (``/proc/self/status``, or the same fields through
-capget/prctl when Landlock hides ``/proc``) and any mismatch raises
-``LayerError("privileges", ...)``: the layer fails closed.
-
-What it does NOT block: anything allowed to an unprivileged process (reading
-files it can see, its own uid's resources, syscalls): that is the job of the
-filesystem layers, rlimits and seccomp. It does not change uids/gids (the
-user-namespace mapping does that).
+Does not block: what an unprivileged process may do (read the files it sees, use its own uid's
+resources, make syscalls): the filesystem layers, rlimits and seccomp do. Uids are unchanged (the
+user-namespace mapping set them).
 """
 from __future__ import annotations
 
@@ -31,6 +21,7 @@ import os
 
 import prctl
 
+from jail.layers.libc import libc as _libc, prctl as _prctl
 from jail.wire.errors import LayerError
 
 LAYER = "privileges"
@@ -59,8 +50,6 @@ SECUREBITS = (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP
 
 _STATUS_KEYS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs",
                 "Seccomp", "Seccomp_filters")
-
-from jail.layers.libc import libc as _libc, prctl as _prctl  # noqa: E402
 
 
 class _CapHeader(ctypes.Structure):

@@ -1,24 +1,15 @@
-"""Layer 3: resource limits, set once per session and inherited by every fork.
+"""Layer 3: resource limits, set once in init and inherited by every fork.
 
-Blocks: address-space growth beyond the session's baseline plus the profile's
-budget (``RLIMIT_AS``: a memory bomb gets MemoryError/ENOMEM, not the host's
-OOM killer); more than ``nproc`` processes in the session's user namespace
-(fork bombs); more than ``nofile`` open files; writing any byte to any file
-(``RLIMIT_FSIZE=0``: SIGXFSZ is ignored so writes fail with EFBIG); core dumps;
-more than ``cpu_s`` seconds of CPU per execution (``RLIMIT_CPU`` restarts at 0
-in every forked child, so the cap is per call for free; SIGXCPU kills it);
-raising the scheduling priority (``RLIMIT_NICE``/``RLIMIT_RTPRIO`` = 0).
+Blocks: address space beyond the session's baseline plus ``memory_mb`` (``RLIMIT_AS``: a memory
+bomb gets MemoryError, not the host's OOM killer); more than ``nproc`` processes in the session's
+user namespace (fork bombs); more than ``nofile`` open files; any byte written to a file
+(``RLIMIT_FSIZE=0``, SIGXFSZ ignored: EFBIG); core dumps; more than ``cpu_s`` CPU seconds per call
+(``RLIMIT_CPU`` restarts at 0 in each forked child; SIGXCPU kills); a higher priority
+(``RLIMIT_NICE``/``RLIMIT_RTPRIO`` = 0). The session runs in ``SCHED_BATCH``: it never preempts
+another task on wakeup (seccomp keeps user code from changing its class).
 
-Also puts the session in the ``SCHED_BATCH`` class: a jailed process never
-preempts another task when it wakes up (the launcher, the user's desktop), so a
-session that is being killed or forking competes for the CPU only as a
-background job. Seccomp keeps user code from changing its class (the kernel
-lets any task go back from SCHED_BATCH to SCHED_OTHER, which would only give
-back wakeup preemption); the two rlimits refuse a lower nice value and the
-real-time classes even without seccomp.
-
-Does not block: wall-clock waiting (sleep) — the launcher's pidfd timer does;
-total memory across many sessions — a systemd unit's MemoryMax= does.
+Does not block: wall-clock waiting (the launcher's pidfd timer does); total memory across many
+sessions (a systemd unit's MemoryMax= does).
 """
 from __future__ import annotations
 

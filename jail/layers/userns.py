@@ -16,6 +16,8 @@ import errno
 import os
 import pwd
 
+import prctl
+
 from jail.layers.libc import CLONE_NEWUSER, unshare
 
 from jail.wire.errors import LayerError
@@ -85,7 +87,6 @@ def enter_user_namespace(jail_uid: str | int | None = None) -> dict:
             os.setgroups([])
             os.setresgid(gid, gid, gid)
             os.setresuid(uid, uid, uid)
-            import prctl
             prctl.set_dumpable(True)  # a uid change clears it, and /proc/self/*_map would become root's
         except OSError as e:
             raise LayerError("userns", f"could not drop to uid {uid}: {e}") from None

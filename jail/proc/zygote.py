@@ -1,18 +1,16 @@
-"""The zygote: imports build123d once, enters the user namespace, forks sessions.
+"""The zygote: imports build123d once, applies the ``zygote`` stage of jail/layers/table.py
+(the user namespace), forks sessions. It never runs user code.
 
 Started by the launcher as ``python -m jail.proc.zygote FD [--userns MODE] [--jail-uid UID]``
-with a clean environment and one inherited ``SOCK_SEQPACKET`` control socket at
-FD. It never runs user code. Single-threaded by construction: thread-pool
-environment variables are set before numpy loads and OCCT's pool is made
-single-threaded, because ``unshare(CLONE_NEWUSER)`` and a safe ``fork`` both
-need one thread.
+with a clean environment and one inherited ``SOCK_SEQPACKET`` control socket at FD.
+Single-threaded by construction (thread-pool variables set before numpy loads, OCCT's pool
+single-threaded): ``unshare(CLONE_NEWUSER)`` and a safe ``fork`` both need one thread.
 
-Control messages (launcher -> zygote): ``{"t": "spawn", "id": N, "profile": {...}}``
-with the session's socket passed as ``SCM_RIGHTS``. Reply:
-``{"t": "spawned", "id": N, "pid": keeper_pid}``. EOF on the control socket
-(the launcher died) ends the zygote; each session's keeper has
-``PR_SET_PDEATHSIG`` and so does its init, and killing pid 1 of a pid
-namespace kills everything in it: nothing survives the launcher.
+Control messages: ``{"t": "spawn", "id": N, "profile": {...}}`` with the session's socket as
+``SCM_RIGHTS``; reply ``{"t": "spawned", "id": N, "pid": keeper_pid}`` (the keeper is
+jail/proc/keeper.py). EOF on the control socket (the launcher died) ends the zygote and kills
+every session's process group; keepers and inits have ``PR_SET_PDEATHSIG``, and killing pid 1
+of a pid namespace kills everything in it: nothing survives the launcher.
 """
 from __future__ import annotations
 
@@ -24,6 +22,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUME
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
+import select  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import sys  # noqa: E402
@@ -77,9 +76,9 @@ def warm_up() -> dict:
     except Exception:
         pass
     import importlib
-    for name in ("cad.runner", "cad.policy", "cad.safe_builtins", "proc.chain", "proc.probe", "layers.table",
-                 "layers.landlock", "layers.mountview", "layers.privileges", "layers.seccomp", "layers.rlimits",
-                 "layers.namespaces", "cad.serialize", "cad.render", "cad.measure"):
+    for name in ("cad.runner", "cad.policy", "cad.safe_builtins", "proc.chain", "proc.keeper", "proc.probe",
+                 "layers.table", "layers.syscalls", "layers.landlock", "layers.mountview", "layers.privileges",
+                 "layers.seccomp", "layers.rlimits", "layers.namespaces", "cad.serialize", "cad.render", "cad.measure"):
         try:
             importlib.import_module(f"jail.{name}")
         except ImportError:
@@ -100,26 +99,21 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     ctl = socket.socket(fileno=args.fd)
     sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+    # imported once the working directory is off sys.path
     from jail.wire import protocol
-    from jail.wire.profile import Profile
     from jail.wire.errors import LayerError
+    from jail.wire.profile import Profile
 
     evidence: dict = {}
     try:
         evidence["warm_up"] = warm_up()
+        # after the warm-up (which loads them), inside the try: a failure is reported, not a crash
+        from jail.layers.table import Context, apply_stage
+        from jail.proc.keeper import keeper_main
         n = thread_count()
         if n != 1:
             raise LayerError("userns", f"the zygote has {n} threads after warm-up; it must be single-threaded")
-        if args.userns != "off":
-            from jail.layers import userns
-            try:
-                evidence["userns"] = {"status": "applied", **userns.enter_user_namespace(args.jail_uid)}
-            except LayerError as e:
-                if args.userns == "required":
-                    raise
-                evidence["userns"] = {"status": "skipped", "reason": e.reason}
-        else:
-            evidence["userns"] = {"status": "off"}
+        apply_stage("zygote", {"userns": args.userns}, Context(evidence, jail_uid=args.jail_uid))
     except LayerError as e:
         protocol.send(ctl, {"t": "zygote_error", "layer": e.layer, "reason": e.reason})
         sys.exit(3)
@@ -140,7 +134,6 @@ def main(argv=None) -> None:
         if not data:
             # the launcher is gone: kill every session's process group (each keeper made one);
             # pid namespaces and pdeathsig cover the rest
-            import select
             for kpid, pfd in keepers.items():
                 if not select.select([pfd], [], [], 0)[0]:
                     try:
@@ -149,7 +142,6 @@ def main(argv=None) -> None:
                         pass
             os._exit(0)
         for kpid, pfd in list(keepers.items()):  # forget keepers that have exited
-            import select
             if select.select([pfd], [], [], 0)[0]:
                 os.close(pfd)
                 del keepers[kpid]
@@ -170,7 +162,6 @@ def main(argv=None) -> None:
             if pid == 0:
                 try:
                     ctl.close()
-                    from jail.proc.chain import keeper_main
                     keeper_main(fds[0], profile)
                 finally:
                     os._exit(5)

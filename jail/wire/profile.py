@@ -3,15 +3,16 @@ jail (which receives a profile over the wire from the zygote's control socket).
 
 Pure data: no file access, no imports from ``launcher``. ``Profile.from_wire`` rebuilds a
 profile from the JSON-safe dict ``to_wire`` produces; the launcher validates profiles when it
-loads them (``launcher/profile.py``), the zygote only reconstructs them.
+loads them (launcher/profile.py, which also resolves seccomp ``@groups`` into plain names), the
+zygote only reconstructs them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# the profile's [layers] keys, in the order jail/layers/table.py applies them (it checks this)
 LAYERS = ("userns", "namespaces", "rlimits", "mountview", "landlock", "privileges",
           "seccomp", "ast_policy", "builtins")
-OS_LAYERS = LAYERS[:6]
 MODES = ("required", "best-effort", "off")
 
 
@@ -48,7 +49,7 @@ class Profile:
     allowed_imports: tuple[str, ...]
     blocked_calls: tuple[str, ...]
     seccomp_default: str
-    seccomp_allow: tuple[str, ...]
+    seccomp_allow: tuple[str, ...]      # plain syscall names: the launcher resolved the @groups
     seccomp_kill: tuple[str, ...]
     seccomp_enosys: tuple[str, ...]
     require_landlock_abi: int = 1

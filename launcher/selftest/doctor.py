@@ -1,9 +1,10 @@
 """``build123d-launcher doctor``: every jail layer, on this host, with evidence.
 
-For each layer: what the kernel supports, whether a real probe session applied
-it (the same code path ``execute`` uses), and facts read back *inside* a jailed
-child (``/proc/self/status``, uid map, network devices, namespace inodes,
-rlimits, and the result of trying a few forbidden things).
+For each layer of jail/layers/table.py: what the kernel supports, whether a real
+probe session applied it (the same code path ``execute`` uses), and facts read
+back *inside* a jailed child (``/proc/self/status``, uid map, network devices,
+namespace inodes, rlimits, and the result of trying a few forbidden things).
+``--verbose`` adds the Landlock rules and the seccomp groups the profile uses.
 Exit status 0 when every ``required`` layer is applied, 3 otherwise.
 """
 from __future__ import annotations
@@ -11,11 +12,16 @@ from __future__ import annotations
 import json
 import os
 
+from jail.layers import landlock
+from jail.layers.syscalls import ARG_RULES, GROUPS
+from jail.layers.table import TABLE
 from jail.wire.errors import LayerError
+from launcher.contain.containment import describe
+from launcher.core import Launcher
+from launcher.profile import load_profile
 
 
 def kernel_support() -> dict:
-    from jail.layers import landlock
     out = {}
     try:
         out["userns"] = "max_user_namespaces=" + open("/proc/sys/user/max_user_namespaces").read().strip()
@@ -63,9 +69,23 @@ def evidence_for(layer: str, applied: dict, probe: dict) -> str:
     return ""
 
 
+def seccomp_groups(profile) -> list[dict]:
+    """Each group of jail/layers/syscalls.py and what the profile does with it, then its extra calls."""
+    allow, kill = set(profile.seccomp_allow), set(profile.seccomp_kill)
+    rows, grouped = [], set()
+    for g in GROUPS.values():
+        calls = set(g.calls)
+        grouped |= calls
+        use = ("allow" if calls <= allow else "kill" if calls <= kill
+               else f"allow {len(calls & allow)}/{len(calls)}" if calls & allow else "-")
+        rows.append({"group": "@" + g.name, "use": use, "why": g.why,
+                     "calls": [c + (" (args)" if c in ARG_RULES else "") for c in g.calls]})
+    rows.append({"group": "extra", "use": "allow", "why": "named one by one in the profile",
+                 "calls": sorted(allow - grouped)})
+    return rows
+
+
 def collect(args) -> dict:
-    from launcher.core import Launcher
-    from launcher.profile import LAYERS, load_profile
     profile = load_profile(args.profile)
     report = {"profile": profile.name, "source": profile.source, "uid": os.getuid(),
               "kernel": os.uname().release, "layers": [], "ok": True, "error": None}
@@ -86,11 +106,12 @@ def collect(args) -> dict:
     except Exception as e:  # a probe session that dies is a failure to report, not a crash
         report["ok"] = False
         report["error"] = f"the probe session failed: {type(e).__name__}: {e}"
-    for layer in LAYERS:
+    for row in TABLE:
+        layer = row.name
         mode = profile.mode(layer)
         a = applied_all.get(layer, {})
-        status = a.get("status", "applied" if layer in ("ast_policy", "builtins") and mode != "off" else "-")
-        if layer in ("ast_policy", "builtins"):
+        status = a.get("status", "-")
+        if row.stage == "call":  # applied by jail/cad in each call, not by a process of the chain
             status = "per call" if mode != "off" else "off"
         if mode == "required" and status not in ("applied", "per call"):
             report["ok"] = False
@@ -100,13 +121,13 @@ def collect(args) -> dict:
         })
     report["probe"] = probe
     report["applied"] = applied_all
+    report["seccomp_groups"] = seccomp_groups(profile)
     report["containment"] = containment_report(applied_all.get("containment", {}))
     return report
 
 
 def containment_report(keeper_ev: dict) -> dict:
     """Which mechanism keeps a call's processes from outliving it, and what bounds the session."""
-    from launcher.contain.containment import describe
     d = describe()
     d["oom_score_adj"] = keeper_ev.get("oom_score_adj", "?") if isinstance(keeper_ev, dict) else "?"
     d["identify"] = ("on the host, a jailed process's /proc/PID/cgroup ends in build123d-launcher/"
@@ -143,6 +164,13 @@ def run_doctor(args) -> int:
                     print(f"{layer} rules:")
                     for rule in rules:
                         print(f"  {rule}")
+            print("seccomp groups (jail/layers/syscalls.py; a profile names them as @group):")
+            for g in report.get("seccomp_groups", []):
+                print(f"  {g['group']:<10} {g['use']:<10} {g['why']}")
+                print(f"  {'':<10} {'':<10} {' '.join(g['calls']) or '-'}")
+            print("argument rules (whatever group or profile allows the call):")
+            for name, rule in ARG_RULES.items():
+                print(f"  {name:<10} {rule.why}")
             print()
         c = report.get("containment") or {}
         print(f"containment: {c.get('mechanism', '?')}")

@@ -13,7 +13,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-PROFILES = HERE / "profiles"
+PROFILES = REPO / "tests" / "profiles"
 
 for p in (REPO, HERE):
     if str(p) not in sys.path:

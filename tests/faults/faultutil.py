@@ -11,7 +11,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-PROFILES = HERE / "profiles"
+PROFILES = REPO / "tests" / "profiles"
 
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))

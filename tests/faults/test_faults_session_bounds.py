@@ -391,7 +391,7 @@ def test_copy_on_write_across_snapshots(mem_launcher):
 
 # ----------------------------------------------------------------- 3. between calls: the head forks hogs
 # The call replaces os.fork; the first fork made with it (the head's loop forking its next right
-# after this call's promotion: jail/session_proc.py head_main) first forks 3 children that touch
+# after this call's promotion: jail/proc/chain.py head_main) first forks 3 children that touch
 # 400 MB each and sleep. No call runs then: only a between-calls check can see them.
 # "fast": each hog allocates its 400 MB at once; "paced": 4 MB every 30 ms (as PACED).
 HOG_BODY = {

@@ -29,7 +29,7 @@ from launcher.contain import watchdog
 from launcher.core import Launcher
 
 REPO = Path(__file__).resolve().parents[2]
-MEM = str(REPO / "tests" / "faults" / "profiles" / "contain_memory.toml")  # 768 MB session, 1024 MB a process
+MEM = str(REPO / "tests" / "profiles" / "contain_memory.toml")  # 768 MB session, 1024 MB a process
 FAST = str(REPO / "tests" / "profiles" / "sessions_fast.toml")  # the default bounds, short clocks
 MB = 1 << 20
 

@@ -152,6 +152,7 @@ def test_doctor_rows_fit_a_terminal_and_verbose_lists_the_rules(tmp_path):
     assert len(rows) == 4 and max(map(len, rows)) <= 160, rows
     p = run_cli("doctor", "--verbose", "--profile", TEST_PROFILE, cwd=tmp_path)
     assert p.returncode == 0 and "landlock rules:" in p.stdout and "'read_file'" in p.stdout, _diag(p)
+    assert "seccomp groups" in p.stdout and "@memory" in p.stdout and "@exploit" in p.stdout, _diag(p)
 
 
 def test_root_with_an_unreadable_checkout_explains_the_fix(tmp_path):

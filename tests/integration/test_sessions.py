@@ -331,7 +331,7 @@ time.sleep(600)
 """
 
 
-NO_PIDNS_BUG = ("BUG jail/session_proc.py: only keeper and init set PR_SET_PDEATHSIG (it is cleared by fork); "
+NO_PIDNS_BUG = ("BUG jail/proc/keeper.py: only keeper and init set PR_SET_PDEATHSIG (it is cleared by fork); "
                 "head, next and snapshots rely on the session's pid namespace dying with its init. With "
                 "[layers] namespaces off (or best-effort and unavailable) a snapshot, parked in sigtimedwait, "
                 "is reparented to host pid 1 and lives on after the launcher is SIGKILLed")
@@ -438,7 +438,7 @@ def test_500_calls_leak_nothing(session, launcher):
     assert session.ignored_messages == 0
 
 
-HEAD_REAP_BUG = ("BUG jail/session_proc.py head_main(): after the pipe EOF it calls waitpid(next, WNOHANG), but "
+HEAD_REAP_BUG = ("BUG jail/proc/chain.py head_main(): after the pipe EOF it calls waitpid(next, WNOHANG), but "
                  "the pipe reaches EOF while the killed next is still exiting (files are closed before it "
                  "becomes waitable), so the head often never reaps it and never sends next_exit. Zombies pile "
                  "up under the head across consecutive failed calls until RLIMIT_NPROC (64) stops fork(): "

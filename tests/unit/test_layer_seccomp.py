@@ -1,7 +1,9 @@
 """Seccomp layer on the real kernel: a forked child loads the default profile's
 filter, then tries what it must block; plus the whole stack (mount view,
 Landlock, privilege drop, seccomp, in that order, in fresh namespaces) still
-runs a real build123d workload. Needs unprivileged user namespaces, not root."""
+runs a real build123d workload. Needs unprivileged user namespaces, not root.
+The filter the shipped profiles build is compared, as BPF, with the one built
+from the flat allowlist they had before syscall groups (frozen below)."""
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -13,13 +15,15 @@ import platform  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 
 import pyseccomp  # noqa: E402
 import pytest  # noqa: E402
 
 from jail.wire.errors import LayerError  # noqa: E402
-from jail.layers.seccomp import apply_seccomp  # noqa: E402
-from launcher.profile import load_profile  # noqa: E402
+from jail.layers.seccomp import apply_seccomp, build_filter  # noqa: E402
+from jail.layers.syscalls import GROUPS, HARD_DENY  # noqa: E402
+from launcher.profile import ProfileError, load_profile  # noqa: E402
 
 from jailchild import CLONE_NEWUSER, _libc, errno_of, in_session
 
@@ -197,3 +201,115 @@ def test_all_four_layers_then_build123d_workload(tmp_path):
     assert out["exec"] == "EPERM"
     assert out["write"] == "EROFS"
     assert int(out["cap_eff"], 16) == 0
+
+
+# ----------------------------------------------------------------- the policy before syscall groups
+# profiles/default.toml's flat lists and jail/layers/seccomp.py's argument rules as they were before
+# jail/layers/syscalls.py (commit ea72420). A change of the effective policy must show up here.
+OLD_ALLOW = (
+    "access", "brk", "clock_getres", "clock_gettime", "clock_nanosleep", "clone", "close", "close_range", "dup",
+    "dup2", "dup3", "epoll_create1", "epoll_ctl", "epoll_pwait", "epoll_wait", "exit", "exit_group", "faccessat",
+    "faccessat2", "fcntl", "fstat", "futex", "getcwd", "getdents64", "getegid", "geteuid", "getgid", "getpeername",
+    "getpid", "getppid", "getrandom", "getrlimit", "getrusage", "getsockname", "getsockopt", "gettid",
+    "gettimeofday", "getuid", "ioctl", "lseek", "lstat", "madvise", "mmap", "mprotect", "mremap", "munmap",
+    "nanosleep", "newfstatat", "openat", "pipe2", "poll", "ppoll", "prctl", "pread64", "prlimit64", "pselect6",
+    "read", "readlink", "readlinkat", "readv", "recvfrom", "recvmsg", "restart_syscall", "rt_sigaction",
+    "rt_sigprocmask", "rt_sigreturn", "rt_sigtimedwait", "sched_getaffinity", "sched_yield", "select", "sendmsg",
+    "sendto", "set_robust_list", "shutdown", "sigaltstack", "stat", "statx", "tgkill", "uname", "wait4", "waitid",
+    "write", "writev",
+)
+OLD_KILL = ("bpf", "delete_module", "finit_module", "init_module", "ioperm", "iopl", "kexec_file_load", "kexec_load",
+            "open_by_handle_at", "perf_event_open", "process_vm_writev", "ptrace", "userfaultfd")
+OLD_FCNTL = (0, 1, 2, 3, 4, 5, 6, 7, 9, 11, 16, 36, 37, 38, 1025, 1030, 1031, 1032, 1033, 1034)
+OLD_IOCTL = (0x5401, 0x5413, 0x541B, 0x5421, 0x5450, 0x5451)
+OLD_FORK_MASK, OLD_NS_FLAGS = 0xFECFFFFF, 0x7E020000
+
+
+def _bpf(f) -> bytes:
+    with tempfile.TemporaryFile() as t:
+        f.export_bpf(t)
+        t.seek(0)
+        return t.read()
+
+
+def _old_filter(allow, kill, enosys, default_action, threads=False):
+    """The filter the pre-groups jail/layers/seccomp.py built (its rules, restated)."""
+    sc = pyseccomp
+    f = sc.SyscallFilter(sc.ERRNO(errno.EPERM) if default_action == "errno" else sc.KILL_PROCESS)
+    f.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
+    f.set_attr(sc.Attr.CTL_TSYNC, 1)
+    f.set_attr(sc.Attr.CTL_NNP, 1)
+    for name in allow:
+        if name == "clone":
+            f.add_rule(sc.ALLOW, name, sc.Arg(0, sc.MASKED_EQ, OLD_NS_FLAGS, 0) if threads
+                       else sc.Arg(0, sc.MASKED_EQ, OLD_FORK_MASK, 17))
+        elif name == "prctl":
+            f.add_rule(sc.ALLOW, name, sc.Arg(0, sc.NE, 15))
+        elif name in ("ioctl", "fcntl"):
+            for cmd in OLD_IOCTL if name == "ioctl" else OLD_FCNTL:
+                f.add_rule(sc.ALLOW, name, sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, cmd))
+        elif name == "tgkill":
+            f.add_rule(sc.ALLOW, name, sc.Arg(2, sc.NE, 18))
+        else:
+            f.add_rule(sc.ALLOW, name)
+    for name in kill:
+        if default_action != "kill":
+            f.add_rule(sc.KILL_PROCESS, name)
+    for name in enosys:
+        f.add_rule(sc.ERRNO(errno.ENOSYS), name)
+    if default_action != "errno":
+        for name in HARD_DENY:
+            if name not in kill and nr(name) >= 0:
+                f.add_rule(sc.ERRNO(errno.EPERM), name)
+    return f
+
+
+@pytest.mark.parametrize("name", ["default", "strict"])
+def test_groups_resolve_to_the_flat_lists_they_replaced(name):
+    p = load_profile(name)
+    assert p.seccomp_allow == OLD_ALLOW and p.seccomp_kill == OLD_KILL and p.seccomp_enosys == ("clone3",)
+    assert p.seccomp_default == "errno"
+
+
+@pytest.mark.parametrize("threads", [False, True])
+@pytest.mark.parametrize("action", ["errno", "kill"])
+def test_the_kernel_gets_the_same_filter_as_before_groups(action, threads):
+    args = (PROFILE.seccomp_allow, PROFILE.seccomp_kill, PROFILE.seccomp_enosys, action)
+    new = _bpf(build_filter(*args, threads=threads))
+    assert new == _bpf(_old_filter(OLD_ALLOW, OLD_KILL, ("clone3",), action, threads))
+    # and the comparison can fail: one rule less is a different program
+    assert new != _bpf(_old_filter(OLD_ALLOW[1:], OLD_KILL, ("clone3",), action, threads))
+
+
+def test_groups_are_disjoint_and_never_allow_an_always_denied_call():
+    seen = {}
+    for g in GROUPS.values():
+        assert g.why and g.calls, g.name
+        for call in g.calls:
+            assert call not in seen, f"{call} is in @{seen.get(call)} and @{g.name}"
+            seen[call] = g.name
+            if g.name != "exploit":
+                assert call not in HARD_DENY, call
+    assert set(GROUPS["exploit"].calls) <= set(HARD_DENY)
+
+
+def _load(tmp_path, seccomp: str):
+    f = tmp_path / "p.toml"
+    f.write_text('extends = "default"\nname = "p"\n[seccomp]\n' + seccomp)
+    return load_profile(str(f))
+
+
+def test_profile_lists_mix_groups_and_calls(tmp_path):
+    p = _load(tmp_path, 'allow = ["@time", "read", "nanosleep", "@memory"]\nkill = ["sync", "@exploit"]\n')
+    assert p.seccomp_allow == tuple(sorted({"read", *GROUPS["time"].calls, *GROUPS["memory"].calls}))
+    assert p.seccomp_kill == ("sync", *GROUPS["exploit"].calls)
+    assert p.seccomp_enosys == ("clone3",)  # inherited from default
+    assert _load(tmp_path, "allow = []\n").seccomp_allow == ()  # replaces the inherited list, as before
+
+
+@pytest.mark.parametrize("entry", ["@nope", "@always-denied", "@"])
+def test_an_unknown_group_is_a_clear_error(tmp_path, entry):
+    with pytest.raises(ProfileError) as ei:
+        _load(tmp_path, f'allow = ["@memory", "{entry}"]\n')
+    msg = str(ei.value)
+    assert "p.toml" in msg and "[seccomp] allow" in msg and repr(entry) in msg and "@memory" in msg, msg
