@@ -22,6 +22,8 @@ import socket
 import struct
 import threading
 
+from launcher.profile import load_profile
+
 HEADER = struct.Struct(">I")
 MAX_RESPONSE = 64 * 1024 * 1024
 SOCKET_NAME = "build123d-launcher.sock"
@@ -230,7 +232,6 @@ def connect_backend(socket_path: str | None, required: bool, *, profile: str | N
     theirs = backend.info.get("profile")
     if profile is not None:
         try:
-            from launcher.profile import load_profile
             ours = load_profile(profile).name
         except Exception as e:  # noqa: BLE001 - let the embedded path report the bad profile
             ours = f"<{e}>"
