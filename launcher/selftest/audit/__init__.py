@@ -7,7 +7,8 @@ format in :mod:`.payloads`) runs in a real session under three columns (:data:`.
 reported, never required). A cell is judged by canaries (:mod:`.canaries`, :mod:`.checks`,
 :mod:`.run`), not by what the payload says; :mod:`.classify` names the layer that stopped it and
 :mod:`.report` renders the matrix. Required: every cell of ``all`` and every ``touches_os: yes``
-cell of ``os_only``. Entry point: :func:`run_audit` (:mod:`.cli`).
+cell of ``os_only``. Entry point: :func:`run_audit` (:mod:`.cli`). The canaries and the payload
+format in full: ``tests/escape/README.md``.
 """
 from launcher.selftest.audit.cli import run_audit
 
