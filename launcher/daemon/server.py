@@ -38,6 +38,8 @@ SEND_TIMEOUT_S = 30  # a reply the client does not read within this is abandoned
 
 
 class Daemon:
+    """Accepts connections on ``listener`` and serves each with its own ToolSet, in its own thread."""
+
     def __init__(self, launcher, listener: socket.socket, *, socket_path: str | None, owned: bool):
         self.launcher = launcher
         self.listener = listener
@@ -110,7 +112,7 @@ class Daemon:
             self._refuse(conn, f"the daemon already serves {self.max_connections} connections")
             return
         ts = ToolSet(self.launcher)
-        t = threading.Thread(target=self._serve_conn, args=(cid, conn, ts, pid), name=f"conn-{cid}", daemon=True)
+        t = threading.Thread(target=self._serve_conn, args=(cid, conn, ts), name=f"conn-{cid}", daemon=True)
         with self.lock:
             self.conns[cid] = (conn, ts, t)
         event("connect", conn=cid, peer_pid=pid, peer_uid=uid)
@@ -141,7 +143,8 @@ class Daemon:
         threading.Thread(target=run, name="refuse", daemon=True).start()
 
     # ---------------------------------------------------------- one connection
-    def _serve_conn(self, cid: int, conn: socket.socket, ts, peer_pid: int) -> None:
+    def _serve_conn(self, cid: int, conn: socket.socket, ts) -> None:
+        """One connection's thread: requests in order until EOF, a fatal request or a client gone mid-call."""
         calls = 0
         try:
             while not self.stopping.is_set():
