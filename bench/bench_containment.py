@@ -4,20 +4,11 @@
     python bench/bench_containment.py            # N = 300 calls per mode
     python bench/bench_containment.py --n 100
 
-1. Per-call cost: one launcher process, two sessions on ``tests/profiles/sessions_fast.toml``
-   (called alternately, so both see the same host load)
-   (the default jail, short clocks), one with the cgroup containment (a cgroup per tracked
-   process, moved when a next is taken; the old head's cgroup killed and the new head's checked
-   after a successful call) and one without it (the hierarchy forced to "none", as for an
-   unprivileged launcher: only the seccomp clone filter and the pid-namespace sweep). Both run
-   N trivial ``execute("x = 1")`` calls and N failing ones (``raise ValueError``). Reported: p50
-   of the whole call as the launcher sees it, and p50/p99 of the containment hooks themselves
-   (``on_ready`` + ``sweep``, timed around the calls the Session makes), in microseconds.
-   Also: failed calls that each leave a forked child behind (the sweep's freeze + kill + thaw path).
-2. Bound: the session's memory high-water mark (the kernel's ``memory.peak`` or v1
-   ``memory.max_usage_in_bytes``) vs ``session_memory_mb`` after three children that each
-   touch 400 MB (profile ``tests/profiles/contain_memory.toml``: 768 MB session bound,
-   1024 MB RLIMIT_AS per process), with the OOM kills the kernel made.
+1. Per-call cost (:func:`run_modes`, :func:`stray_path`): a session with the cgroup containment
+   vs one without it, p50 of the whole call and p50/p99 of the containment hooks, in microseconds;
+   and failed calls that each leave a forked child behind (the sweep's freeze + kill + thaw path).
+2. Bound (:func:`memory_bound`): the session's memory high-water mark vs ``session_memory_mb``
+   after three children that each touch 400 MB, with the OOM kills the kernel made.
 
 Nothing is asserted: the figures are printed (``--json`` for a machine-readable line).
 """
@@ -79,7 +70,15 @@ def stray_path(n: int) -> dict:
 
 
 def run_modes(L, n: int) -> dict:
-    """Two sessions, one with and one without cgroups, called alternately (same host load)."""
+    """Two sessions, one with and one without cgroups, called alternately (same host load).
+
+    On ``tests/profiles/sessions_fast.toml`` (the default jail, short clocks). With: a cgroup per
+    tracked process, moved when a next is taken; the old head's cgroup killed and the new head's
+    checked after a successful call. Without: the hierarchy forced to "none", as for an
+    unprivileged launcher (only the seccomp clone filter and the pid-namespace sweep). Both run N
+    trivial ``execute("x = 1")`` calls and N failing ones (``raise ValueError``). Reported: p50 of
+    the whole call as the launcher sees it, and p50/p99 of the containment hooks themselves
+    (``on_ready`` + ``sweep``, timed around the calls the Session makes), in microseconds."""
     s_cg = L.new_session()
     with cgroups.unavailable():  # as an unprivileged launcher without delegation sees it
         s_no = L.new_session()
@@ -114,6 +113,8 @@ def run_modes(L, n: int) -> dict:
 
 
 def memory_bound() -> dict | None:
+    """The kernel's ``memory.peak`` (or v1 ``memory.max_usage_in_bytes``) after three children touch
+    400 MB each (``contain_memory.toml``: 768 MB session bound, 1024 MB RLIMIT_AS per process)."""
     code = ("import os\npipes = []\nfor i in range(3):\n    r, w = os.pipe()\n    if os.fork() == 0:\n"
             "        b = bytearray(400 << 20)\n        for j in range(0, len(b), 4096):\n            b[j] = 1\n"
             "        os.write(w, b'k')\n        import time\n        time.sleep(1000)\n    os.close(w)\n"

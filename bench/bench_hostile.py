@@ -4,19 +4,12 @@
     python bench/bench_hostile.py            # both parts
     python bench/bench_hostile.py --quick    # fewer iterations / a smaller flood
 
-1. Peak RSS: a real MCP stdio server (``python -m launcher mcp --embedded``, profile
-   ``tests/profiles/faults_os_only.toml``: the OS layers only, so user code can write raw
-   datagrams on its session socket) driven by the ``mcp`` SDK client runs a hostile sequence:
-   eight processes each sending an unfinished ~60 MB message, an 80,000-item objects list, a
-   deeply nested reply, a 100,000-digit integer, 40,000 escaped control characters, lone
-   surrogates, and a session whose nexts stop reading (the socket fills). The server's ``VmHWM``
-   (peak RSS, reset with ``/proc/PID/clear_refs`` after start-up) is read from /proc. Goal <= 256 MB.
-2. Cost of the checks: in-process, the time to decode one reply and turn it into what the launcher
-   keeps, for realistic replies (a trivial execute, a typical one with 5 shape summaries and some
-   output, a heavy one with 200 summaries and 64 KiB of output), with today's code
-   (``jail.wire.protocol.decode`` strict + ``launcher.replies.validate.result``) vs the code before issue 11
-   (plain ``json.loads`` + the old field picking, reproduced below). p50 in microseconds.
-   Goal: the added cost stays within +0.5 ms per call.
+1. Peak RSS (:func:`peak_rss`): a real MCP stdio server with the OS layers only, driven by the
+   ``mcp`` SDK client through a hostile sequence (:func:`hostile_sequence`); the server's
+   ``VmHWM`` is read from /proc. Goal <= 256 MB.
+2. Cost of the checks (:func:`check_cost`): in-process, decoding one realistic reply and turning
+   it into what the launcher keeps, today's code vs the code before issue 11. p50 in
+   microseconds. Goal: the added cost stays within +0.5 ms per call.
 
 Nothing is asserted: the figures and the goals are printed.
 """
@@ -70,6 +63,9 @@ def flood(senders: int, mb: int) -> str:
 
 
 def hostile_sequence(quick: bool) -> list[tuple[str, str]]:
+    """Eight processes each sending an unfinished ~60 MB message, an 80,000-item objects list, a
+    deeply nested reply, a 100,000-digit integer, 40,000 escaped control characters, lone
+    surrogates, and a session whose nexts stop reading (the socket fills)."""
     return [
         ("8 senders x 60 MB unfinished" if not quick else "8 senders x 20 MB unfinished",
          flood(8, 20 if quick else 60)),
@@ -114,6 +110,10 @@ def _server_pid() -> int:
 
 
 def peak_rss(quick: bool) -> None:
+    """``python -m launcher mcp --embedded`` on ``faults_os_only.toml`` (the OS layers only, so user
+    code can write raw datagrams on its session socket), driven by the ``mcp`` SDK client through
+    :func:`hostile_sequence`; the server's ``VmHWM`` (peak RSS, reset with ``/proc/PID/clear_refs``
+    after start-up) is read from /proc."""
     import anyio
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
@@ -156,7 +156,7 @@ def peak_rss(quick: bool) -> None:
 
 # ------------------------------------------------------------------ cost of the checks
 def _old_validate(msg: dict) -> dict:
-    """The launcher's reply handling before issue 11 (launcher/session.py _validate_result)."""
+    """The launcher's reply handling before issue 11 (then launcher/session.py's _validate_result)."""
     ok = msg.get("ok") is True
     out = {
         "ok": ok,
@@ -197,6 +197,10 @@ def realistic_replies() -> dict[str, dict]:
 
 
 def check_cost(quick: bool) -> None:
+    """Realistic replies (a trivial execute, a typical one with 5 shape summaries and some output,
+    a heavy one with 200 summaries and 64 KiB of output): today's ``jail.wire.protocol.decode``
+    (strict) + ``launcher.replies.validate.result`` vs plain ``json.loads`` + the old field
+    picking (:func:`_old_validate`). p50 in microseconds."""
     from jail.wire import protocol
     from launcher.replies import validate as replies
     from jail.wire.profile import Limits

@@ -6,7 +6,7 @@
 * ``check_svg`` (launcher side, per SVG export) on what build123d writes: small drawings and a
   part with many hidden lines;
 * ``measure_tree`` (the output-directory quota walk, per export) over 100, 1,000 and 10,000 files;
-* the module views (``jail/safe_builtins.py``): making the builtins (once per session), an
+* the module views (``jail/cad/safe_builtins.py``): making the builtins (once per session), an
   ``import numpy as np`` statement's ``__import__`` (per import in user code), an attribute read
   through a view against the real module (the hot path of user code).
 """

@@ -10,7 +10,7 @@ into one session of the default profile (``ToolSet`` in-process: the launcher re
 the jailed next parses it; the wall time includes the fork of the next, the transfer and the
 promotion). Printed: file size, the object summary's faces, and p50/min of the wall time in ms.
 Also, outside the jail, the time to build the STL's triangles into a solid with shared edges (what
-jail/importer.py does) vs with ``BRepBuilderAPI_Sewing`` (the first version).
+jail/cad/importer.py does) vs with ``BRepBuilderAPI_Sewing`` (the first version).
 
 Nothing is asserted: the figures are printed.
 """

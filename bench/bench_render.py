@@ -5,18 +5,12 @@
     python bench/bench_render.py --quick    # 5 / 5 / 2
     python bench/bench_render.py --no-peer  # ours only
 
-Both servers are driven the same way: a real MCP stdio client (the ``mcp`` SDK) spawns the server,
-runs the plate (80x60x10 with four holes) with ``execute``, then times ``tools/call`` round trips:
-
-* ours: ``render`` (iso, 800x600) in a disposable jailed process of the default profile, PNG
-  checked by the launcher; ``measure`` of the same part;
-* peer: build123d-mcp 0.3.91 ``render_view`` (direction iso, quality standard), installed by this
-  script into its own venv under ``bench/out/peer-venv`` from the package registry (``pip install
-  build123d-mcp==0.3.91``). When that install or its server fails, the script says so and reports
-  ours only.
-
-Nothing is asserted; goals (render <= 0.5 s p50 and >= 20x faster than the peer, measure <= 50 ms
-p50) are printed next to the figures. The peer runs with HOME and cwd in a temporary directory.
+A real MCP stdio client (the ``mcp`` SDK) spawns each server, runs the plate (80x60x10, four
+holes) with ``execute``, then times ``tools/call`` round trips: ours (:func:`ours`: ``render`` in
+a disposable jailed process of the default profile, PNG checked by the launcher; ``measure``) and
+the peer's ``render_view`` (:func:`peer`, installed by :func:`ensure_peer`; when that fails, ours
+only). Nothing is asserted; goals (render <= 0.5 s p50 and >= 20x faster than the peer, measure
+<= 50 ms p50) are printed next to the figures.
 """
 from __future__ import annotations
 
@@ -56,6 +50,8 @@ def pct(xs, q):
 
 
 def ensure_peer() -> tuple[Path | None, str]:
+    """build123d-mcp 0.3.91 in its own venv under ``bench/out/peer-venv``, from the package registry
+    (``pip install build123d-mcp==0.3.91``): its executable, or None and why."""
     exe = PEER_VENV / "bin" / "build123d-mcp"
     if exe.exists():
         return exe, "already installed"
@@ -158,6 +154,8 @@ def cpu_cost(n: int) -> dict[str, list[float]]:
 
 
 def peer(exe: Path, n: int, errlog):
+    """The peer's ``render_view`` (direction iso, quality standard), with HOME and cwd in a
+    temporary directory."""
     from mcp import StdioServerParameters
     home = tempfile.mkdtemp(prefix="bench-peer-home-")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "LANG": "C.UTF-8"}

@@ -4,22 +4,11 @@
     python bench/bench_session_bounds.py            # N = 300 calls per mode
     python bench/bench_session_bounds.py --n 100 --json
 
-1. Memory bound: a call forks 3 children that each touch 400 MB and wait, under a 768 MB
-   ``session_memory_mb`` (``tests/profiles/contain_memory.toml``, 1024 MB ``RLIMIT_AS`` per
-   process), 5 times. Watchdog (the launcher made to see no cgroup, as an unprivileged launcher
-   without delegation does) vs the kernel's bound where this host has one (v1 ``memory`` as root).
-   Reported: the highest session total the watchdog measured (PSS) or the kernel's high-water mark
-   (``memory.max_usage_in_bytes``), as a ratio to the bound, and how long the call ran before it
-   was killed.
-2. Cost on the execute path: two sessions, called alternately (same host load), one watched by the
-   watchdog (memory + CPU) and one not (its watch removed: the baseline), N trivial
-   ``execute("x = 1")`` each; then the same with 4 snapshots of a 200 MB state in each session (the
-   end-of-call check then has 11 processes to add up and their upper bound is over the bound).
-   Reported: p50 of the whole call and the ratio watched / baseline.
-3. CPU share: a call forks 2 children that spin for 3 s of wall time, ``session_cpus`` 1.0: the CPU
-   time the children got (``RUSAGE_CHILDREN``) per second of wall time, watchdog vs none.
-4. The watchdog thread's own CPU: its thread's utime + stime over 10 s with 4 idle sessions, and
-   with one session that holds 4 snapshots over its upper bound (exact reads, full refresh).
+1. Memory bound (:func:`memory_bound`): the highest session total vs ``session_memory_mb``,
+   watchdog vs the kernel's bound where this host has one, and how long the call ran.
+2. Cost on the execute path (:func:`p50_pair`): p50 of a trivial call, watched / unwatched.
+3. CPU share (:func:`cpu_share`): CPU time per second of wall time under ``session_cpus`` 1.0.
+4. The watchdog thread's own CPU (:func:`watchdog_cpu`): idle sessions, and snapshots over the bound.
 
 Nothing is asserted: the figures are printed (``--json`` for a machine-readable line).
 """
@@ -68,6 +57,13 @@ def unwatch(s) -> None:
 
 
 def memory_bound(runs: int = 5) -> dict:
+    """A call forks 3 children that each touch 400 MB and wait, under a 768 MB ``session_memory_mb``
+    (``contain_memory.toml``, 1024 MB ``RLIMIT_AS`` per process), ``runs`` times. Watchdog (the
+    launcher made to see no cgroup, as an unprivileged launcher without delegation does) vs the
+    kernel's bound where this host has one (v1 ``memory`` as root). Reported: the highest session
+    total the watchdog measured (PSS) or the kernel's high-water mark
+    (``memory.max_usage_in_bytes``), as a ratio to the bound, and how long the call ran before it
+    was killed."""
     out = {}
     with Launcher(MEM, spare_sessions=0) as L:
         for mode in ("watchdog", "kernel"):
@@ -98,7 +94,12 @@ def memory_bound(runs: int = 5) -> dict:
 
 def p50_pair(L, n: int, snapshots: int) -> dict:
     """Watched vs unwatched session, alternately; each call timed with the session's next ready
-    (a 50 ms pause before it, as bench/run_all.py row 1 does)."""
+    (a 50 ms pause before it, as bench/run_all.py row 1 does).
+
+    Two sessions (same host load), one watched by the watchdog (memory + CPU) and one not (its
+    watch removed: the baseline), N trivial ``execute("x = 1")`` each; with ``snapshots`` = 4, each
+    session holds 4 snapshots of a 200 MB state (the end-of-call check then has 11 processes to
+    add up and their upper bound is over the bound). Reported: p50 and the ratio watched / baseline."""
     watched, base = unbounded_session(L), unbounded_session(L)
     unwatch(base)
     for s in (watched, base):
@@ -126,6 +127,8 @@ def p50_pair(L, n: int, snapshots: int) -> dict:
 
 
 def cpu_share() -> dict:
+    """A call forks 2 children that spin for 3 s of wall time, ``session_cpus`` 1.0: the CPU time
+    the children got (``RUSAGE_CHILDREN``) per second of wall time, watchdog vs none."""
     out = {}
     with Launcher(MEM, spare_sessions=0) as L:
         for mode in ("watchdog", "none"):
@@ -169,6 +172,8 @@ def _name_watchdog_thread() -> None:
 
 
 def watchdog_cpu(seconds: float = 10.0) -> dict:
+    """The watchdog thread's utime + stime over ``seconds`` with 4 idle sessions, and with one
+    session that holds 4 snapshots over its upper bound (exact reads, full refresh)."""
     _name_watchdog_thread()
     out = {}
     with Launcher(FAST, spare_sessions=0) as L:

@@ -5,20 +5,13 @@
     python bench/bench_transcript.py --base REV      # compare with another commit (default f5e8827^)
     python bench/bench_transcript.py --show          # also print every reply
 
-The same 20 calls - a realistic L-bracket built step by step, with the usual detours (a fillet
-that is too big, a typo, a look at the state, an export) - go through a real MCP stdio client (the
-``mcp`` SDK) to ``python -m launcher mcp --embedded`` of
-
-* this working tree ("after"), and
-* the tree of ``--base`` ("before"), extracted with ``git archive`` into a temporary directory
-  and run from there (``PYTHONPATH`` and cwd point at it, so its ``launcher``/``jail`` packages
-  are imported, not this tree's; same venv, same default profile).
-
-Counted: every character of every content block's text, plus the JSON of
-``structuredContent`` when a server sends it (the model reads both). Also checked, so that
-"fewer characters" does not mean "less information": each reply of the "after" run must still
-contain the facts listed for its call (the volume after a change, the error line, the
-printed numbers, ...). Goal: at least 3x fewer characters.
+The same 20 calls (``CALLS``: an L-bracket built step by step, with the usual detours: a fillet
+too big, a typo, a look at the state, an export) go through a real MCP stdio client to ``python
+-m launcher mcp --embedded`` of this working tree ("after") and of the ``--base`` tree ("before",
+see :func:`extract`; same venv, same default profile). Counted: every character of every content
+block's text, plus the JSON of ``structuredContent`` when a server sends it (the model reads
+both). Each "after" reply must still contain the facts listed for its call, so that fewer
+characters does not mean less information. Goal: at least 3x fewer characters.
 """
 from __future__ import annotations
 
@@ -133,6 +126,8 @@ async def run_session(src: Path, out_dir: Path, profile: str, python: str = sys.
 
 
 def extract(rev: str, dest: Path) -> None:
+    """The tree of ``rev`` into ``dest`` (``git archive``); it is run from there, with ``PYTHONPATH``
+    and cwd pointing at it, so its ``launcher``/``jail`` packages are imported, not this tree's."""
     archive = subprocess.run(["git", "-C", str(REPO), "archive", rev], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
 

@@ -5,25 +5,14 @@
     python bench/run_all.py --write    # ...and rewrite bench/RESULTS.md's "## Benchmarks" (keeps the other sections)
     python bench/run_all.py --quick    # fewer repetitions (a smoke run)
 
-What is measured (goals from the issue in brackets):
-
-1. execute overhead for trivial code (``x = 1``) against in-process ``exec``
-   of the same code [<= +1 ms p50], p50/p90 over 200 calls, two ways:
-   *next ready* (50 ms pause before each call, so the pre-forked ``next`` is
-   waiting; only the call is timed) and *back-to-back* (each call also waits
-   for the head to fork the next one).
-2. new session / reset to first result against spawning
-   ``python -c 'import build123d'`` + the same code [>= 40x faster]; with the
-   launcher's spare session (what ``reset`` uses) and without it.
-3. time until usable after a timeout kill [<= 50 ms]: ``while True: pass``
-   under a 1 s limit, then the next trivial call is timed.
-4. snapshot save + restore, 1 vs 1000 solids [<= 20 ms, ratio <= 1.5].
-5. PSS per idle session [<= 30 MB]: ``/proc/PID/smaps_rollup`` of the zygote
-   and all session processes for N = 1, 4, 16 sessions; the marginal PSS per
-   session is the slope between N = 1 and N = 16.
-
-Nothing here asserts; the goals are shown next to the figures. Runs in ~1-2
-minutes on a 2-core VM.
+Measured (goals from the issue in brackets; each ``bench_*`` function says how):
+1. execute overhead for ``x = 1`` vs in-process ``exec`` [<= +1 ms p50] (:func:`bench_execute`);
+2. new session / reset to first result vs ``python -c 'import build123d'`` [>= 40x faster]
+   (:func:`bench_sessions`);
+3. time until usable after a timeout kill [<= 50 ms] (:func:`bench_timeout`);
+4. snapshot save + restore, 1 vs 1000 solids [<= 20 ms, ratio <= 1.5] (:func:`bench_snapshots`);
+5. PSS per idle session [<= 30 MB] (:func:`bench_pss`).
+Nothing here asserts; the goals are shown next to the figures.
 """
 from __future__ import annotations
 
@@ -78,6 +67,9 @@ def wait_next(session, timeout=5.0):
 
 # ------------------------------------------------------------------ 1. execute overhead
 def bench_execute(L, n: int) -> dict:
+    """p50/p90 over ``n`` calls, two ways: *next ready* (50 ms pause before each call, so the
+    pre-forked ``next`` is waiting; only the call is timed) and *back-to-back* (each call also waits
+    for the head to fork the next one)."""
     code = "x = 1"
     ns: dict = {}
     base = []
@@ -127,6 +119,8 @@ def bench_execute(L, n: int) -> dict:
 
 # ------------------------------------------------------------------ 2. new session / reset
 def bench_sessions(n: int, baseline_n: int) -> dict:
+    """With the launcher's spare session (what ``reset`` uses) and without it, against spawning
+    ``python -c 'import build123d'`` + the same code."""
     from launcher.core import Launcher
     from launcher.tools.toolset import ToolSet
     code = "x = 1"
@@ -166,6 +160,7 @@ def bench_sessions(n: int, baseline_n: int) -> dict:
 
 # ------------------------------------------------------------------ 3. timeout recovery
 def bench_timeout(L, n: int) -> dict:
+    """``while True: pass`` under a 1 s limit, then the next trivial call is timed."""
     s = L.new_session()
     s.execute("y = 1")
     kill, usable = [], []
@@ -246,6 +241,8 @@ def rss_kb(pid: int) -> int:
 
 
 def bench_pss(counts=(1, 4, 16)) -> dict:
+    """``/proc/PID/smaps_rollup`` of the zygote and all session processes for N = 1, 4, 16 sessions;
+    the marginal PSS per session is the slope between N = 1 and N = 16."""
     from launcher.core import Launcher
     from launcher.contain.procs import descendants
     out = {}

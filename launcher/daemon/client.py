@@ -1,17 +1,13 @@
 """Client side of the daemon protocol (used by ``build123d-launcher mcp``).
 
-Wire format, both directions, over an ``AF_UNIX`` stream socket: a 4-byte
-big-endian length, then that many bytes of UTF-8 JSON (an object).
-Request ``{"tool": name, "args": {...}}``; response: the dict the tool
-returns (``ToolSet.call``), or ``{"error": "..."}``. ``{"tool": "_hello"}``
-is answered by the daemon itself (``{"server": "build123d-launcher", ...}``).
-A request may carry ``"seq": N``; ``{"tool": "_cancel", "args": {"conn", "key",
-"seq"}}`` sent on a *second* connection cancels call N of connection ``conn``
-(``key``: the ``cancel_key`` of that connection's hello).
+Wire format, both directions, over an ``AF_UNIX`` stream socket: a 4-byte big-endian length,
+then that many bytes of UTF-8 JSON (an object). Request ``{"tool": name, "args": {...},
+"seq": N}``; response: the dict the tool returns, or ``{"error": "..."}``. ``_hello`` is
+answered by the daemon itself; ``{"tool": "_cancel", "args": {"conn", "key", "seq"}}``, sent on
+a *second* connection, cancels call N of connection ``conn`` (``key``: its hello's ``cancel_key``).
 
-Before trusting the socket, the client checks with ``SO_PEERCRED`` that the
-daemon runs under the client's own uid (a socket squatted by another user is
-refused).
+Blocks: a socket squatted by another user (``SO_PEERCRED`` must show the client's own uid) and a
+daemon running another profile than the one asked for (a weaker jail is never picked silently).
 """
 from __future__ import annotations
 
@@ -21,6 +17,8 @@ import os
 import socket
 import struct
 import threading
+
+from launcher.profile import load_profile
 
 HEADER = struct.Struct(">I")
 MAX_RESPONSE = 64 * 1024 * 1024
@@ -230,7 +228,6 @@ def connect_backend(socket_path: str | None, required: bool, *, profile: str | N
     theirs = backend.info.get("profile")
     if profile is not None:
         try:
-            from launcher.profile import load_profile
             ours = load_profile(profile).name
         except Exception as e:  # noqa: BLE001 - let the embedded path report the bad profile
             ours = f"<{e}>"

@@ -1,9 +1,8 @@
-"""Checks made before the zygote starts, so failures name their cause.
+"""Checks made before the zygote starts, so a set-up problem names its cause and its fix.
 
-When the launcher runs as root the jail maps to an unprivileged host uid
-(``nobody`` by default). That uid must be able to traverse to and read the
-interpreter, the venv and this package, or lazily imported modules fail inside
-the jail with EACCES. We check the permission bits of every ancestor directory.
+As root the jail runs as an unprivileged host uid (``nobody`` by default), which must be able to
+enter every directory on the way to the interpreter, the venv and the ``jail`` package, or
+modules imported lazily fail inside the jail with EACCES. Only permission bits are read (no ACLs).
 """
 from __future__ import annotations
 
@@ -12,6 +11,7 @@ import stat
 import sys
 from pathlib import Path
 
+import jail
 from jail.wire.errors import LayerError
 
 
@@ -37,7 +37,6 @@ def _can_traverse(path: Path, uid: int, gid: int) -> str | None:
 
 
 def check_jail_can_read(uid: int, gid: int) -> None:
-    import jail
     paths = [Path(sys.prefix), Path(sys.base_prefix), Path(jail.__file__).parent, Path(os.__file__).parent]
     for path in paths:
         bad = _can_traverse(path, uid, gid)

@@ -1,6 +1,6 @@
 """The escape matrix under pytest: every payload x every required column.
 
-One module-scoped run of ``launcher.selftest.audit.run_matrix`` (sessions are reused within a
+One module-scoped run of ``launcher.selftest.audit.run.run_matrix`` (sessions are reused within a
 column, DoS payloads run on the ``*_fast`` profiles), then one test per required cell
 so a failure names the payload, the column and the canary that fired.
 
@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import socket
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -22,37 +26,42 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from launcher.selftest import audit  # noqa: E402
+from launcher.selftest.audit import payloads  # noqa: E402
+from launcher.selftest.audit.canaries import Canaries  # noqa: E402
+from launcher.selftest.audit.checks import fs_changes  # noqa: E402
+from launcher.selftest.audit.classify import classify  # noqa: E402
+from launcher.selftest.audit.report import render_markdown  # noqa: E402
+from launcher.selftest.audit.run import run_matrix  # noqa: E402
 
 COLUMNS = [c for c in os.environ.get("B123D_ESCAPE_COLUMNS", "all,os_only").split(",") if c]
 ONLY = os.environ.get("B123D_ESCAPE_ONLY") or None
-PAYLOADS = audit.load_payloads(ONLY)
+PAYLOADS = payloads.load_payloads(ONLY)
 REQUIRED = [(p.id, c) for c in COLUMNS for p in PAYLOADS if p.required(c)]
 
 
 # ------------------------------------------------------------- no jail needed
 def test_payload_set_is_complete():
-    all_payloads = audit.load_payloads()
+    all_payloads = payloads.load_payloads()
     assert len(all_payloads) >= 80
     cats = {p.category for p in all_payloads}
-    assert cats == set(audit.CATEGORIES), f"categories without payloads: {set(audit.CATEGORIES) - cats}"
+    assert cats == set(payloads.CATEGORIES), f"categories without payloads: {set(payloads.CATEGORIES) - cats}"
     for p in all_payloads:
         assert p.path.name == f"{p.id}.py", f"{p.path.name}: file name must be <id>.py"
-        compile(audit.substitute(p.code, {}), str(p.path), "exec")
+        compile(payloads.substitute(p.code, {}), str(p.path), "exec")
 
 
 def test_payload_placeholders_are_known():
-    known = set(audit.PLACEHOLDERS)
-    for p in audit.load_payloads():
-        used = set(audit.PLACEHOLDER.findall(p.code))
+    known = set(payloads.PLACEHOLDERS)
+    for p in payloads.load_payloads():
+        used = set(payloads.PLACEHOLDER.findall(p.code))
         assert used <= known, f"{p.id}: unknown placeholder(s) {used - known}"
 
 
 def test_destructive_payloads_never_run_without_os_layers():
-    for p in audit.load_payloads():
+    for p in payloads.load_payloads():
         if p.destructive:
             assert p.skipped("python_only")
-    names = {p.id for p in audit.load_payloads() if p.destructive}
+    names = {p.id for p in payloads.load_payloads() if p.destructive}
     for must in ("re01-memory-bomb", "re03-fork-bomb", "re07-disk-fill", "sg06-kill-minus-1", "sg05-kill-pgrp-0"):
         assert must in names
 
@@ -70,21 +79,65 @@ def test_destructive_payloads_never_run_without_os_layers():
     ({"ok": True, "stdout": "ESCAPE-RESULT: x=1 errno=OK\nESCAPE-RESULT: errno=EACCES\n"}, "landlock"),
 ])
 def test_classify(res, layer):
-    assert audit.classify(res)[0] == layer
+    assert classify(res)[0] == layer
 
 
 def test_substitute_only_known_names():
     code = 'open("{SECRET}"); "{0.x}".format(1); f"{X}"; {UNKNOWN_NAME}'
-    out = audit.substitute(code, {"SECRET": "/s", "X": "1"})
+    out = payloads.substitute(code, {"SECRET": "/s", "X": "1"})
     assert out == 'open("/s"); "{0.x}".format(1); f"1"; {UNKNOWN_NAME}'
 
+
+
+def _wait(pred, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_canaries_fire_and_clean_up():
+    """The host-side traps see what an escaped payload would do, and leave nothing behind."""
+    with Canaries() as can:
+        v = can.values()
+        assert set(v) | {"BYSTANDER_PID", "ZYGOTE_PID", "ATTACKER_INIT_PID"} == set(payloads.PLACEHOLDERS)
+        assert can.tokens["home"] in Path(v["SECRET"]).read_text()
+        assert all(can.leak_markers().values())
+        snap0 = can.fs_snapshot()
+        with socket.create_connection(("127.0.0.1", int(v["TCP_PORT"])), timeout=5):
+            pass
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+            u.sendto(b"x", ("127.0.0.1", int(v["UDP_PORT"])))
+        for addr in (v["UNIX_PATH"], "\0" + v["ABSTRACT_NAME"]):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.connect(addr)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.sendto(b"x", "\0" + v["ABSTRACT_NAME"] + "-dgram")
+        os.kill(int(v["SIGPID"]), signal.SIGUSR1)
+        want = ["net:tcp4 ", "net:udp4 ", "net:unix-path ", "net:unix-abstract ", "net:unix-abstract-dgram ",
+                f"signal:recorder received SIG {int(signal.SIGUSR1)}"]
+        assert _wait(lambda: all(any(e.startswith(w) for e in can.events) for w in want)), can.events
+        Path(v["SECRET_DIR"], v["MARK"] + ".x").write_text("x")
+        Path("/tmp", v["MARK"] + ".y").write_text("y")
+        assert fs_changes(snap0, can.fs_snapshot()) == [
+            f"fs:{v['SECRET_DIR']}/{v['MARK']}.x created", f"fs:/tmp/{v['MARK']}.y created"]
+        can.restore()
+        assert fs_changes(snap0, can.fs_snapshot()) == []
+        recorder = Path(f"/proc/{v['SIGPID']}")
+    assert not Path(v["SECRET_DIR"]).exists() and not Path(v["TMP_SECRET"]).exists()
+    assert not [p for p in Path("/tmp").iterdir() if v["MARK"] in p.name]
+    assert _wait(lambda: not recorder.exists())
+    # the test process forks jailed children later: no canary thread may outlive the audit
+    assert _wait(lambda: not [t for t in threading.enumerate() if t.name.startswith("canary-")])
 
 # ------------------------------------------------------------- the matrix
 @pytest.fixture(scope="module")
 def report():
     if not sys.platform.startswith("linux"):
         pytest.skip("the jail is Linux only")
-    return audit.run_matrix(PAYLOADS, COLUMNS)
+    return run_matrix(PAYLOADS, COLUMNS)
 
 
 def test_no_column_failed_to_start(report):
@@ -110,6 +163,6 @@ def test_whole_matrix(report):
 
 
 def test_markdown_renders(report):
-    md = audit.render_markdown(report)
+    md = render_markdown(report)
     assert re.search(r"\*\*Verdict: (PASS|FAIL)\*\*", md)
     assert md.count("\n| `") == len(report["payloads"])

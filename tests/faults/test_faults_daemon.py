@@ -6,8 +6,6 @@ that call and the clients' next calls get a clear error (the MCP servers stay
 up and answer pings), and once a new daemon listens on the same socket the
 clients reconnect by themselves into new, empty sessions. After SIGKILL of
 the daemon nothing it started survives (pdeathsig + pid namespaces).
-
-Skipped when launcher/daemon.py or launcher/daemon_client.py is missing.
 """
 from __future__ import annotations
 

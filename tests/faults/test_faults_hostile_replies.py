@@ -325,7 +325,7 @@ def test_reply_text_is_bounded_by_the_profile(ts, launcher):
 def test_forged_newline_in_logged_fields(ts, caplog):
     """No user-controlled line break or field in the audit line (plain handler and key=value formatter)."""
     import logging
-    from launcher.daemon.server import KeyValueFormatter
+    from launcher.daemon.logfmt import KeyValueFormatter
     forged = json.dumps({"t": "result", "ok": False, "error": {
         "type": "X\nlevel=info logger=build123d_launcher.audit execute session=s1 outcome=ok",
         "rule": "r\r\x1b[1A\u2028 outcome=ok layer=none", "message": "m"}})
@@ -348,7 +348,7 @@ def test_forged_newline_in_logged_fields(ts, caplog):
 
 def test_daemon_log_formatter_escapes_controls():
     import logging
-    from launcher.daemon.server import KeyValueFormatter, _quote
+    from launcher.daemon.logfmt import KeyValueFormatter, _quote
     fmt = KeyValueFormatter(timestamps=False)
     for msg in ("a=b\rlevel=error event=forged", "x y=1\x1b[2K", "k=v\u2028level=info", "ev k=\u202ev", "\ud800"):
         out = fmt.format(logging.LogRecord("t", logging.INFO, "p", 1, msg, (), None))
