@@ -20,7 +20,7 @@ from jail.wire.errors import LayerError
 
 from launcher.contain import selflimit
 from launcher.profile import Profile, load_profile
-from launcher.session.session import Session, SessionError
+from launcher.session import Session, SessionError
 from launcher.session.zygote import Zygote
 
 log = logging.getLogger("build123d_launcher")

@@ -45,6 +45,7 @@ from launcher.replies import sanitize
 from launcher.contain import watchdog
 from launcher.contain.containment import SessionContainment, clone_filtered
 from launcher.contain.procs import Proc, children_of, kill_strays, ppid_of
+from launcher.session.errors import CallCancelled, SessionDead, SessionError, SessionNotReading
 
 log = logging.getLogger("build123d_launcher.session")
 
@@ -56,28 +57,12 @@ def _nonce(msg: dict) -> str:
     return n if isinstance(n, str) and len(n) <= 64 else ""
 
 
-class SessionError(RuntimeError):
-    """A request the session cannot serve; the message is meant for the user."""
-
-
-class SessionDead(SessionError):
-    pass
-
-
-class SessionNotReading(SessionError):
-    """The session's process did not take a request before the deadline (its socket stayed full)."""
-
-
 class _TimedOut(TimeoutError):
     """The call hit its wall-clock limit; ``partial`` is what the child said when asked (or None)."""
 
     def __init__(self, partial: dict | None):
         super().__init__("timed out")
         self.partial = partial
-
-
-class CallCancelled(SessionError):
-    """The running call was cancelled (Session.cancel): its child was killed, the session is as before."""
 
 
 def _err(type_: str, message: str, **kw) -> dict:
