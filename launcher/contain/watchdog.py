@@ -452,19 +452,20 @@ class SessionWatch:
         self._known: dict[int, int] = {}  # pid -> start time of what the last look found
 
     # the launcher's own thread (the session lock is held by the caller)
-    def over_after_call(self, session) -> str | None:
+    def over_after_call(self, roles) -> str | None:
         """At the end of a successful call, before its process becomes the head: a message when the
-        session is over ``session_memory_mb``, else None. Cheap when far from the bound: the call's
+        session is over ``session_memory_mb``, else None. ``roles``: the session's processes (its
+        ``next``, ``keeper``, ``init``, ``head``, ``snapshots``). Cheap when far from the bound: the call's
         process and what it forked read now, the others as the last tick found them (<= 0.5 s)."""
         if self.memory is None:
             return None
-        nxt = session.next.pid
+        nxt = roles.next.pid
         up = self.memory.quick_upper([nxt] + [p for p in descendants(nxt)])
-        state = {session.keeper.pid, session.init.pid, session.head.pid} | \
-            {p.pid for p, _ in list(session.snapshots.values())}
+        state = {roles.keeper.pid, roles.init.pid, roles.head.pid} | \
+            {p.pid for p, _ in list(roles.snapshots.values())}
         if up is not None and up <= self.memory.limit and set(self.memory._rss) >= state:
             return None  # every process of the state was in the last look (else: the full look below)
-        total, _ = self.memory.total(session_pids(session.keeper.pid, session.init.pid), urgent=True)
+        total, _ = self.memory.total(session_pids(roles.keeper.pid, roles.init.pid), urgent=True)
         if total <= self.memory.limit:
             return None
         self.memory.kills += 1
@@ -484,7 +485,7 @@ class SessionWatch:
         s = self._session()
         if s is None:
             return False
-        busy = s._busy is not None or (self.cpu is not None and bool(self.cpu._stopped))
+        busy = s.running_call() is not None or (self.cpu is not None and bool(self.cpu._stopped))
         if now - self._last_tick < (TICK_S * 0.9 if busy else IDLE_TICK_S):
             return False
         self._last_tick = now

@@ -837,7 +837,7 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
                     if state_of(x) not in (None, "Z", "X") and not exiting(x)}
         a = rig.attacker
         try:
-            a._ensure_next(timeout=5)  # the head's new next is then known, not a stray
+            a.ensure_next(timeout=5)  # the head's new next is then known, not a stray
         except Exception:
             next_ok = False  # no new next: the session is broken; it is replaced below
         if a.init is not None:
@@ -854,7 +854,7 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     if (res.get("error") or {}).get("type") == "ChildDied":
         try:
             time.sleep(0.05)
-            rig.attacker._ensure_next()
+            rig.attacker.ensure_next()
             ne = rig.attacker.last_next_exit or {}
             if ne.get("signal") and ne["signal"] not in res["error"]["message"]:
                 res["error"]["message"] += f" [head reports: {ne['signal']}]"

@@ -382,7 +382,7 @@ with Launcher(profile, output_dir=outdir, spare_sessions=0) as L:
     out["ok"], out["stdout"] = r["ok"], r.get("stdout", "")
     def tracked():
         with s.lock:
-            s._ensure_next(10)
+            s.ensure_next(10)
         p = s.pids()
         return {x for x in (p["keeper"], p["init"], p["head"], p["next"], *p["snapshots"].values()) if x}
     out["contained"] = wait(lambda: not {p for p in c.procs(d) if live(p)} - tracked(), 10.0)

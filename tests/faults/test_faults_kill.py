@@ -448,7 +448,7 @@ def test_failed_restore_keeps_next():
             s.restore_snapshot("a")
         t.join()
         try:
-            s._ensure_next(timeout=2)  # the head is alive and has a next: this must not time out
+            s.ensure_next(timeout=2)  # the head is alive and has a next: this must not time out
         except SessionDead as e:
             pytest.fail(f"after a failed restore: {e}")
         assert s.execute("print(n)")["stdout"] == "1\n"

@@ -709,7 +709,7 @@ def say(**kw):
     sys.stdin.readline()
 def tracked(s):
     with s.lock:
-        s._ensure_next(10)
+        s.ensure_next(10)
     p = s.pids()
     return [x for x in (p["init"], p["head"], p["next"], *p["snapshots"].values()) if x]
 with Launcher({profile!r}, output_dir={out!r}, spare_sessions=0) as L:

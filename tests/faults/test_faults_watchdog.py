@@ -82,7 +82,7 @@ def test_the_estimate_stays_above_the_real_total(launcher):
         seen = []
         for what, step in steps:
             step()
-            s._ensure_next()  # the head's next forked too, as between calls
+            s.ensure_next()  # the head's next forked too, as between calls
             pids = pids_of(s)
             est, real = m.estimate(pids), measured_total(pids)
             seen.append((what, est // MB, real // MB))
@@ -153,7 +153,7 @@ def test_a_process_the_tree_walk_misses_once_is_not_charged_twice(launcher, monk
     watchdog.WATCHDOG.remove(s.watch)  # the looks are made here, one at a time
     try:
         assert s.execute("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6:\n    pass")["ok"]
-        s._ensure_next()
+        s.ensure_next()
         head = s.head.pid
         st = watchdog.stat(head)
         assert st is not None and st[1] >= 0.5 * watchdog.HZ, st  # the head carries the spin's CPU
