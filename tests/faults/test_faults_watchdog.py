@@ -1,4 +1,4 @@
-"""The launcher's watchdog (launcher/watchdog.py) measured against the kernel's own numbers.
+"""The launcher's watchdog (launcher/contain/watchdog.py) measured against the kernel's own numbers.
 
 The hostile end-to-end cases (children over the bound, copy-on-write across snapshots, hogs the
 head forks between calls, CPU share) are in test_faults_session_bounds.py. Here: the mechanics
@@ -25,7 +25,7 @@ import pytest
 
 from faultutil import pss_bytes
 from launcher.contain import cgroups
-from launcher.contain import watchdog
+from launcher.contain import sampling, watchdog
 from launcher.core import Launcher
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,7 +53,7 @@ def launcher():
 
 
 def pids_of(s):
-    return watchdog.session_pids(s.keeper.pid, s.init.pid)
+    return sampling.session_pids(s.keeper.pid, s.init.pid)
 
 
 def test_the_estimate_stays_above_the_real_total(launcher):
@@ -155,8 +155,8 @@ def test_a_process_the_tree_walk_misses_once_is_not_charged_twice(launcher, monk
         assert s.execute("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6:\n    pass")["ok"]
         s.ensure_next()
         head = s.head.pid
-        st = watchdog.stat(head)
-        assert st is not None and st[1] >= 0.5 * watchdog.HZ, st  # the head carries the spin's CPU
+        st = sampling.stat(head)
+        assert st is not None and st[1] >= 0.5 * sampling.HZ, st  # the head carries the spin's CPU
         cpu = s.watch.cpu
         s.watch.tick()
         s.watch.tick()  # primed, both looks saw the head
@@ -164,13 +164,13 @@ def test_a_process_the_tree_walk_misses_once_is_not_charged_twice(launcher, monk
         cpu.resume()
         cpu.allowance, throttled = cpu.burst, cpu.throttled
         before = cpu.allowance
-        real = watchdog.session_pids
-        monkeypatch.setattr(watchdog, "session_pids", lambda k, i: [p for p in real(k, i) if p != head])
+        real = sampling.session_pids
+        monkeypatch.setattr(sampling, "session_pids", lambda k, i: [p for p in real(k, i) if p != head])
         s.watch.tick()  # the walk misses the head
-        monkeypatch.setattr(watchdog, "session_pids", real)
+        monkeypatch.setattr(sampling, "session_pids", real)
         s.watch.tick()  # and finds it again
         charged = before - cpu.allowance  # the looks are milliseconds apart: next to no refill
         assert charged < 0.2, f"{charged:.2f} CPU-s charged for two idle looks (the head's past CPU again?)"
-        assert cpu.throttled == throttled and not cpu._stopped
+        assert cpu.throttled == throttled and not cpu.stopped()
     finally:
         launcher.close_session(s)
