@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO))
 
 from launcher.contain import cgroups  # noqa: E402
 from launcher.core import Launcher  # noqa: E402
+from tests.helpers.contain import no_cgroups  # noqa: E402
 
 FAST = str(REPO / "tests" / "profiles" / "sessions_fast.toml")
 MEM = str(REPO / "tests" / "faults" / "profiles" / "contain_memory.toml")
@@ -81,7 +82,7 @@ def stray_path(n: int) -> dict:
 def run_modes(L, n: int) -> dict:
     """Two sessions, one with and one without cgroups, called alternately (same host load)."""
     s_cg = L.new_session()
-    with cgroups.unavailable():  # as an unprivileged launcher without delegation sees it
+    with no_cgroups():  # as an unprivileged launcher without delegation sees it
         s_no = L.new_session()
     out = {}
     data = {}

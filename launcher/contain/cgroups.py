@@ -18,7 +18,6 @@ they hold a live pidfd for.
 """
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import select
@@ -94,21 +93,6 @@ def procs(cg: str) -> list[int]:
         return [int(x) for x in read(cg + "/cgroup.procs").split()]
     except FileNotFoundError:
         return []
-
-
-def events(cg: str) -> dict[str, int]:
-    out = {}
-    try:
-        for line in read(cg + "/cgroup.events").splitlines():
-            k, _, v = line.partition(" ")
-            out[k] = int(v)
-    except (OSError, ValueError):
-        pass
-    return out
-
-
-def populated(cg: str) -> bool:
-    return events(cg).get("populated", 0) == 1
 
 
 def kill(cg: str) -> None:
@@ -485,20 +469,6 @@ def hierarchy() -> Hierarchy:
         _HIER = Hierarchy.discover()
         reap_stale(_HIER)
     return _HIER
-
-
-@contextlib.contextmanager
-def unavailable():
-    """While inside, the launcher sees no cgroup at all, as an unprivileged launcher without
-    delegation does: sessions made meanwhile get no cgroup containment and no kernel bound (the
-    seccomp clone filter, the pid-namespace sweep and the watchdog only). For benches and tests
-    that compare both on one host."""
-    global _HIER
-    saved, _HIER = _HIER, Hierarchy()
-    try:
-        yield
-    finally:
-        _HIER = saved
 
 
 def reap_stale(h: Hierarchy) -> None:

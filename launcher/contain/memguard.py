@@ -188,18 +188,6 @@ class MemoryGuard:
             est += (z[2] if z is not None else 0) * sampling.PAGE
         return est, growth
 
-    def estimate(self, pids: list[int]) -> int:
-        """The estimate alone, no exact read (what the ticks compare with the limit; for tests)."""
-        with self.lock:
-            return self._estimate({p: s for p in pids if (s := sampling.stat(p)) is not None})[0]
-
-    def exact(self, pids: list[int]) -> int:
-        """An exact pass now (every process's PSS read; the estimate restarts from it)."""
-        with self.lock:
-            stats = {p: s for p in pids if (s := sampling.stat(p)) is not None}
-            self._estimate(stats)
-            return self._exact(stats, {}, time.monotonic(), time.monotonic(), early_stop=False)[0]
-
     def quick_upper(self, fresh: list[int]) -> int | None:
         """The upper bound (sum of resident sizes) with ``fresh`` read now and every other process
         as the last look found it (a call's processes are the ones that changed; idle ones are

@@ -371,6 +371,12 @@ def wait(pred, timeout):
             return False
         time.sleep(0.01)
     return True
+def populated(cg):
+    try:
+        with open(cg + "/cgroup.events") as f:
+            return "populated 1" in f.read().splitlines()
+    except OSError:
+        return False
 with Launcher(profile, output_dir=outdir, spare_sessions=0) as L:
     s = L.new_session()
     d = s.contain.dir
@@ -390,7 +396,7 @@ with Launcher(profile, output_dir=outdir, spare_sessions=0) as L:
     out["killed_strays"] = s.contain.killed_strays
     out["state"] = s.execute("print('X', X)").get("stdout", "")
     L.close_session(s)
-    out["closed_empty"] = wait(lambda: not os.path.exists(d) or not c.populated(d), 10.0)
+    out["closed_empty"] = wait(lambda: not os.path.exists(d) or not populated(d), 10.0)
 print("RESULT " + json.dumps(out))
 '''
 

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 
 from faultutil import pss_bytes
-from launcher.contain import cgroups
 from launcher.contain import sampling, watchdog
 from launcher.core import Launcher
+from tests.helpers.contain import estimate, exact_pass, no_cgroups
 
 REPO = Path(__file__).resolve().parents[2]
 MEM = str(REPO / "tests" / "faults" / "profiles" / "contain_memory.toml")  # 768 MB session, 1024 MB a process
@@ -40,7 +40,7 @@ def measured_total(pids) -> int:
 
 
 def unbounded_session(L):
-    with cgroups.unavailable():
+    with no_cgroups():
         s = L.new_session()
     assert s.memory_report()["mechanism"] == "watchdog", s.memory_report()
     return s
@@ -64,7 +64,7 @@ def test_the_estimate_stays_above_the_real_total(launcher):
     m = s.watch.memory
     try:
         assert s.execute("x = 1")["ok"]
-        m.exact(pids_of(s))
+        exact_pass(m, pids_of(s))
         fill = "for j in range(0, len(big), 4096):\n    big[j] = {v}"
         steps = [
             ("allocate 150 MB", lambda: s.execute("big = bytearray(150 << 20)\n" + fill.format(v=1))),
@@ -84,7 +84,7 @@ def test_the_estimate_stays_above_the_real_total(launcher):
             step()
             s.ensure_next()  # the head's next forked too, as between calls
             pids = pids_of(s)
-            est, real = m.estimate(pids), measured_total(pids)
+            est, real = estimate(m, pids), measured_total(pids)
             seen.append((what, est // MB, real // MB))
             # 2 MB of slack: the processes are idle but this reads them one after the other
             assert est >= real - 2 * MB, f"after {what}: estimate {est // MB} MB < real {real // MB} MB ({seen})"
