@@ -189,9 +189,6 @@ class SessionContainment:
                 cgroups.write(d + "/memory.memsw.limit_in_bytes", str(lim.session_memory_mb * 1024 * 1024))
         elif c == "pids":
             cgroups.write(d + "/pids.max", str(lim.nproc + 4))
-        elif c == "cpu":
-            cgroups.write(d + "/cpu.cfs_period_us", "100000")
-            cgroups.write(d + "/cpu.cfs_quota_us", str(int(lim.session_cpus * 100000)))
 
     def memory_peak_bytes(self) -> int | None:
         """The kernel's high-water mark of the session's memory (all its processes), if bounded."""
