@@ -1,20 +1,16 @@
 """Cgroup plumbing for process containment (see ``containment.py`` for the policy).
 
-Finds a writable cgroup v2 directory for the launcher (its own v2 cgroup, from the
-``0::`` line of ``/proc/self/cgroup`` under the cgroup2 mount: on a hybrid host as root
-``/sys/fs/cgroup/unified/...``; under a systemd user service with ``Delegate=yes`` the
-delegated subtree) and, as root on a hybrid host, the v1 ``memory``/``pids``
-hierarchies for the session-wide bounds (CPU share: only a delegated v2 ``cpu``).
-In a delegated v2 cgroup that holds the launcher's processes (systemd ``Delegate=yes``),
-those move into the leaf ``launcher-main`` so the cgroup may enable ``V2_WANTED`` for the
-session cgroups (``Hierarchy._delegate`` says when that is done and when never).
-Small, synchronous file operations only:
-``mkdir``, a pid written to ``cgroup.procs``, ``cgroup.kill``, ``cgroup.freeze``, the
-``populated``/``frozen`` keys of ``cgroup.events``.
+Finds a writable cgroup v2 directory for the launcher (its own v2 cgroup, from the ``0::`` line of
+``/proc/self/cgroup`` under the cgroup2 mount; under a systemd service with ``Delegate=yes`` the
+delegated subtree) and, as root on a hybrid host, the v1 ``memory``/``pids`` hierarchies for the
+session-wide bounds. In a delegated v2 cgroup that holds the launcher's processes, those move into
+the leaf ``launcher-main`` so the cgroup may enable ``V2_WANTED`` for the session cgroups
+(``Hierarchy._delegate`` says when that is done and when never). Small, synchronous file
+operations only: ``mkdir``, a pid written to ``cgroup.procs``, ``cgroup.kill``, ``cgroup.freeze``.
 
-Blocks nothing by itself; nothing here runs inside a session. What it cannot do: move a
-process by pidfd (the kernel takes pids in ``cgroup.procs``), so callers write only pids
-they hold a live pidfd for.
+Blocks nothing by itself; nothing here runs inside a session. What it cannot do: move a process
+by pidfd (the kernel takes pids in ``cgroup.procs``), so callers write only pids they hold a live
+pidfd for.
 """
 from __future__ import annotations
 
