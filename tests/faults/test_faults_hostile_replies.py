@@ -387,7 +387,7 @@ def test_hostile_state_replies(ts, case):
 
 
 def test_hostile_probe_evidence_is_bounded(ts):
-    code = PATCH_FORKS + ("import jail.proc.chain as S\n"
+    code = PATCH_FORKS + ("import jail.proc.probe as S\n"
                           "def hostile(real, msg):\n"
                           "    d = {'n': 2 ** 62, 'f': 1.5, 's': 'a\\x1b[2J\\ud800'}\n"
                           "    for i in range(200):\n"
