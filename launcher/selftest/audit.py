@@ -720,7 +720,7 @@ def _fd_count() -> int:
 
 def _known_pids(session) -> list[int]:
     """The session's own processes: keeper, init, head, next, snapshots. Call after
-    ``_ensure_next()`` so that the next forked after the call is announced."""
+    ``Session.ensure_next()`` so that the next forked after the call is announced."""
     p = session.pids()
     known = [x for x in (p.get("keeper"), p.get("init"), p.get("head"), p.get("next")) if x]
     return known + list((p.get("snapshots") or {}).values())
