@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO))
 
 from launcher.contain import cgroups  # noqa: E402
 from launcher.core import Launcher  # noqa: E402
+from tests.helpers.contain import no_cgroups  # noqa: E402
 
 FAST = str(REPO / "tests" / "profiles" / "sessions_fast.toml")
 MEM = str(REPO / "tests" / "profiles" / "contain_memory.toml")
@@ -80,7 +81,7 @@ def run_modes(L, n: int) -> dict:
     the whole call as the launcher sees it, and p50/p99 of the containment hooks themselves
     (``on_ready`` + ``sweep``, timed around the calls the Session makes), in microseconds."""
     s_cg = L.new_session()
-    with cgroups.unavailable():  # as an unprivileged launcher without delegation sees it
+    with no_cgroups():  # as an unprivileged launcher without delegation sees it
         s_no = L.new_session()
     out = {}
     data = {}

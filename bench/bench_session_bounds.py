@@ -26,10 +26,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from launcher.contain import cgroups  # noqa: E402
-
-from launcher.contain import watchdog
+from launcher.contain import watchdog  # noqa: E402
 from launcher.core import Launcher  # noqa: E402
+from tests.helpers.contain import no_cgroups  # noqa: E402
 
 FAST = str(REPO / "tests" / "profiles" / "sessions_fast.toml")
 MEM = str(REPO / "tests" / "profiles" / "contain_memory.toml")
@@ -46,7 +45,7 @@ SPIN = ("import os, time, resource\nkids = []\nt0 = time.time()\nfor i in range(
 
 def unbounded_session(L):
     """A session as an unprivileged launcher without delegation makes it (no cgroup at all)."""
-    with cgroups.unavailable():
+    with no_cgroups():
         return L.new_session()
 
 

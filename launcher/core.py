@@ -1,11 +1,10 @@
-"""The launcher: one zygote, many sessions, one profile, one output directory.
+"""The launcher: one zygote, many sessions (up to ``max_sessions``, plus warm spares), one profile.
 
-With ``warm_in_background=True`` (the MCP server) the constructor returns at once:
-the zygote (which imports build123d, a few seconds) starts in the background and
-the first session waits for it. If the jail cannot start on this host (no user
-namespaces, a required layer the kernel lacks, a jail uid that cannot read the
-venv), the launcher still exists: :meth:`start_error` returns the explanation
-and the fix, and every tool call answers with it.
+With ``warm_in_background=True`` (the MCP server) the constructor returns at once and the zygote
+starts in the background; the first session waits for it. If the jail cannot start on this host
+(no user namespaces, a required layer the kernel lacks, a jail uid that cannot read the venv), the
+launcher still exists: :meth:`Launcher.start_error` returns the explanation and the fix
+(``explain_layer_error``), and every tool call answers with it.
 """
 from __future__ import annotations
 
@@ -16,11 +15,13 @@ import threading
 import time
 from pathlib import Path
 
+from jail.layers.userns import resolve_jail_uid
 from jail.wire.errors import LayerError
-
 from launcher.contain import selflimit
+from launcher.files.inputs import exposed_by
 from launcher.profile import Profile, load_profile
-from launcher.session.session import Session, SessionError
+from launcher.selftest.preflight import JailUidCannotRead, check_jail_can_read
+from launcher.session import Session, SessionError
 from launcher.session.zygote import Zygote
 
 log = logging.getLogger("build123d_launcher")
@@ -33,11 +34,10 @@ class Launcher:
         self.profile = load_profile(profile) if isinstance(profile, str) else profile
         selflimit.apply(self.profile)  # the launcher's own memory bound (RLIMIT_AS, receive budget)
         self.output_dir = Path(output_dir) if output_dir else Path.cwd() / "build123d-out"
-        # import_file/list_inputs read here (launcher/inputs.py); None: not configured. Never in the jail's view.
+        # import_file/list_inputs read here (launcher/files/inputs.py); None: not configured. Never in the jail's view.
         indir = input_dir or self.profile.extra.get("input_dir") or None
         self.input_dir = Path(os.path.expanduser(indir)).absolute() if indir else None
         if self.input_dir is not None:
-            from launcher.files.inputs import exposed_by
             if exposed_by(self.profile, self.input_dir):
                 log.warning("the input directory %s is inside the jail's read path %s: jailed code can read it "
                             "directly; use a directory outside the profile's [filesystem] read_paths",
@@ -69,8 +69,6 @@ class Launcher:
 
     def _preflight(self) -> None:
         if os.geteuid() == 0 and self.profile.on("userns"):
-            from jail.layers.userns import resolve_jail_uid
-            from launcher.selftest.preflight import check_jail_can_read
             check_jail_can_read(*resolve_jail_uid(self.jail_uid))
 
     def _warm(self) -> None:
@@ -225,7 +223,6 @@ FIXES = {
 
 def explain_layer_error(e: LayerError, profile=None) -> str:
     """``LayerError`` -> the text a user (or an MCP client) sees: layer, reason, fix, where to look."""
-    from launcher.selftest.preflight import JailUidCannotRead
     if isinstance(e, JailUidCannotRead):
         return f"the jail cannot start: {e.reason}"
     name = getattr(profile, "name", None)

@@ -143,7 +143,7 @@ def wait_until(pred, timeout: float = 5.0, interval: float = 0.01):
 def next_pid(session, timeout: float = 10.0) -> int:
     """Host pid of the process the session's next ``execute`` goes to (waits for its ``ready``)."""
     with session.lock:
-        session._ensure_next(timeout)
+        session.ensure_next(timeout)
         return session.next.pid
 
 

@@ -1,24 +1,19 @@
 """Cgroup plumbing for process containment (see ``containment.py`` for the policy).
 
-Finds a writable cgroup v2 directory for the launcher (its own v2 cgroup, from the
-``0::`` line of ``/proc/self/cgroup`` under the cgroup2 mount: on a hybrid host as root
-``/sys/fs/cgroup/unified/...``; under a systemd user service with ``Delegate=yes`` the
-delegated subtree) and, as root on a hybrid host, the v1 ``memory``/``pids``
-hierarchies for the session-wide bounds (CPU share: only a delegated v2 ``cpu``).
-In a delegated v2 cgroup that holds the launcher's processes (systemd ``Delegate=yes``),
-those move into the leaf ``launcher-main`` so the cgroup may enable ``V2_WANTED`` for the
-session cgroups (``Hierarchy._delegate`` says when that is done and when never).
-Small, synchronous file operations only:
-``mkdir``, a pid written to ``cgroup.procs``, ``cgroup.kill``, ``cgroup.freeze``, the
-``populated``/``frozen`` keys of ``cgroup.events``.
+Finds a writable cgroup v2 directory for the launcher (its own v2 cgroup, from the ``0::`` line of
+``/proc/self/cgroup`` under the cgroup2 mount; under a systemd service with ``Delegate=yes`` the
+delegated subtree) and, as root on a hybrid host, the v1 ``memory``/``pids`` hierarchies for the
+session-wide bounds. In a delegated v2 cgroup that holds the launcher's processes, those move into
+the leaf ``launcher-main`` so the cgroup may enable ``V2_WANTED`` for the session cgroups
+(``Hierarchy._delegate`` says when that is done and when never). Small, synchronous file
+operations only: ``mkdir``, a pid written to ``cgroup.procs``, ``cgroup.kill``, ``cgroup.freeze``.
 
-Blocks nothing by itself; nothing here runs inside a session. What it cannot do: move a
-process by pidfd (the kernel takes pids in ``cgroup.procs``), so callers write only pids
-they hold a live pidfd for.
+Blocks nothing by itself; nothing here runs inside a session. What it cannot do: move a process
+by pidfd (the kernel takes pids in ``cgroup.procs``), so callers write only pids they hold a live
+pidfd for.
 """
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import select
@@ -94,21 +89,6 @@ def procs(cg: str) -> list[int]:
         return [int(x) for x in read(cg + "/cgroup.procs").split()]
     except FileNotFoundError:
         return []
-
-
-def events(cg: str) -> dict[str, int]:
-    out = {}
-    try:
-        for line in read(cg + "/cgroup.events").splitlines():
-            k, _, v = line.partition(" ")
-            out[k] = int(v)
-    except (OSError, ValueError):
-        pass
-    return out
-
-
-def populated(cg: str) -> bool:
-    return events(cg).get("populated", 0) == 1
 
 
 def kill(cg: str) -> None:
@@ -485,20 +465,6 @@ def hierarchy() -> Hierarchy:
         _HIER = Hierarchy.discover()
         reap_stale(_HIER)
     return _HIER
-
-
-@contextlib.contextmanager
-def unavailable():
-    """While inside, the launcher sees no cgroup at all, as an unprivileged launcher without
-    delegation does: sessions made meanwhile get no cgroup containment and no kernel bound (the
-    seccomp clone filter, the pid-namespace sweep and the watchdog only). For benches and tests
-    that compare both on one host."""
-    global _HIER
-    saved, _HIER = _HIER, Hierarchy()
-    try:
-        yield
-    finally:
-        _HIER = saved
 
 
 def reap_stale(h: Hierarchy) -> None:

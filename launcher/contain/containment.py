@@ -1,36 +1,18 @@
 """Containment of a session's processes, enforced from outside the session (the launcher + kernel).
 
-Two mechanisms, the first where the host allows it, the second always:
+**cgroup** (where a writable cgroup v2 subtree exists, ``cgroups.py``): each session gets
+``build123d-launcher/<launcher pid>-<n>-<session id>``; the keeper is moved there before it makes
+the session's namespaces, so everything the session ever runs is inside, whatever clone flags it
+uses. After every call, snapshot change and restore, ``SessionContainment.sweep`` kills what is
+not a known process (frozen, by pidfd); close is ``cgroup.kill``. The session-wide bounds go there
+too: v2 ``memory.max``/``pids.max``/``cpu.max`` where delegated, else (root on a hybrid host) v1.
+**seccomp + sweep** (always on; the only mechanism for an unprivileged launcher without a delegated
+cgroup): the jail's seccomp filter allows fork-like clones only, so every process a call makes
+descends from its next, and ``procs.kill_strays`` kills every one in the pid namespace that is
+not init, head, next, a snapshot or dying.
 
-**cgroup** (a writable cgroup v2 subtree, see ``cgroups.py``): each session gets
-``build123d-launcher/<launcher pid>-<n>-<session id>``; the keeper is moved there before it
-makes the session's namespaces, so everything the session ever runs is inside whatever clone
-flags it uses (membership is inherited on every fork, ``CLONE_PARENT``/``CLONE_VM``/vfork
-included), and the session's cgroup namespace is rooted there (``/proc/self/cgroup`` shows
-``0::/``). After every call (failed or successful), snapshot change and restore the launcher
-reads the cgroup's ``cgroup.procs``: anything that is not the keeper, init, the head, the next,
-a snapshot or already dying is a stray. Then the cgroup is frozen (no member can fork, exit or be
-reaped: pids cannot be reused), each stray is SIGKILLed by pidfd, and it is thawed — so a child
-holding the head's pipe cannot make the head wait, and a failed call costs neither the session
-nor a snapshot. No process is ever migrated on the call path (a migration waits for an RCU grace
-period: ~10 ms on a loaded host); the common case costs one read of ``cgroup.procs``.
-Close: ``cgroup.kill`` of the session's cgroup.
-Session-wide bounds go on the session's cgroup: ``memory.max``/``pids.max``/``cpu.max`` where
-cgroup v2 delegates those controllers, otherwise (root on a hybrid host) the v1 ``memory`` and
-``pids`` hierarchies (``memory.limit_in_bytes``, ``pids.max``; not v1 ``cpu``: see ``cgroups.py``).
-
-**seccomp + sweep** (always on; the only mechanism for an unprivileged launcher without a
-delegated cgroup): the jail's seccomp filter allows ``clone`` with plain fork flags only (no
-``CLONE_PARENT``/``CLONE_VM``/``CLONE_VFORK``/..., exit signal SIGCHLD) and ``clone3`` gets
-ENOSYS, so every process a call makes descends from its next; the launcher's sweep
-(``procs.kill_strays``) then kills every process in the session's pid namespace that is not
-init, head, next, a snapshot or already dying.
-
-Not contained: what a head that earlier user code rewrote forks *between* two sweeps (it runs
-until the next sweep; while the seccomp filter is on, a head's own children are taken for the
-nexts it forks after a failed call and live until the next successful call); inside one session,
-which process the kernel's OOM killer picks when the session's memory bound is hit (the call
-first: see ``_oom``).
+Does not contain: what a head rewritten by earlier user code forks *between* two sweeps; which
+process the kernel's OOM killer picks at the session's memory bound (the call first: ``_oom``).
 """
 from __future__ import annotations
 
@@ -189,9 +171,6 @@ class SessionContainment:
                 cgroups.write(d + "/memory.memsw.limit_in_bytes", str(lim.session_memory_mb * 1024 * 1024))
         elif c == "pids":
             cgroups.write(d + "/pids.max", str(lim.nproc + 4))
-        elif c == "cpu":
-            cgroups.write(d + "/cpu.cfs_period_us", "100000")
-            cgroups.write(d + "/cpu.cfs_quota_us", str(int(lim.session_cpus * 100000)))
 
     def memory_peak_bytes(self) -> int | None:
         """The kernel's high-water mark of the session's memory (all its processes), if bounded."""
@@ -246,7 +225,10 @@ class SessionContainment:
         Common case: one read of ``cgroup.procs``, nothing else there. Otherwise the cgroup is
         frozen (nothing in it can fork, exit or be reaped, so no pid can be reused), every
         member not in ``keep`` that is still in the cgroup is SIGKILLed through a pidfd, and it
-        is thawed. ``head_children_legit``: the head's direct children are kept too — a head
+        is thawed: so a child holding the head's pipe cannot make the head wait, and a failed
+        call costs neither the session nor a snapshot. No process is migrated here (membership
+        is inherited on every fork, ``CLONE_PARENT``/``CLONE_VM``/vfork included; a migration
+        would wait for an RCU grace period). ``head_children_legit``: the head's direct children are kept too — a head
         forks its next on its own, at any time after a failed call — which is sound only while
         the seccomp filter refuses CLONE_PARENT (otherwise a call's child could be the head's);
         without the filter they are killed and the head forks another next.

@@ -1,36 +1,18 @@
 """The launcher's own memory bound: a last line of defence, so a bug costs one call, not the server.
 
-What bounds the launcher's memory in the first place is that nothing from the
-jail is held unbounded: ``jail.wire.protocol.Receiver`` caps every half-received
-message (per sender, per session, and process-wide through
-``jail.wire.protocol.HELD``, sized here), and ``launcher.replies.validate`` caps what is
-kept of a reply. This module adds, once per process:
+What bounds the launcher's memory in the first place is that nothing from the jail is held
+unbounded (``jail.wire.protocol.Receiver`` caps every half-received message, process-wide through
+``protocol.HELD``, sized here; ``launcher.replies.validate`` caps what is kept of a reply). This
+module adds, once per process, glibc's ``M_ARENA_MAX`` = 2 (each arena reserves 64 MiB of address
+space) and a soft ``RLIMIT_AS`` of the address space in use plus a budget from the profile
+(``budget_for``). At the limit an allocation fails with ``MemoryError`` inside one call, which the
+session and tool layers turn into an error reply; the kernel's OOM killer is never the one to
+decide. The limit is soft: child processes inherit it and raise it where they need more (every
+session sets its own ``RLIMIT_AS`` in its rlimits layer).
 
-* ``M_ARENA_MAX`` (glibc ``mallopt``) = 2: each malloc arena reserves 64 MiB of
-  address space, and a thread-per-connection daemon would otherwise reserve
-  up to 8 per core for nothing;
-* a soft ``RLIMIT_AS`` of the address space in use now plus a budget derived
-  from the profile (and at least ``MIN_AS`` and a quarter of the host's RAM, so
-  that a process that also does other work, e.g. a test run hosting a launcher,
-  is not squeezed): three copies of the largest message (``max_export_bytes``:
-  the half-received buffer, the decoded bytes, the written copy), the
-  process-wide budget of half-received bytes, one 8 MiB thread stack per
-  possible session (``max_sessions``: the daemon runs a thread per
-  connection), and a fixed slack for the MCP SDK and libraries imported later.
-  At the limit an allocation fails with ``MemoryError`` inside one call, which
-  the session and tool layers turn into an error reply (the call's child is
-  killed, the session is unchanged); the kernel's OOM killer is never the
-  one to decide.
-
-The limit is soft (the hard limit is left as it was): child processes inherit
-it, and raise it again where they need more. The zygote (a fresh interpreter,
-about 0.9 GiB of address space with build123d imported) fits under the floor
-of ``MIN_AS``; every session sets its own ``RLIMIT_AS`` in its rlimits layer.
-
-``$BUILD123D_LAUNCHER_AS_MB``: a limit in MiB instead of the computed one,
-``0`` for none. Not bounded here: memory the kernel holds for the launcher
-(socket buffers), and memory of other processes (the zygote, the sessions:
-their own rlimits and containment bound them).
+``$BUILD123D_LAUNCHER_AS_MB``: a limit in MiB instead of the computed one, ``0`` for none.
+Not bounded here: memory the kernel holds for the launcher (socket buffers), and memory of other
+processes (the zygote, the sessions: their own rlimits and containment bound them).
 """
 from __future__ import annotations
 
@@ -81,7 +63,14 @@ def _limit_arenas() -> bool:
 
 
 def budget_for(limits) -> tuple[int, int]:
-    """(process-wide half-received budget, address-space headroom) for a profile's limits."""
+    """(process-wide half-received budget, address-space headroom) for a profile's limits.
+
+    The headroom is three copies of the largest message (``max_export_bytes``: the half-received
+    buffer, the decoded bytes, the written copy), the process-wide budget of half-received bytes,
+    one thread stack per possible session (``max_sessions``: the daemon runs a thread per
+    connection) and a fixed slack for the MCP SDK and libraries imported later. ``apply`` takes at
+    least ``MIN_AS`` and a quarter of the host's RAM, so a process that also does other work (a
+    test run hosting a launcher) is not squeezed."""
     biggest = int(limits.max_export_bytes) + 64 * 1024
     held = max(2 * biggest + 64 * MIB, 256 * MIB)
     headroom = 3 * biggest + held + int(limits.max_sessions) * THREAD_STACK + SLACK

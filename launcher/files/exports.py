@@ -63,7 +63,7 @@ from pathlib import Path
 from jail.wire.svgcheck import SvgRefused, check_svg
 
 from launcher.files import safepath
-from launcher.session.session import SessionError
+from launcher.session import SessionError
 
 _WRITE_LOCK = threading.Lock()
 

@@ -44,7 +44,7 @@ import stat
 from pathlib import Path
 
 from launcher.files import safepath
-from launcher.session.session import SessionError
+from launcher.session import SessionError
 
 FORMATS = ("step", "brep", "stl", "3mf", "svg", "dxf")
 EXTENSIONS = {".step": "step", ".stp": "step", ".brep": "brep", ".brp": "brep", ".stl": "stl",

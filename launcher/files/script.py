@@ -24,7 +24,7 @@ from jail.wire import protocol
 from launcher.replies import validate as replies
 
 from launcher.replies import sanitize
-from launcher.session.session import SessionError
+from launcher.session import SessionError
 
 MAX_SCRIPT_BYTES = 8 * 1024 * 1024   # the history blob accepted from the session
 MAX_SHOWN = 200 * 1024               # the script tool's text reply; longer: export it as .py

@@ -264,7 +264,7 @@ def validate_reply(r) -> dict:
 
 
 def _ask(s, req: dict, cap: int | None = None):
-    from launcher.session.session import SessionError
+    from launcher.session import SessionError
     try:
         return s.ask(req, req["t"], cap=cap)
     except SessionError:

@@ -23,7 +23,7 @@ import time
 from jail.wire.errors import LayerError
 
 from launcher.tools import table as tooldefs
-from launcher.session.session import Session, SessionDead, SessionError
+from launcher.session import Session, SessionDead, SessionError
 from launcher.tools.table import ArgumentError, render_objects  # noqa: F401 - render_objects re-exported
 
 log = logging.getLogger("build123d_launcher.tools")

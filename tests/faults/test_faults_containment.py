@@ -429,7 +429,7 @@ FLAGS = {flags!r}
 def step(s, label):
     p = s.pids()
     with s.lock:
-        s._ensure_next(10)
+        s.ensure_next(10)
     print(json.dumps({{"label": label, "init": s.init.pid, "tracked": [x for x in (s.init.pid, s.head.pid,
         s.next.pid, *p["snapshots"].values()) if x]}}), flush=True)
     sys.stdin.readline()

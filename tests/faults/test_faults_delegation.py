@@ -371,6 +371,12 @@ def wait(pred, timeout):
             return False
         time.sleep(0.01)
     return True
+def populated(cg):
+    try:
+        with open(cg + "/cgroup.events") as f:
+            return "populated 1" in f.read().splitlines()
+    except OSError:
+        return False
 with Launcher(profile, output_dir=outdir, spare_sessions=0) as L:
     s = L.new_session()
     d = s.contain.dir
@@ -382,7 +388,7 @@ with Launcher(profile, output_dir=outdir, spare_sessions=0) as L:
     out["ok"], out["stdout"] = r["ok"], r.get("stdout", "")
     def tracked():
         with s.lock:
-            s._ensure_next(10)
+            s.ensure_next(10)
         p = s.pids()
         return {x for x in (p["keeper"], p["init"], p["head"], p["next"], *p["snapshots"].values()) if x}
     out["contained"] = wait(lambda: not {p for p in c.procs(d) if live(p)} - tracked(), 10.0)
@@ -390,7 +396,7 @@ with Launcher(profile, output_dir=outdir, spare_sessions=0) as L:
     out["killed_strays"] = s.contain.killed_strays
     out["state"] = s.execute("print('X', X)").get("stdout", "")
     L.close_session(s)
-    out["closed_empty"] = wait(lambda: not os.path.exists(d) or not c.populated(d), 10.0)
+    out["closed_empty"] = wait(lambda: not os.path.exists(d) or not populated(d), 10.0)
 print("RESULT " + json.dumps(out))
 '''
 

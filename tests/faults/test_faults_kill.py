@@ -429,7 +429,7 @@ def test_failed_restore_keeps_next():
     """A failed restore leaves the head and its pending next usable (regression: the `ready` of the head's
     next, read while restore waited for the snapshot's, used to be dropped: 30 s stall, then session lost)."""
     from launcher.core import Launcher
-    from launcher.session.session import SessionDead
+    from launcher.session import SessionDead
     with Launcher(profile_path("faults")) as L:
         s = L.new_session()
         assert s.execute("n = 1")["ok"]
@@ -443,12 +443,12 @@ def test_failed_restore_keeps_next():
         os.kill(snap, signal.SIGSTOP)  # it will not fork a head for the restore
         t = threading.Timer(0.3, lambda: _kill(snap))
         t.start()
-        from launcher.session.session import SessionError
+        from launcher.session import SessionError
         with pytest.raises(SessionError, match="session is unchanged"):
             s.restore_snapshot("a")
         t.join()
         try:
-            s._ensure_next(timeout=2)  # the head is alive and has a next: this must not time out
+            s.ensure_next(timeout=2)  # the head is alive and has a next: this must not time out
         except SessionDead as e:
             pytest.fail(f"after a failed restore: {e}")
         assert s.execute("print(n)")["stdout"] == "1\n"

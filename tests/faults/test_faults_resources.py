@@ -131,7 +131,7 @@ def test_out_of_fds_gives_errors_not_crashes(tmp_path):
 def test_max_sessions_holds_under_concurrent_creation():
     """12 threads open sessions at once against max_sessions = 4: at most 4 may exist."""
     from launcher.core import Launcher
-    from launcher.session.session import SessionError
+    from launcher.session import SessionError
     with Launcher(profile_path("faults_max4")) as L:
         made, refused, other = [], [], []
         barrier = threading.Barrier(12)

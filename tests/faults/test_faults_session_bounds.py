@@ -53,7 +53,7 @@ from faultutil import profile_path, pss_bytes
 
 from testlib import REPO, alive, launcher_env, next_pid, proc_stat, wait_until  # noqa: E402
 
-from launcher.contain import cgroups  # noqa: E402
+from tests.helpers.contain import no_cgroups  # noqa: E402
 
 MB = 1 << 20
 
@@ -195,7 +195,7 @@ def mem_launcher(tmp_path_factory):
 def no_cgroup_session(L):
     """A session made while the launcher sees no cgroup at all (as an unprivileged launcher
     without delegation does): no kernel memory bound, so only the watchdog can hold it."""
-    with cgroups.unavailable():
+    with no_cgroups():
         s = L.new_session()
     try:
         assert not s.contain.active and not s.contain.v1_dirs and s.contain.memory_peak_bytes() is None, \
@@ -709,7 +709,7 @@ def say(**kw):
     sys.stdin.readline()
 def tracked(s):
     with s.lock:
-        s._ensure_next(10)
+        s.ensure_next(10)
     p = s.pids()
     return [x for x in (p["init"], p["head"], p["next"], *p["snapshots"].values()) if x]
 with Launcher({profile!r}, output_dir={out!r}, spare_sessions=0) as L:

@@ -1,4 +1,4 @@
-"""The launcher's watchdog (launcher/watchdog.py) measured against the kernel's own numbers.
+"""The launcher's watchdog (launcher/contain/watchdog.py) measured against the kernel's own numbers.
 
 The hostile end-to-end cases (children over the bound, copy-on-write across snapshots, hogs the
 head forks between calls, CPU share) are in test_faults_session_bounds.py. Here: the mechanics
@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 
 from faultutil import pss_bytes
-from launcher.contain import cgroups
-from launcher.contain import watchdog
+from launcher.contain import sampling, watchdog
 from launcher.core import Launcher
+from tests.helpers.contain import estimate, exact_pass, no_cgroups
 
 REPO = Path(__file__).resolve().parents[2]
 MEM = str(REPO / "tests" / "profiles" / "contain_memory.toml")  # 768 MB session, 1024 MB a process
@@ -40,7 +40,7 @@ def measured_total(pids) -> int:
 
 
 def unbounded_session(L):
-    with cgroups.unavailable():
+    with no_cgroups():
         s = L.new_session()
     assert s.memory_report()["mechanism"] == "watchdog", s.memory_report()
     return s
@@ -53,7 +53,7 @@ def launcher():
 
 
 def pids_of(s):
-    return watchdog.session_pids(s.keeper.pid, s.init.pid)
+    return sampling.session_pids(s.keeper.pid, s.init.pid)
 
 
 def test_the_estimate_stays_above_the_real_total(launcher):
@@ -64,7 +64,7 @@ def test_the_estimate_stays_above_the_real_total(launcher):
     m = s.watch.memory
     try:
         assert s.execute("x = 1")["ok"]
-        m.exact(pids_of(s))
+        exact_pass(m, pids_of(s))
         fill = "for j in range(0, len(big), 4096):\n    big[j] = {v}"
         steps = [
             ("allocate 150 MB", lambda: s.execute("big = bytearray(150 << 20)\n" + fill.format(v=1))),
@@ -82,9 +82,9 @@ def test_the_estimate_stays_above_the_real_total(launcher):
         seen = []
         for what, step in steps:
             step()
-            s._ensure_next()  # the head's next forked too, as between calls
+            s.ensure_next()  # the head's next forked too, as between calls
             pids = pids_of(s)
-            est, real = m.estimate(pids), measured_total(pids)
+            est, real = estimate(m, pids), measured_total(pids)
             seen.append((what, est // MB, real // MB))
             # 2 MB of slack: the processes are idle but this reads them one after the other
             assert est >= real - 2 * MB, f"after {what}: estimate {est // MB} MB < real {real // MB} MB ({seen})"
@@ -153,10 +153,10 @@ def test_a_process_the_tree_walk_misses_once_is_not_charged_twice(launcher, monk
     watchdog.WATCHDOG.remove(s.watch)  # the looks are made here, one at a time
     try:
         assert s.execute("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6:\n    pass")["ok"]
-        s._ensure_next()
+        s.ensure_next()
         head = s.head.pid
-        st = watchdog.stat(head)
-        assert st is not None and st[1] >= 0.5 * watchdog.HZ, st  # the head carries the spin's CPU
+        st = sampling.stat(head)
+        assert st is not None and st[1] >= 0.5 * sampling.HZ, st  # the head carries the spin's CPU
         cpu = s.watch.cpu
         s.watch.tick()
         s.watch.tick()  # primed, both looks saw the head
@@ -164,13 +164,13 @@ def test_a_process_the_tree_walk_misses_once_is_not_charged_twice(launcher, monk
         cpu.resume()
         cpu.allowance, throttled = cpu.burst, cpu.throttled
         before = cpu.allowance
-        real = watchdog.session_pids
-        monkeypatch.setattr(watchdog, "session_pids", lambda k, i: [p for p in real(k, i) if p != head])
+        real = sampling.session_pids
+        monkeypatch.setattr(sampling, "session_pids", lambda k, i: [p for p in real(k, i) if p != head])
         s.watch.tick()  # the walk misses the head
-        monkeypatch.setattr(watchdog, "session_pids", real)
+        monkeypatch.setattr(sampling, "session_pids", real)
         s.watch.tick()  # and finds it again
         charged = before - cpu.allowance  # the looks are milliseconds apart: next to no refill
         assert charged < 0.2, f"{charged:.2f} CPU-s charged for two idle looks (the head's past CPU again?)"
-        assert cpu.throttled == throttled and not cpu._stopped
+        assert cpu.throttled == throttled and not cpu.stopped()
     finally:
         launcher.close_session(s)

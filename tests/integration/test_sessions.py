@@ -25,7 +25,7 @@ import pytest
 
 from testlib import (REPO, TEST_PROFILE, alive, children, descendants, fd_count, launcher_env,
                       next_pid, proc_stat, settled_tree, task_count, wait_until, zombie_children)
-from launcher.session.session import SessionError
+from launcher.session import SessionError
 from launcher.tools.toolset import ToolSet, render
 
 SETUP = """\

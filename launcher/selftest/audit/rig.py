@@ -55,9 +55,9 @@ class Rig:
     def wait_next(self, timeout: float | None = None) -> None:
         """Wait until the attacker's head has forked its next (then that next is known, not a stray)."""
         if timeout is None:
-            self.attacker._ensure_next()
+            self.attacker.ensure_next()
         else:
-            self.attacker._ensure_next(timeout=timeout)
+            self.attacker.ensure_next(timeout=timeout)
 
     def strays(self, grace_s: float = 3.0) -> set[int]:
         """Processes started by the last call that still run in the attacker's session, after up to
@@ -85,7 +85,7 @@ class Rig:
 
 def _known_pids(session) -> list[int]:
     """The session's own processes: keeper, init, head, next, snapshots. Call after
-    ``_ensure_next()`` so that the next forked after the call is announced."""
+    ``ensure_next()`` so that the next forked after the call is announced."""
     p = session.pids()
     known = [x for x in (p.get("keeper"), p.get("init"), p.get("head"), p.get("next")) if x]
     return known + list((p.get("snapshots") or {}).values())

@@ -1,0 +1,293 @@
+"""The processes of one session and their roles: keeper, init, head, next, snapshots, the dying.
+
+The head holds the session's state and forks the ``next`` that serves the following call; a ``ready``
+is taken only from a child of the current head. A call that succeeds promotes its next to head
+(the old head is SIGKILLed by pidfd); anything else discards the next and the head forks another.
+After every change the sweep kills whatever is not keeper, init, head, next, a snapshot or dying.
+A head that stops serving (code left by an earlier successful call can make it deaf, or make it
+never fork its next) is killed with a clear error; the snapshots are kept and one can be restored.
+Only when nothing usable is left is the session declared lost (``SessionDead``).
+
+Blocks: a stale or forged ``ready``, strays left by user code, a pid reused under the launcher.
+Does not: bound what a head rewritten by earlier user code forks between two sweeps
+(``launcher.contain.containment`` says what the cgroup and the seccomp clone filter add).
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from launcher.contain.containment import SessionContainment, clone_filtered
+from launcher.contain.procs import Proc, children_of, kill_strays, ppid_of
+from launcher.session.channel import Channel, nonce_of
+from launcher.session.errors import SessionDead, SessionError, SessionNotReading
+
+log = logging.getLogger("build123d_launcher.session")
+
+
+class Chain:
+    """Who is who in one session's fork chain, and the moves between roles (under the session lock)."""
+
+    def __init__(self, sid: str, keeper_pid: int, channel: Channel, contain: SessionContainment, limits):
+        self.id = sid
+        self.channel = channel
+        self.contain = contain
+        self.limits = limits
+        self.head_lost: str | None = None  # why the head was killed, while no snapshot has been restored
+        self.keeper = Proc(keeper_pid)
+        self.init: Proc | None = None
+        self._head: Proc | None = None
+        self.next: Proc | None = None
+        self.next_nonce = ""
+        self.snapshots: dict[str, tuple[Proc, float]] = {}
+        self.evidence: dict = {}
+        self.closed = False
+        self._dying: list[Proc] = []
+        self._sweep_pending = False  # the after-call sweep could not run (out of fds): run before the next call
+        self._swept: set[int] = set()  # pids just killed by such a deferred sweep: never taken as the next
+
+    @property
+    def head(self) -> Proc | None:
+        return self._head
+
+    @head.setter
+    def head(self, p: Proc | None) -> None:
+        self._head = self.channel.head = p  # the channel files the head's next_exit reports
+
+    # ------------------------------------------------------------ the next
+    def await_ready(self, deadline, *, parent_of_head: int | None = None) -> None:
+        """Wait for a `ready` from a child of the head (or, at start, from the first head).
+
+        A ready is consumed from the socket only once: if the launcher itself cannot look at its
+        sender right now (out of file descriptors: EMFILE while opening a pidfd or reading /proc),
+        the ready is kept for the next attempt and the OSError propagates (this call fails, "the
+        launcher could not serve this call"). Dropping it would leave the head's next alive but
+        unknown, the head would never fork another, and the session would be declared lost.
+        """
+        def accept(p):
+            try:
+                pp = ppid_of(p)
+                if self.head is not None:
+                    return pp == self.head.pid
+                return pp is not None and ppid_of(pp) == parent_of_head
+            except OSError:
+                return True  # cannot tell now: take the message, usable() decides (and keeps it)
+
+        ch = self.channel
+        watch = self.head or self.init
+        early, ch.early_ready = ch.early_ready, []
+        dying = {p.pid for p in self._dying} | ({self.next.pid} if self.next is not None else set()) | self._swept
+
+        def usable(pid):
+            """True/False; OSError (other than the process being gone) propagates."""
+            if pid in dying or not accept(pid):
+                return False
+            try:
+                pr = Proc(pid)
+            except ProcessLookupError:
+                return False
+            try:
+                return pr.alive()
+            finally:
+                pr.close()
+
+        candidates = list(early)
+        try:
+            for pid, nonce in early:
+                if usable(pid):
+                    break
+            else:
+                while True:
+                    pid, msg, _ = ch.wait(("ready",), None, deadline, watch=watch, accept=accept)
+                    nonce = nonce_of(msg)
+                    candidates.append((pid, nonce))
+                    if usable(pid):  # not a stale ready of a process already killed (a stray swept after a call)
+                        break
+                    ch.ignored_messages += 1
+            head = self.head if self.head is not None else Proc(ppid_of(pid))
+            nxt = Proc(pid)
+        except OSError as e:
+            if isinstance(e, ProcessLookupError):
+                raise SessionDead(f"process {getattr(e, 'filename', '') or '?'} vanished") from None
+            ch.early_ready = (candidates + ch.early_ready)[-16:]
+            raise
+        self.head = head
+        self.next, self.next_nonce = nxt, nonce
+        self.contain.on_ready(self.head, self.next, [p for p, _ in self.snapshots.values()])  # before any request
+
+    def fork_timeout(self) -> float:
+        """How long a head may take to fork its next (milliseconds normally; generous under load)."""
+        return max(10.0, min(30.0, float(self.limits.timeout_s)))
+
+    def ensure_next(self, timeout: float | None = None) -> None:
+        """Make sure a live next waits for the following request (wait for the head's ``ready``);
+        SessionError/SessionDead when the head cannot serve (see ``drop_head``)."""
+        if self.closed:
+            raise SessionDead("this session is closed")
+        if self._dying:
+            self.reap_dying()
+        if self._sweep_pending and self.head is not None:
+            # the sweep after the last successful call could not run (out of fds): run it now,
+            # before any ready is taken, keeping no child of the head (its next among them: the
+            # head forks another), so nothing that call started can pose as the next
+            self.next = None
+            killed = self.sweep(keep_head_children=False)  # OSError again: this call fails, nothing ran
+            self._sweep_pending = False
+            self.channel.early_ready.clear()
+            self._swept.update(killed or ())
+        if self.next is not None and self.next.alive():
+            return
+        if self.head is None:
+            self.no_head(self.head_lost or "the session has no head process")
+        if not self.head.alive():
+            self.drop_head("died")
+        self.next = None
+        timeout = timeout if timeout is not None else self.fork_timeout()
+        try:
+            self.await_ready(time.monotonic() + timeout)
+            self._swept.clear()
+        except TimeoutError:
+            self.drop_head(f"did not fork a new child within {timeout:g}s")
+        except SessionDead:
+            self.drop_head("died")
+
+    def send_next(self, obj: dict, deadline: float | None = None) -> None:
+        """A request addressed to the current next by its nonce: a request left unread by a
+        next that died stays in the socket, and the following next must not run it.
+
+        SessionNotReading (after killing the next: the request may be half-sent) when the
+        session does not take it before ``deadline``."""
+        try:
+            self.channel.send({**obj, "to": self.next_nonce}, deadline)
+        except SessionNotReading:
+            self.discard_next()
+            raise
+
+    def discard_next(self) -> None:
+        self.bury(self.next, reads_socket=True)
+        self.next = None
+        self.sweep()
+
+    def promote(self, nxt: Proc) -> bool:
+        """The call ``nxt`` served succeeded: it becomes the head, the old head is killed, and it is
+        told so. False when it did not take its promotion (the head is then dropped: state lost)."""
+        self.bury(self.head)
+        nonce = self.next_nonce
+        self.head, self.next = nxt, None
+        try:
+            self.sweep(keep_head_children=False)
+        except OSError as e:  # the launcher is out of fds: promote anyway, sweep before the next call
+            log.warning("session %s: the after-call sweep failed (%s); it runs before the next call", self.id, e)
+            self._sweep_pending = True
+        try:
+            self.channel.send({"t": "promote", "to": nonce})
+        except SessionError as e:  # cannot happen with a process that reads; the state is lost if it does
+            self.drop_head_quietly(f"did not take its promotion ({e})")
+            return False
+        return True
+
+    # ------------------------------------------------------------ a head that cannot serve
+    def drop_head(self, why: str) -> None:
+        """The head cannot serve: kill it (and whatever it forked), keep the snapshots, say so."""
+        self.bury(self.head)
+        self.bury(self.next, reads_socket=True)
+        self.head, self.next, self.next_nonce = None, None, ""
+        self.channel.early_ready.clear()
+        self.sweep()
+        self.head_lost = (f"the session's head process {why} (code run by an earlier successful call can do "
+                          "this) and was killed: the session's current state is gone")
+        log.warning("session %s: head lost: %s", self.id, why)
+        self.no_head(self.head_lost)
+
+    def drop_head_quietly(self, why: str) -> None:
+        try:
+            self.drop_head(why)
+        except SessionError:
+            pass
+
+    def no_head(self, why: str) -> None:
+        if self.init is None or not self.init.alive():  # the pid namespace goes with it, snapshots too
+            raise SessionDead(f"{why}; the session's init process is gone too, and every snapshot with it")
+        live = sorted(n for n, (p, _) in self.snapshots.items() if p.alive())
+        if live:
+            raise SessionError(f"{why}. Its snapshots are kept: restore one ({', '.join(live)}) or reset.")
+        raise SessionDead(f"{why}, and it has no snapshot")
+
+    # ------------------------------------------------------------ kills and sweeps
+    def known(self) -> set[int]:
+        keep = {p.pid for p in (self.init, self.head, self.next) if p is not None}
+        keep |= {p.pid for p, _ in self.snapshots.values()}
+        keep |= {p.pid for p in self._dying}  # already SIGKILLed, still being torn down
+        return keep
+
+    def bury(self, p: Proc | None, *, reads_socket: bool = False) -> None:
+        """SIGKILL ``p`` without waiting for the kernel to tear it down (that takes ~10-20 ms for a
+        process mapping build123d); it can run no more user-space code once the signal is queued.
+
+        A process that may be blocked in recv() on the session socket (a next) could still take
+        one datagram that arrives before it is scheduled to die: with ``reads_socket`` wait until it
+        has entered its exit (microseconds), so the next request cannot be lost to it.
+        """
+        if p is None:
+            return
+        p.kill()
+        self._dying.append(p)
+        if reads_socket:
+            p.wait_exiting(1.0)
+
+    def reap_dying(self) -> None:
+        still = []
+        for p in self._dying:
+            if p.alive():
+                still.append(p)
+            else:
+                p.close()
+        self._dying = still
+
+    def sweep(self, *, keep_head_children: bool = True) -> list[int]:
+        """Kill every session process that is not init, head, next, a snapshot or dying.
+
+        After a *failed* call the head's children are its own freshly forked nexts (the
+        head has not run user code since the sweep that promoted it), so they are kept.
+        When a call *succeeds* its process becomes the head, and its children are whatever
+        the user's code forked: then nothing but the known processes is kept.
+        """
+        self.contain.sweep(self.known() | {self.keeper.pid}, self.head, [p for p, _ in self.snapshots.values()],
+                           head_children_legit=keep_head_children and clone_filtered(self.evidence))
+        if self.init is not None:
+            keep = self.known()
+            if keep_head_children and self.head is not None:
+                keep |= set(children_of(self.head.pid))
+            killed = kill_strays(self.init.pid, keep, dying=[p.pid for p in self._dying])
+            self.channel.rx.drop_partials(keep)
+            if killed:
+                log.info("session %s: killed %d stray process(es) left by user code", self.id, len(killed))
+            return killed
+        return []
+
+    def sweep_strays(self) -> int:
+        """Kill every process that is not the keeper, init, the head, a taken next or a snapshot
+        (the watchdog, between calls, with the session lock held). Returns how many were killed."""
+        before = self.contain.killed_strays
+        killed = self.sweep(keep_head_children=False) or []
+        return len(killed) + self.contain.killed_strays - before
+
+    # ------------------------------------------------------------ lifetime
+    def pids(self) -> dict:
+        return {"keeper": self.keeper.pid, "init": self.init and self.init.pid, "head": self.head and self.head.pid,
+                "next": self.next and self.next.pid,
+                "snapshots": {n: p.pid for n, (p, _) in self.snapshots.items()}}
+
+    def close(self) -> None:
+        """Kill init and the keeper (the pid namespace goes with init), then the session's cgroups."""
+        self.closed = True
+        procs = [p for p in (self.init, self.keeper) if p is not None]
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait_dead(2.0)
+        self.contain.close()  # cgroup.kill of whatever is left in the session's cgroups
+        for p in [self.init, self.keeper, self.head, self.next] + [p for p, _ in self.snapshots.values()] \
+                + self._dying:
+            if p is not None:
+                p.close()

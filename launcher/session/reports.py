@@ -1,0 +1,43 @@
+"""What a session reports about itself: the audit log line of every call, its memory and CPU bounds.
+
+The audit line (logger ``build123d_launcher.audit``) names the session, a hash of the code (never
+the code), the outcome, the duration and the layer that stopped it; every field that came from the
+jail is one escaped token, so jailed code cannot forge a log field. The reports say which mechanism
+bounds the session as a whole (the kernel's cgroup or the launcher's watchdog) and what it saw.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+
+from launcher.replies import sanitize
+
+audit_log = logging.getLogger("build123d_launcher.audit")
+
+
+def log_call(sid: str, code: str, outcome: str, duration_ms: float, layer) -> None:
+    """One audit line for a call (``layer``: the rule or error type from the jail, or "-")."""
+    audit_log.info(
+        "execute session=%s sha256=%s outcome=%s duration_ms=%.1f layer=%s", sanitize.log_token(sid),
+        hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()[:16], outcome, duration_ms,
+        sanitize.log_token(layer if isinstance(layer, str) else "-"))
+
+
+def session_memory_report(limits, watch, contain) -> dict:
+    """Which mechanism bounds the session's memory as a whole, the bound, the peak seen, kills."""
+    lim = limits.session_memory_mb * 1024 * 1024
+    m = watch.memory
+    if m is not None:
+        return {"mechanism": "watchdog", "limit_bytes": lim, "peak_bytes": m.peak, "kills": m.kills,
+                "last_bytes": m.last_total, "exact_reads": m.precise_reads}
+    return {"mechanism": contain.memory_mechanism, "limit_bytes": lim,
+            "peak_bytes": contain.memory_peak_bytes(), "kills": contain.oom_kills()}
+
+
+def session_cpu_report(limits, watch, contain) -> dict:
+    """Which mechanism bounds the session's CPU share, the share, and how often it was throttled."""
+    c = watch.cpu
+    if c is not None:
+        return {"mechanism": "watchdog", "cpus": c.cpus, "throttled": c.throttled}
+    return {"mechanism": "cgroup-v2", "cpus": limits.session_cpus,
+            "throttled": contain.cpu_throttled()}

@@ -1,0 +1,116 @@
+"""Snapshots: a session's state kept as a frozen process, restored by forking a new head from it.
+
+A snapshot is a next told to park itself instead of serving a call; restoring one makes it fork a
+new head (it says ``restored``), after which the old head and what it forked are killed and swept.
+The snapshot itself is kept, so it can be restored again. Names are checked here, the count is
+bounded by the profile's ``max_snapshots``.
+
+Blocks: a ``restored`` from anyone but a child of the snapshot, snapshots past the cap.
+Does not: bound a snapshot's memory on its own (it counts towards ``session_memory_mb``).
+"""
+from __future__ import annotations
+
+import re
+import signal
+import time
+
+from jail.wire import protocol
+from launcher.contain.procs import Proc, children_of, ppid_of
+from launcher.session.chain import Chain
+from launcher.session.errors import SessionDead, SessionError
+
+SNAPSHOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class Snapshots:
+    """Save, restore, delete and list the snapshots held in ``chain.snapshots`` (under ``lock``)."""
+
+    def __init__(self, chain: Chain, lock, limits):
+        self.chain = chain
+        self.lock = lock
+        self.limits = limits
+
+    def save(self, name: str) -> dict:
+        c = self.chain
+        with self.lock:
+            if not isinstance(name, str) or not SNAPSHOT_NAME.match(name):
+                raise SessionError("snapshot names are 1–64 characters of letters, digits, '_', '.', '-' "
+                                   "and start with a letter or digit")
+            if name in c.snapshots:
+                raise SessionError(f"snapshot {name!r} exists; delete it first or pick another name")
+            cap = self.limits.max_snapshots
+            if len(c.snapshots) >= cap:
+                raise SessionError(f"this session already holds {cap} snapshots (the profile's max_snapshots); "
+                                   f"delete one first: {', '.join(sorted(c.snapshots))}")
+            c.ensure_next()
+            nxt = c.next
+            c.send_next({"t": "snapshot"})
+            try:
+                c.channel.wait(("snapshot_ok",), nxt.pid, time.monotonic() + 10, watch=nxt)
+            except (TimeoutError, SessionDead, protocol.ProtocolError):
+                c.discard_next()
+                raise SessionError("the snapshot could not be taken (its process did not answer)") from None
+            c.snapshots[name] = (nxt, time.time())
+            c.next = None
+            return {"name": name, "snapshots": sorted(c.snapshots)}
+
+    def restore(self, name: str) -> dict:
+        c = self.chain
+        with self.lock:
+            if name not in c.snapshots:
+                raise SessionError(f"no snapshot named {name!r} (have: {', '.join(sorted(c.snapshots)) or 'none'})")
+            snap, _ = c.snapshots[name]
+            if not snap.alive():
+                del c.snapshots[name]
+                raise SessionError(f"snapshot {name!r} no longer exists (its process was killed)")
+            old_head, old_next = c.head, c.next
+            snap.kill(signal.SIGUSR1)
+
+            try:
+                # the new head says "restored" as soon as it is forked (its next follows, and is
+                # taken by the next call like after any successful execute)
+                pid, msg, _ = c.channel.wait(("restored",), None, time.monotonic() + 10, watch=snap,
+                                             accept=lambda p: ppid_of(p) == snap.pid)
+            except (TimeoutError, SessionDead, protocol.ProtocolError):
+                if not snap.wait_dead(0.2):
+                    raise SessionError(f"snapshot {name!r} did not fork a new head; the session is unchanged") \
+                        from None
+                c.snapshots.pop(name, None)
+                c.bury(snap)
+                raise SessionError(f"snapshot {name!r} no longer exists (its process was killed); "
+                                   "the session is unchanged") from None
+            try:
+                new_head = Proc(pid)
+            except OSError:
+                raise SessionError(f"the head restored from {name!r} died at once; the session is unchanged") \
+                    from None
+            # The old head first: once its SIGKILL is queued it can fork no replacement for old_next.
+            c.bury(old_head)
+            c.bury(old_next, reads_socket=True)
+            c.head, c.next, c.next_nonce = new_head, None, ""
+            c.head_lost = None
+            # what old_head forked untracked (the next it made after the last call): killed here by pidfd
+            # and known as dying, so the sweep below finds nothing unknown and needs no cgroup freeze
+            # (~20 ms); its child set can only shrink now that it is dead. Snapshots it made are kept.
+            if old_head is not None:
+                keep = c.known()
+                for ch in children_of(old_head.pid):
+                    if ch not in keep:
+                        try:
+                            c.bury(Proc(ch), reads_socket=True)
+                        except OSError:
+                            pass  # gone already, or no fd for it: the sweep handles it
+            c.sweep()  # and kills anything else that is not init, head, a snapshot or dying
+            return {"restored": name}
+
+    def delete(self, name: str) -> dict:
+        c = self.chain
+        with self.lock:
+            if name not in c.snapshots:
+                raise SessionError(f"no snapshot named {name!r}")
+            snap, _ = c.snapshots.pop(name)
+            c.bury(snap)
+            return {"deleted": name, "snapshots": sorted(c.snapshots)}
+
+    def listing(self) -> list[dict]:
+        return [{"name": n, "created": t, "alive": p.alive()} for n, (p, t) in sorted(self.chain.snapshots.items())]

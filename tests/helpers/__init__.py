@@ -1,0 +1,1 @@
+"""Helpers the tests and benches import (``from tests.helpers.contain import ...``)."""
