@@ -1,4 +1,4 @@
-"""Shared fixtures for the reliability tests (issue 7).
+"""Fixtures of the reliability tests (tests/faults); helpers are in tests/helpers/faults.py.
 
 ``pytest tests/faults`` is the normal, quick run; ``pytest tests/faults --soak``
 (``make soak``) runs the same tests with the large round/case counts.
@@ -6,18 +6,10 @@ Every figure a test prints is informational: nothing here asserts on time.
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
-PROFILES = HERE / "profiles"
-
-for p in (REPO, HERE):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
+from launcher.core import Launcher
+from tests.helpers.faults import profile_path
 
 
 def pytest_addoption(parser):
@@ -40,7 +32,5 @@ def soak(request) -> bool:
 
 @pytest.fixture(scope="module")
 def faults_launcher(tmp_path_factory):
-    from launcher.core import Launcher
-    from faultutil import profile_path
     with Launcher(profile_path("faults"), output_dir=tmp_path_factory.mktemp("out")) as L:
         yield L

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from faultutil import pss_bytes
+from tests.helpers.proc import pss_bytes
 from launcher.contain import cgroups
 from launcher.contain import watchdog
 from launcher.core import Launcher

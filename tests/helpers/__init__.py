@@ -1,0 +1,8 @@
+"""Helpers shared by the test tree: ``from tests.helpers.<module> import ...``.
+
+* ``cli``: the repository, the test profiles, the launcher run as a subprocess;
+* ``proc``: /proc readers (states, trees, fds, memory) and ``wait_until``;
+* ``faults``: the reliability tests' profiles and a raw JSON-RPC stdio client.
+
+Fixtures stay in the conftest.py files; these modules import no build123d/OCP.
+"""
