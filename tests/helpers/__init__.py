@@ -2,7 +2,8 @@
 
 * ``cli``: the repository, the test profiles, the launcher run as a subprocess;
 * ``proc``: /proc readers (states, trees, fds, memory) and ``wait_until``;
-* ``faults``: the reliability tests' profiles and a raw JSON-RPC stdio client.
+* ``faults``: the reliability tests' profiles and a raw JSON-RPC stdio client;
+* ``tiers``: which markers a test gets (used by tests/conftest.py).
 
 Fixtures stay in the conftest.py files; these modules import no build123d/OCP.
 """
