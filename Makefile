@@ -51,11 +51,17 @@ demo: venv
 doctor: venv
 	$(PY) -m launcher doctor
 
+# Test tiers (markers: pyproject.toml; how a test gets them: tests/helpers/tiers.py).
+# make test-fast  the inner loop, under a minute: tests/unit without the `jail` marker (pure logic,
+#                 the security functions' property tests, in-process CAD); no session, no jail layer.
+# make test       the whole suite, as CI runs it (.ci/run); soak variants are skipped.
+# make soak       tests/faults with --soak: the long counts and the soak variants.
+# Other cuts by marker, e.g. .venv/bin/python -m pytest -m "jail and not slow and not root" tests
 test: venv test-system-deps
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 test-fast: venv
-	$(PY) -m pytest -q -p no:cacheprovider tests/unit
+	$(PY) -m pytest -q -p no:cacheprovider -m "not jail" tests/unit
 
 audit: venv
 	$(PY) -m launcher audit

@@ -1,175 +1,125 @@
-"""Shared fixtures and /proc helpers for the whole test tree.
+"""Fixtures and tier markers for the whole test tree (helpers live in tests/helpers/).
 
-* ``BUILD123D_LAUNCHER_PROFILES`` is set to ``<repo>/tests/profiles`` for this
-  process and every subprocess the tests start, so test profiles are found by
-  name (``sessions_fast``, ``dev_noseccomp`` ...).
-* ``launcher`` is one module-scoped :class:`launcher.core.Launcher` on the
-  ``sessions_fast`` profile (starting a zygote costs seconds; a session costs
-  ~0.1 s, so tests take fresh sessions from the shared launcher).
-* ``TEST_PROFILE`` can be overridden with ``B123D_TEST_PROFILE=<name or .toml>``
-  (e.g. to try the tests against a profile under development); the default is
-  ``sessions_fast``, i.e. exactly the default jail with short limits.
-
-Test modules import the helpers as ``from testlib import ...``: this file
-registers itself under that unique name (several conftest.py files exist, so
-``import conftest`` would pick whichever was loaded last).
-
-Helpers read /proc directly (not ``launcher.contain.procs``), so a bug there cannot
-hide a bug the tests look for.
+* ``launcher``: one module-scoped :class:`launcher.core.Launcher` (one zygote) on ``TEST_PROFILE``;
+  ``session`` / ``new_session``: fresh sessions of it, closed after the test.
+* Markers (pyproject.toml lists them): ``jail``, ``root``, ``unprivileged``, ``systemd``, ``slow``
+  and ``soak`` are given at collection by :mod:`tests.helpers.tiers`. A test without ``jail`` that
+  starts a zygote or the launcher's CLI fails (an audit hook refuses the spawn). ``soak`` tests
+  are skipped unless ``--soak`` (``make soak``).
+* The test process stays single-threaded, like the zygote: tests fork it (the layer harness, the
+  /proc tests), and a BLAS or OCCT pool thread alive at a fork can leave the child waiting forever
+  on a lock that thread held. OCCT's pool is set to one thread the moment OCP is first imported,
+  so a run that never needs OCP (``make test-fast``'s pure modules) never imports it.
 """
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
 import os
-
-# The test process itself must stay single-threaded, like the zygote: several tests fork it
-# (tests/unit/jailchild.py applies the jail's layers in a forked child), and in-process tests
-# (render, measure, import) run OCCT geometry and numpy. A BLAS or OCCT pool thread alive at a
-# fork leaves the child waiting forever on a lock that thread held (seen: the seccomp layer
-# test's child hung in OSD_ThreadPool::Init after the render tests had started OCCT's pool).
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
-    os.environ[_var] = "1"
-try:
-    from OCP.OSD import OSD_ThreadPool as _Pool
-    _Pool.DefaultPool_s(1)
-    from OCP.BOPAlgo import BOPAlgo_Options as _BOP
-    _BOP.SetParallelMode_s(False)
-except ImportError:  # pragma: no cover - OCP is a dependency; keep conftest importable anyway
-    pass
-import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-TEST_PROFILES = REPO / "tests" / "profiles"
-TEST_PROFILE = os.environ.get("B123D_TEST_PROFILE", "sessions_fast")
+from tests.helpers import tiers
+from tests.helpers.cli import REPO, TEST_PROFILE, profile_search_path
 
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-sys.modules.setdefault("testlib", sys.modules[__name__])
-
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ[_var] = "1"
 # one search path for this process and (through os.environ) every child
-_dirs = [str(TEST_PROFILES)] + [d for d in os.environ.get("BUILD123D_LAUNCHER_PROFILES", "").split(os.pathsep)
-                                if d and d != str(TEST_PROFILES)]
-os.environ["BUILD123D_LAUNCHER_PROFILES"] = os.pathsep.join(_dirs)
+os.environ["BUILD123D_LAUNCHER_PROFILES"] = profile_search_path()
 
 
-# ----------------------------------------------------------------- environment
-def launcher_env(**extra: str) -> dict[str, str]:
-    """Environment for ``python -m launcher ...`` subprocesses."""
-    env = dict(os.environ)
-    env["BUILD123D_LAUNCHER_PROFILES"] = os.environ["BUILD123D_LAUNCHER_PROFILES"]
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    env.pop("BUILD123D_LAUNCHER_PROFILE", None)  # tests always pass --profile explicitly
-    env.update(extra)
-    return env
+# ----------------------------------------------------------------- OCCT: one thread, from its first import
+def _one_occt_thread() -> None:
+    from OCP.BOPAlgo import BOPAlgo_Options
+    from OCP.OSD import OSD_ThreadPool
+    OSD_ThreadPool.DefaultPool_s(1)
+    BOPAlgo_Options.SetParallelMode_s(False)
 
 
-def run_cli(*args: str, timeout: float = 120, cwd: str | os.PathLike | None = None,
-            env: dict | None = None, input: str | None = None, prefix: list[str] | None = None
-            ) -> subprocess.CompletedProcess:
-    """Run ``[prefix...] sys.executable -m launcher ARGS`` and return the completed process (text)."""
-    cmd = list(prefix or []) + [sys.executable, "-m", "launcher", *args]
-    return subprocess.run(cmd, cwd=str(cwd or REPO), env=env or launcher_env(), input=input,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+class _ThenOneThread(importlib.abc.Loader):
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        _one_occt_thread()
 
 
-# ----------------------------------------------------------------- /proc helpers
-def proc_stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, ppid, starttime) of ``pid``, or None if it does not exist."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            data = f.read()
-    except OSError:
-        return None
-    rest = data[data.rfind(")") + 2:].split()
-    return rest[0], int(rest[1]), int(rest[19])
+class _OcctWatch(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: wraps the loader of the first ``import OCP`` so that the pool is set
+    before any caller (build123d included) gets the module; then leaves sys.meta_path."""
 
-
-def alive(pid: int, starttime: int | None = None) -> bool:
-    """True if ``pid`` exists, is not a zombie and (if given) is the same process (start time)."""
-    st = proc_stat(pid)
-    if st is None or st[0] in ("Z", "X"):
-        return False
-    return starttime is None or st[2] == starttime
-
-
-# the launcher's own /proc walkers: the tests check the tree the launcher sees
-from launcher.contain.procs import children_of as children, descendants  # noqa: E402,F401
-
-
-def live_descendants(pid: int) -> list[int]:
-    return [p for p in descendants(pid) if alive(p)]
-
-
-def zombie_children(pid: int | None = None) -> list[int]:
-    pid = pid or os.getpid()
-    return [c for c in children(pid) if (proc_stat(c) or ("?",))[0] == "Z"]
-
-
-def fd_count(pid: int | None = None) -> int:
-    return len(os.listdir(f"/proc/{pid or 'self'}/fd"))
-
-
-def task_count(pid: int | None = None) -> int:
-    return len(os.listdir(f"/proc/{pid or 'self'}/task"))
-
-
-def proc_status(pid: int, key: str) -> str | None:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        return None
-    return None
-
-
-def wait_until(pred, timeout: float = 5.0, interval: float = 0.01):
-    """Poll ``pred()`` until it returns a truthy value (returned) or ``timeout`` passes (None)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        if time.monotonic() > deadline:
+    def find_spec(self, name, path, target=None):
+        if name != "OCP":
             return None
-        time.sleep(interval)
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _ThenOneThread(spec.loader)
+        return spec
 
 
-def next_pid(session, timeout: float = 10.0) -> int:
-    """Host pid of the process the session's next ``execute`` goes to (waits for its ``ready``)."""
-    with session.lock:
-        session.ensure_next(timeout)
-        return session.next.pid
+if "OCP" in sys.modules:  # pragma: no cover - a plugin imported it first
+    _one_occt_thread()
+else:
+    sys.meta_path.insert(0, _OcctWatch())
 
 
-def settled_tree(root: int, expect_min: int, timeout: float = 5.0, quiet: float = 0.05) -> list[int]:
-    """Live descendants of ``root`` once there are at least ``expect_min`` and the set has not
-    changed for ``quiet`` seconds (or ``timeout`` passed: then the last sample)."""
-    last: list[int] = []
-    since = time.monotonic()
+# ----------------------------------------------------------------- tiers
+sys.addaudithook(tiers.audit)
 
-    def stable():
-        nonlocal last, since
-        now = sorted(live_descendants(root))
-        if now != last:
-            last, since = now, time.monotonic()
-            return False
-        return len(now) >= expect_min and time.monotonic() - since >= quiet
 
-    wait_until(stable, timeout, 0.01)
-    return last
+def pytest_addoption(parser):
+    parser.addoption("--soak", action="store_true", default=False,
+                     help="run the soak variants and the long counts of tests/faults (100 fault rounds, "
+                          "10k executes, 100k fuzz cases)")
+
+
+def _relative(item) -> str:
+    try:
+        path = item.path.resolve().relative_to(REPO).as_posix()
+    except ValueError:
+        return item.nodeid
+    _, sep, rest = item.nodeid.partition("::")
+    return path + sep + rest
+
+
+def pytest_collection_modifyitems(config, items):
+    soak = config.getoption("--soak")
+    collected: dict[str, dict] = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        names = vars(module) if module is not None else {}
+        nodeid = _relative(item)
+        collected.setdefault(nodeid.partition("::")[0], names)
+        for name in sorted(tiers.markers_for(nodeid, item.fixturenames, names)):
+            item.add_marker(getattr(pytest.mark, name))
+        if item.get_closest_marker("soak") is not None and not soak:
+            item.add_marker(pytest.mark.skip(reason="soak variant: runs with --soak (make soak)"))
+    existing = [p.relative_to(REPO).as_posix() for p in (REPO / "tests").rglob("test_*.py")]
+    stale = tiers.stale_keys(collected, existing)
+    if stale:
+        raise pytest.UsageError(f"tests/helpers/tiers.py EXPLICIT names tests that do not exist: {stale}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    tiers.guard(item.get_closest_marker("jail") is None)
+    try:
+        yield
+    finally:
+        tiers.guard(False)
 
 
 # ----------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
 def launcher(tmp_path_factory):
     """One launcher (one zygote) per test module, on ``TEST_PROFILE``."""
-    from launcher.core import Launcher
+    from launcher.core import Launcher  # here, not at import: the pure tier never loads the session code
     L = Launcher(TEST_PROFILE, output_dir=tmp_path_factory.mktemp("out"))
     try:
         yield L

@@ -91,7 +91,7 @@ def text(s, cap: int | None = None, *, keep: str = "\n\t") -> str:
             s = s[:cap]
             cut = True
             if "\\" in s[-6:]:  # do not end in half an escape
-                s = s[:s.rfind("\\", len(s) - 6)]
+                s = s[:s.rfind("\\", max(0, len(s) - 6))]
     return s + " [cut]" if cut else s
 
 

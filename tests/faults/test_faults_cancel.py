@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from testlib import REPO, TEST_PROFILE, launcher_env, wait_until
+from tests.helpers.cli import REPO, TEST_PROFILE, launcher_env
+from tests.helpers.proc import wait_until
 
 LONG = f'extends = "{TEST_PROFILE}"\nname = "long_timeout"\n[limits]\ntimeout_s = 300\n'
 

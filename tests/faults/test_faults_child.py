@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from faultutil import fd_count, profile_path, rss_kb
+from tests.helpers.faults import profile_path
+from tests.helpers.proc import fd_count, rss_kb
 
 LOST = "session was lost"
 

@@ -29,9 +29,10 @@ from pathlib import Path
 
 import pytest
 
-from faultutil import profile_path
+from tests.helpers.faults import profile_path
 
-from testlib import REPO, alive, children, launcher_env, next_pid, wait_until  # noqa: E402
+from tests.helpers.cli import REPO, launcher_env
+from tests.helpers.proc import alive, children, next_pid, wait_until  # noqa: E402
 
 from launcher.contain import cgroups  # noqa: E402
 

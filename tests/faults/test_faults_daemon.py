@@ -18,7 +18,9 @@ import time
 
 import pytest
 
-from faultutil import REPO, Stdio, descendants, proc_stat, profile_path
+from tests.helpers.cli import REPO
+from tests.helpers.faults import Stdio, profile_path
+from tests.helpers.proc import descendants, proc_stat
 from launcher.daemon.client import DaemonBackend, DaemonUnavailable
 
 def _start_daemon(sock, tmp) -> subprocess.Popen:

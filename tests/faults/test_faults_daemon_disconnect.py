@@ -19,7 +19,9 @@ import time
 
 import pytest
 
-from faultutil import REPO, descendants, profile_path
+from tests.helpers.cli import REPO
+from tests.helpers.faults import profile_path
+from tests.helpers.proc import descendants
 from launcher.daemon.client import DaemonBackend, DaemonUnavailable, recv_frame, send_frame
 
 DEADLINE_S = 40  # well under the profile's 120 s wall clock
@@ -178,7 +180,7 @@ def test_mcp_client_that_quits_mid_call_frees_its_session(tmp_path):
     """The realistic case: the AI app closes the stdin of its ``launcher mcp --socket S`` process
     while a ``while True: pass`` call runs. The MCP process closes its daemon connection without
     waiting for the call (DaemonBackend.close), exits, and the daemon kills the session."""
-    from faultutil import Stdio
+    from tests.helpers.faults import Stdio
     sock = tmp_path / "d.sock"
     d = _start_daemon(sock, tmp_path)
     try:

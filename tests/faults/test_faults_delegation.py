@@ -36,9 +36,10 @@ from pathlib import Path
 
 import pytest
 
-from faultutil import profile_path
+from tests.helpers.faults import profile_path
 
-from testlib import REPO, launcher_env, wait_until  # noqa: E402
+from tests.helpers.cli import REPO, launcher_env
+from tests.helpers.proc import wait_until  # noqa: E402
 
 from launcher.contain import cgroups  # noqa: E402
 

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from faultutil import fd_count
+from tests.helpers.proc import fd_count
 
 ALLOWED = ["build123d", "math", "numpy", "typing", "collections", "itertools", "functools", "copy"]
 BLOCKED = ["eval", "exec", "compile", "open", "__import__", "breakpoint", "input", "getattr", "vars", "dir",

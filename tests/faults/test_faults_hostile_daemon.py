@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from faultutil import REPO, profile_path
+from tests.helpers.cli import REPO
+from tests.helpers.faults import profile_path
 from launcher.daemon.client import DaemonBackend, DaemonUnavailable
 from test_faults_hostile_replies import ANSI, RAW, assert_safe, call_within
 

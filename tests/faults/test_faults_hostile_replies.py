@@ -29,7 +29,9 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from faultutil import REPO, descendants, profile_path
+from tests.helpers.cli import REPO
+from tests.helpers.faults import profile_path
+from tests.helpers.proc import descendants
 
 PROFILE = "faults_os_only"
 RSS_BOUND_KB = 400 * 1024

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from faultutil import profile_path
+from tests.helpers.faults import profile_path
 from launcher.core import Launcher
 from launcher.files.exports import ExportError, check_filename, measure_tree
 from launcher.tools.toolset import ToolSet

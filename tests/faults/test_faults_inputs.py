@@ -23,7 +23,7 @@ import threading
 
 import pytest
 
-from faultutil import profile_path
+from tests.helpers.faults import profile_path
 from launcher.files import inputs
 from launcher.core import Launcher
 from launcher.files.inputs import InputError, list_inputs, read_input

@@ -28,8 +28,8 @@ import time
 import pytest
 
 
-from faultutil import direct_children, fd_count, proc_stat, profile_path, zombies_under
-from testlib import wait_until
+from tests.helpers.faults import profile_path
+from tests.helpers.proc import children, fd_count, proc_stat, wait_until, zombies_under
 
 LOST = "session was lost"
 # the head was killed but snapshots are left: the state is gone, the session is not (a snapshot restores it)
@@ -256,19 +256,19 @@ def _inflight(ts, model: Model, rng: random.Random, k: int, kill_pid, delay: flo
 
 def _kill_during_spawn(ts, zygote_pid: int, rng: random.Random, model: Model, log: list):
     """reset(): kill the new session's keeper or init while it is being made."""
-    before = set(direct_children(zygote_pid))
+    before = set(children(zygote_pid))
     which = rng.choice(["keeper", "init"])
     stop = threading.Event()
 
     def hunter():
         deadline = time.monotonic() + 3
         while not stop.is_set() and time.monotonic() < deadline:
-            new = [p for p in direct_children(zygote_pid) if p not in before]
+            new = [p for p in children(zygote_pid) if p not in before]
             if new:
                 pid = new[0]
                 if which == "init":
                     for _ in range(200):
-                        kids = direct_children(pid)
+                        kids = children(pid)
                         if kids:
                             pid = kids[0]
                             break
@@ -503,12 +503,12 @@ def test_kill_during_start_returns_error():
         zyg = L.zygote.pid
         for _ in range(3):
             ts = ToolSet(L)
-            before = set(direct_children(zyg))
+            before = set(children(zyg))
             stop = threading.Event()
 
             def hunter():
                 while not stop.is_set():
-                    new = [p for p in direct_children(zyg) if p not in before]
+                    new = [p for p in children(zyg) if p not in before]
                     if new:
                         _kill(new[0])  # the keeper: its init dies with it (pdeathsig)
                         return

@@ -12,7 +12,8 @@ import json
 import subprocess
 import sys
 
-from faultutil import HERE, REPO, profile_path
+from tests.helpers.cli import REPO
+from tests.helpers.faults import FAULTS_DIR, profile_path
 
 SCRIPT = r'''
 import json, resource, sys
@@ -51,7 +52,7 @@ print("RESULT " + json.dumps(out, default=str))
 
 
 def test_memory_error_at_the_launcher_limit_costs_one_call(tmp_path):
-    script = SCRIPT.replace("REPO", repr(str(REPO))).replace("FAULTS", repr(str(HERE))) \
+    script = SCRIPT.replace("REPO", repr(str(REPO))).replace("FAULTS", repr(str(FAULTS_DIR))) \
         .replace("PROFILE", repr(profile_path("faults_os_only"))).replace("OUT", repr(str(tmp_path / "out")))
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=str(REPO))
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]

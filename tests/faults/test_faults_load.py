@@ -15,7 +15,8 @@ import threading
 import time
 
 
-from faultutil import direct_children, fd_count, profile_path, rss_kb, thread_count
+from tests.helpers.faults import profile_path
+from tests.helpers.proc import children, fd_count, rss_kb, task_count
 
 
 def _pct(xs, q):
@@ -35,7 +36,7 @@ def test_load_many_executes(soak):
         for ts in tools:  # warm-up: sessions exist, first calls made
             assert ts.call("execute", {"code": "n = 0"})["ok"]
         time.sleep(0.3)
-        fds0, thr0, kids0, rss0 = fd_count(), thread_count(), len(direct_children()), rss_kb()
+        fds0, thr0, kids0, rss0 = fd_count(), task_count(), len(children()), rss_kb()
         lat: list[float] = []
         errors: list[str] = []
         succ = [0] * nsess
@@ -75,7 +76,7 @@ def test_load_many_executes(soak):
         wall = time.perf_counter() - t0
         finals = [ts.call("execute", {"code": "print(n)"}) for ts in tools]
         time.sleep(0.3)
-        fds1, thr1, kids1, rss1 = fd_count(), thread_count(), len(direct_children()), rss_kb()
+        fds1, thr1, kids1, rss1 = fd_count(), task_count(), len(children()), rss_kb()
         print(f"\nSOAK {total} executes across {nsess} sessions: {total / wall:.0f} executes/s, "
               f"p50 {statistics.median(lat):.1f} ms, p99 {_pct(lat, 99):.1f} ms, max {max(lat):.1f} ms, "
               f"wall {wall:.1f} s")

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from faultutil import Stdio
+from tests.helpers.faults import Stdio
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from faultutil import fd_count, profile_path
+from tests.helpers.faults import profile_path
+from tests.helpers.proc import fd_count
 
 PIL = pytest.importorskip("PIL")
 

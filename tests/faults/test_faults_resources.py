@@ -19,7 +19,9 @@ import threading
 import time
 
 
-from faultutil import REPO, profile_path, zombies_under
+from tests.helpers.cli import REPO
+from tests.helpers.faults import profile_path
+from tests.helpers.proc import zombies_under
 
 
 def test_64_sessions_then_65th_refused():

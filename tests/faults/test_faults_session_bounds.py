@@ -49,9 +49,11 @@ from pathlib import Path
 
 import pytest
 
-from faultutil import profile_path, pss_bytes
+from tests.helpers.faults import profile_path
+from tests.helpers.proc import pss_bytes
 
-from testlib import REPO, alive, launcher_env, next_pid, proc_stat, wait_until  # noqa: E402
+from tests.helpers.cli import REPO, launcher_env
+from tests.helpers.proc import alive, next_pid, proc_stat, wait_until  # noqa: E402
 
 from tests.helpers.contain import no_cgroups  # noqa: E402
 

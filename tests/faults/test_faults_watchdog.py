@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from faultutil import pss_bytes
+from tests.helpers.proc import pss_bytes
 from launcher.contain import sampling, watchdog
 from launcher.core import Launcher
 from tests.helpers.contain import estimate, exact_pass, no_cgroups

@@ -1,1 +1,10 @@
-"""Helpers the tests and benches import (``from tests.helpers.contain import ...``)."""
+"""Helpers shared by the test tree: ``from tests.helpers.<module> import ...``.
+
+* ``cli``: the repository, the test profiles, the launcher run as a subprocess;
+* ``proc``: /proc readers (states, trees, fds, memory) and ``wait_until``;
+* ``faults``: the reliability tests' profiles and a raw JSON-RPC stdio client;
+* ``contain``: sessions made as an unprivileged launcher without cgroups sees the host, watchdog probes;
+* ``tiers``: which markers a test gets (used by tests/conftest.py).
+
+Fixtures stay in the conftest.py files; these modules import no build123d/OCP.
+"""

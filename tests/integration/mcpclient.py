@@ -13,7 +13,7 @@ import anyio.from_thread
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from testlib import REPO, TEST_PROFILE, launcher_env
+from tests.helpers.cli import REPO, TEST_PROFILE, launcher_env
 
 
 def server_params(out_dir, *extra_args: str) -> StdioServerParameters:

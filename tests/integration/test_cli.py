@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from testlib import TEST_PROFILE, run_cli
+from tests.helpers.cli import TEST_PROFILE, run_cli
 
 MODEL = """\
 b = Box(10, 20, 30)

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from testlib import REPO, TEST_PROFILE, alive, descendants, launcher_env, proc_stat, wait_until
+from tests.helpers.cli import REPO, TEST_PROFILE, launcher_env
+from tests.helpers.proc import alive, descendants, proc_stat, wait_until
 
 from launcher.daemon.client import DaemonBackend, connect_backend, recv_frame, send_frame
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from testlib import TEST_PROFILE
+from tests.helpers.cli import TEST_PROFILE
 
 from launcher.core import Launcher
 from launcher.tools.toolset import ToolSet, render

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from testlib import REPO, TEST_PROFILE, launcher_env
+from tests.helpers.cli import REPO, TEST_PROFILE, launcher_env
 
 import mcpclient
 from mcp import StdioServerParameters

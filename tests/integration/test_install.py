@@ -24,7 +24,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from testlib import REPO
+from tests.helpers.cli import REPO
 
 pytestmark = pytest.mark.slow
 

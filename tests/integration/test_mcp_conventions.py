@@ -20,7 +20,8 @@ from contextlib import asynccontextmanager
 import anyio
 import pytest
 
-from testlib import REPO, TEST_PROFILE, alive, children, launcher_env, live_descendants, wait_until
+from tests.helpers.cli import REPO, TEST_PROFILE, launcher_env
+from tests.helpers.proc import alive, children, live_descendants, wait_until
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client

@@ -14,7 +14,7 @@ import anyio
 import anyio.from_thread
 import pytest
 
-from testlib import alive, children, proc_stat, settled_tree, wait_until
+from tests.helpers.proc import alive, children, proc_stat, settled_tree, wait_until
 
 from mcpclient import connect, running, server_params
 

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from testlib import REPO, TEST_PROFILE, launcher_env
+from tests.helpers.cli import REPO, TEST_PROFILE, launcher_env
 
 import mcpclient
 

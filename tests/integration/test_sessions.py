@@ -23,8 +23,9 @@ import time
 
 import pytest
 
-from testlib import (REPO, TEST_PROFILE, alive, children, descendants, fd_count, launcher_env,
-                      next_pid, proc_stat, settled_tree, task_count, wait_until, zombie_children)
+from tests.helpers.cli import REPO, TEST_PROFILE, launcher_env
+from tests.helpers.proc import (alive, children, descendants, fd_count, next_pid, proc_stat, settled_tree,
+                                task_count, wait_until, zombie_children)
 from launcher.session import SessionError
 from launcher.tools.toolset import ToolSet, render
 

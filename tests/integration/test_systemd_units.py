@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from testlib import TEST_PROFILE
+from tests.helpers.cli import TEST_PROFILE
 
 REPO = Path(__file__).resolve().parents[2]
 UNITS = REPO / "systemd"

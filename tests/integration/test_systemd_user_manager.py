@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from testlib import REPO
+from tests.helpers.cli import REPO
 
 from launcher.contain import cgroups
 

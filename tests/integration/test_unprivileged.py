@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from testlib import REPO, TEST_PROFILE, TEST_PROFILES, launcher_env, run_cli
+from tests.helpers.cli import REPO, TEST_PROFILE, TEST_PROFILES, launcher_env, run_cli
 
 UID = 65533
 AS_ROOT = os.geteuid() == 0

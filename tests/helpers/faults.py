@@ -1,4 +1,8 @@
-"""Helpers for tests/faults (a module of its own: `conftest` names clash across test dirs)."""
+"""The reliability tests' (tests/faults) profiles and a raw JSON-RPC client of ``launcher mcp``.
+
+:func:`profile_path` resolves a test profile by name in tests/profiles. :class:`Stdio` speaks newline-delimited JSON-RPC to ``python -m launcher mcp``
+byte by byte (no SDK), so tests can send what no well-behaved client would.
+"""
 from __future__ import annotations
 
 import json
@@ -7,77 +11,15 @@ import select
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
-PROFILES = REPO / "tests" / "profiles"
+from tests.helpers.cli import REPO, TEST_PROFILES
 
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+FAULTS_DIR = REPO / "tests" / "faults"
 
 
 def profile_path(name: str) -> str:
-    return str(PROFILES / f"{name}.toml")
-
-
-# ----------------------------------------------------------------- /proc helpers
-def proc_stat(pid: int) -> tuple[str, int] | None:
-    """(state, ppid) of a process, None when it is gone."""
-    from testlib import proc_stat as full
-    st = full(pid)
-    return None if st is None else st[:2]
-
-
-def descendants(pid: int) -> list[int]:
-    from launcher.contain.procs import descendants as d
-    return d(pid)
-
-
-def zombies_under(pid: int) -> list[tuple[int, int]]:
-    """(zombie pid, its parent) for every zombie among ``pid``'s descendants."""
-    out = []
-    for p in descendants(pid):
-        st = proc_stat(p)
-        if st and st[0] == "Z":
-            out.append((p, st[1]))
-    return out
-
-
-def pss_bytes(pid: int) -> int:
-    """Pss_Anon + Pss_Shmem of ``pid`` in bytes from /proc/PID/smaps_rollup, read by the tests
-    themselves (not through launcher/watchdog.py, which they check); 0 once it is gone."""
-    total = 0
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                k, _, rest = line.partition(":")
-                if k in ("Pss_Anon", "Pss_Shmem"):
-                    total += int(rest.split()[0]) * 1024
-    except (OSError, ValueError, IndexError):
-        return 0
-    return total
-
-
-def fd_count(pid: int | None = None) -> int:
-    return len(os.listdir(f"/proc/{pid or os.getpid()}/fd"))
-
-
-def thread_count(pid: int | None = None) -> int:
-    return len(os.listdir(f"/proc/{pid or os.getpid()}/task"))
-
-
-def rss_kb(pid: int | None = None) -> int:
-    with open(f"/proc/{pid or os.getpid()}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def direct_children(pid: int | None = None) -> list[int]:
-    from launcher.contain.procs import children_of
-    return children_of(pid or os.getpid())
+    """The .toml file of test profile ``name`` (tests/profiles)."""
+    return str(TEST_PROFILES / f"{name}.toml")
 
 
 class Stdio:

@@ -1,0 +1,1 @@
+"""The test tree (a package so that ``tests.helpers`` resolves to this checkout)."""

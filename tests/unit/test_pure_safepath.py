@@ -1,0 +1,99 @@
+"""launcher/files/safepath.py's name check directly: what ``split_relative_name`` lets through.
+
+The name comes from the AI (so possibly from a prompt injection). Whatever it is, an accepted
+name is relative, has no empty, ``.`` or ``..`` component, no NUL, no control or invisible
+character, no odd space, and fits the length caps; a refused one raises the caller's error
+class (never anything else) with a message that shows no raw refused character.
+"""
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from launcher.files.safepath import BAD_CATEGORIES, INVISIBLE, MAX_COMPONENT, MAX_TOTAL, bad_char, \
+    split_relative_name
+
+PROPS = settings(max_examples=400, deadline=None, database=None)
+
+
+class Refused(Exception):
+    pass
+
+
+def split(name):
+    return split_relative_name(name, Refused, "the output directory", "part.step")
+
+
+def refused_char(c: str) -> bool:
+    """A character no accepted name may hold."""
+    return (c == "\x00" or ord(c) in INVISIBLE
+            or (unicodedata.category(c) in BAD_CATEGORIES and c != " "))
+
+
+PIECES = st.sampled_from(["..", ".", "", "/", "~", "a", "part.step", " ", "\x00", "\u202e", "\u200b", "\u3000",
+                          "\u00a0", "\ufeff", "\u3164", "\x1b", "\x85", "\ud800", "\ue000", "\U000e0041", "é",
+                          "\u2028", "x" * 120, "é" * 90])
+NAMES = st.lists(PIECES, max_size=12).map("".join) | st.text(st.characters(exclude_categories=()), max_size=80)
+
+
+@PROPS
+@given(NAMES)
+@example("a/../b")
+@example("../part.step")
+@example("/etc/passwd")
+@example("~/.ssh/id_rsa")
+@example("a\x00.step")
+@example("invoice\u202egnp.exe")
+@example("a" * (MAX_COMPONENT + 1))
+@example("/".join(["abc"] * 300))
+def test_an_accepted_name_is_plain_and_relative(name):
+    try:
+        parts = split(name)
+    except Refused as e:
+        assert not any(refused_char(c) for c in str(e)), str(e)  # described, never shown raw
+        return
+    assert "/".join(parts) == name
+    assert parts and all(p not in ("", ".", "..") for p in parts)
+    assert not name.startswith(("/", "~"))
+    assert not any(refused_char(c) for c in name)
+    assert bad_char(name) is None
+    assert len(name.encode("utf-8")) <= MAX_TOTAL
+    assert all(len(p.encode("utf-8")) <= MAX_COMPONENT for p in parts)
+
+
+@pytest.mark.parametrize("name", [
+    "", "..", "a/..", "../a", "a/../b", "./a", "a/./b", "a//b", "a/", "/a", "/", "~", "~user/a",
+    "a\x00b", "a\nb", "a\rb", "a\tb", "a\x1b[31m", "a\x7f", "a\x9bb",
+    "a\u202eb", "a\u2066b", "a\u200eb", "a\u200bb", "a\u200db", "a\u00adb", "a\ufeffb", "a\u2028b", "a\u2029b",
+    "a\u00a0b", "a\u3000b", "a\u2009b", "a\ue000b", "a\ud800b", "a\U000e0041b", "a\u3164b", "a\u2800b",
+    "a\u034fb", "x" * (MAX_COMPONENT + 1), "é" * 128, "/".join(["abcdefgh"] * 120),
+])
+def test_refused(name):
+    with pytest.raises(Refused):
+        split(name)
+
+
+@pytest.mark.parametrize("name", [None, 5, b"part.step", ["part.step"], {"a": 1}])
+def test_a_non_string_is_refused(name):
+    with pytest.raises(Refused):
+        split(name)
+
+
+@pytest.mark.parametrize("name, parts", [
+    ("part.step", ["part.step"]), ("sub/dir/part.stl", ["sub", "dir", "part.stl"]), ("a b.step", ["a b.step"]),
+    ("ünïcödé.step", ["ünïcödé.step"]), ("..a/b..", ["..a", "b.."]), ("x" * MAX_COMPONENT, ["x" * MAX_COMPONENT]),
+    (".hidden", [".hidden"]), ("a~", ["a~"]),
+])
+def test_accepted(name, parts):
+    assert split(name) == parts
+
+
+def test_the_message_describes_a_refused_character_by_code_point():
+    with pytest.raises(Refused, match=r"U\+202E") as e:
+        split("invoice\u202egnp.exe")
+    assert "\u202e" not in str(e.value)
+    with pytest.raises(Refused, match=r"U\+3164"):
+        split("a\u3164b")
