@@ -536,11 +536,9 @@ def summary(name: str, obj, summarize) -> list[dict]:
     lo, hi = box.CornerMin(), box.CornerMax()
     x0, y0, z0, x1, y1, z1 = lo.X(), lo.Y(), lo.Z(), hi.X(), hi.Y(), hi.Z()
     d["bbox"] = {"min": [x0, y0, z0], "max": [x1, y1, z1], "size": [x1 - x0, y1 - y0, z1 - z0]}
-    try:  # the runner keeps summaries by shape between calls (an optimisation only)
-        from jail.cad import runner
-        key = runner._shape_key(obj)
-        if key is not None:
-            runner._SHAPE_CACHE[key] = (obj, {k: v for k, v in d.items() if k != "kind"})
+    try:  # summaries are kept by shape between calls (an optimisation only)
+        from jail.cad.summary import remember_shape
+        remember_shape(obj, d)
     except Exception:  # noqa: BLE001
         pass
     return [{"name": name, "type": type(obj).__name__, **d}]
@@ -586,8 +584,8 @@ def run_import(msg: dict, namespace: dict, summarize) -> dict:
                           note=f"import_file: {filename!r} ({fmt}, sha256 {sha[:64]}) bound to {name!r}")
     objects = [{**o, "change": change} for o in summary(name, obj, summarize)]
     try:  # the next execute reports its own changes, not this import again
-        from jail.cad import runner
-        runner.remember(namespace)
+        from jail.cad import changes
+        changes.remember(namespace)
     except Exception:  # noqa: BLE001 - an optimisation of the reply only
         pass
     return {"ok": True, "stdout": "", "stderr": "", "truncated": False, "error": None, "call": call,

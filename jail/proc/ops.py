@@ -71,9 +71,9 @@ def op_execute(msg: dict, ctx: OpContext) -> dict:
 
 
 def op_state(msg: dict, ctx: OpContext):
-    from jail.cad import runner
+    from jail.cad import summary
     try:
-        return {"objects": runner.summarize(ctx.namespace)}, b""
+        return {"objects": summary.summarize(ctx.namespace)}, b""
     except BaseException as e:  # noqa: BLE001
         return {"objects": [], "error": f"{type(e).__name__}: {e}"}, b""
 
@@ -107,8 +107,8 @@ OPS: dict[str, Op] = {
 def op_import(msg: dict, ctx: OpContext) -> dict:
     """import_file: parse the file's bytes (sent by the launcher) and bind the object (jail/importer.py)."""
     from jail.cad import importer
-    from jail.cad import runner
-    return _cap_result(importer.run_import(msg, ctx.namespace, runner.summarize),
+    from jail.cad import summary
+    return _cap_result(importer.run_import(msg, ctx.namespace, summary.summarize),
                        ctx.profile.limits.max_result_bytes // 2)
 
 

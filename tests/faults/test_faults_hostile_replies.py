@@ -359,7 +359,7 @@ def test_daemon_log_formatter_escapes_controls():
 
 # ----------------------------------------------------------------- state / probe / export replies
 HOSTILE_SUMMARIZE = PATCH_FORKS + r'''
-import sys, jail.cad.runner as R
+import sys, jail.cad.summary as R
 def hostile(real, ns, *a, **k):
     if sys._getframe(2).f_code.co_name == "run":   # the execute path: honest, so calls still work
         return real(ns, *a, **k)
