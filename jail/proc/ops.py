@@ -105,10 +105,9 @@ OPS: dict[str, Op] = {
 
 
 def op_import(msg: dict, ctx: OpContext) -> dict:
-    """import_file: parse the file's bytes (sent by the launcher) and bind the object (jail/importer.py)."""
+    """import_file: parse the file's bytes (sent by the launcher) and bind the object (jail/cad/importer.py)."""
     from jail.cad import importer
-    from jail.cad import summary
-    return _cap_result(importer.run_import(msg, ctx.namespace, summary.summarize),
+    return _cap_result(importer.run_import(msg, ctx.namespace),
                        ctx.profile.limits.max_result_bytes // 2)
 
 
