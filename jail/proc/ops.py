@@ -123,7 +123,7 @@ OPS["import"] = Op(TRANSACTION, "result", op_import)
 OPS["history"] = Op(DISPOSABLE, "history", op_history)
 
 
-# CAD services (jail/render.py, jail/measure.py; both imported by the zygote's warm-up)
+# CAD services (jail/cad/render.py, jail/cad/measure.py; both imported by the zygote's warm-up)
 def op_render(msg: dict, ctx: OpContext):
     from jail.cad import render
     return render.op_render(msg, ctx)
