@@ -387,7 +387,7 @@ def test_hostile_state_replies(ts, case):
 
 
 def test_hostile_probe_evidence_is_bounded(ts):
-    code = PATCH_FORKS + ("import jail.proc.chain as S\n"
+    code = PATCH_FORKS + ("import jail.proc.probe as S\n"
                           "def hostile(real, msg):\n"
                           "    d = {'n': 2 ** 62, 'f': 1.5, 's': 'a\\x1b[2J\\ud800'}\n"
                           "    for i in range(200):\n"
@@ -399,6 +399,7 @@ def test_hostile_probe_evidence_is_bounded(ts):
     assert run(ts, code).get("ok")
     ev = call_within(lambda: ts.session.probe())
     assert isinstance(ev, dict) and ev
+    assert "d" in ev and "k0" in ev, sorted(ev)[:10]       # the hostile evidence was the one sent
     assert_safe(ev)
     assert len(json.dumps(ev)) <= 300 * 1024
     assert_intact(ts)
