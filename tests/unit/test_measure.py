@@ -1,4 +1,4 @@
-"""jail/measure.py in-process: known volumes, areas, diameters, distances, and the validate verdicts."""
+"""jail/cad/measure.py in-process: known volumes, areas, diameters, distances, and the validate verdicts."""
 from __future__ import annotations
 
 import json
