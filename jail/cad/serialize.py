@@ -10,7 +10,8 @@ the launcher can report a check without parsing the file.
 Blocks: SVG with active content (``svgcheck``: script, event handler, external reference, DTD),
 early; the launcher checks again. Does not block: a nonsensical model (it exports as is), the
 time or memory a huge model takes (the launcher's timeout, RLIMIT_AS). The meta is untrusted: user
-code may have patched this process; the launcher passes on validated numbers only.
+code may have patched this process; the launcher passes on validated numbers only. build123d,
+OCP and numpy are imported in the writers and checks that use them.
 """
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 ``summarize`` describes each user name: volume, area, bbox, validity and topology counts for
 build123d shapes and builders, a list of shapes as one item, a capped repr for other values;
 ``value_summary`` does the same for a trailing expression's value (REPL style). Shape summaries
-are cached between calls (see ``_SHAPE_CACHE``).
+are cached between calls (see ``_SHAPE_CACHE``). build123d is imported where used, so this
+module loads without it.
 
 Everything returned is built from plain ``str``/``int``/``float``/``bool``/``None``/``list``/
 ``dict`` so that ``json.dumps`` of it cannot run user code. Blocks: nothing; a user property that
