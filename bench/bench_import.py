@@ -10,7 +10,7 @@ into one session of the default profile (``ToolSet`` in-process: the launcher re
 the jailed next parses it; the wall time includes the fork of the next, the transfer and the
 promotion). Printed: file size, the object summary's faces, and p50/min of the wall time in ms.
 Also, outside the jail, the time to build the STL's triangles into a solid with shared edges (what
-jail/cad/importer.py does) vs with ``BRepBuilderAPI_Sewing`` (the first version).
+jail/cad/readers.py does) vs with ``BRepBuilderAPI_Sewing`` (the first version).
 
 Nothing is asserted: the figures are printed.
 """
@@ -89,10 +89,10 @@ def main() -> None:
                 print(f"{fmt:7} {size:8d} {faces!s:>6} {statistics.median(times):8.1f} {min(times):8.1f}")
             ts.close()
             ts2.close()
-        from jail.cad import importer
-        tris = importer._stl_triangles((indir / "part.stl").read_bytes())
+        from jail.cad import readers
+        tris = readers._stl_triangles((indir / "part.stl").read_bytes())
         t = time.perf_counter()
-        importer.mesh_to_shape(tris)
+        readers.mesh_to_shape(tris)
         shared = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         sewing(tris)

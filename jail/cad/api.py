@@ -1,22 +1,15 @@
 """The ``api`` op: look build123d up without ``dir``/``help``/``__doc__`` (which user code may not use).
 
-``lookup(name)`` gives the signature and docstring of a name that
-``from build123d import *`` binds, or of an attribute of one
-(``"fillet"``, ``"Box"``, ``"Part.edges"``, ``"Axis.Z"``), and for a class the
-public methods and properties it offers. ``search(query)`` lists the bound names
-containing ``query`` (case-insensitive) with the first line of each docstring.
-``versions()`` gives the build123d and OCP versions.
+``lookup(name)``: signature and docstring of a name ``from build123d import *`` binds, or of an
+attribute of one (``"fillet"``, ``"Part.edges"``), and a class's public methods and properties;
+``search(query)``: the bound names containing ``query``; ``versions()``: build123d and OCP.
 
-Runs in a disposable next (read-only; nothing survives it). What it blocks:
-names are checked before anything is looked up - a ``str`` of at most
-``NAME_MAX`` characters, dotted identifiers of at most 4 parts, none starting
-with ``_`` (no dunders, no private attributes), the first part a name build123d
-exports - so the op cannot be used to reach ``__globals__``, modules or the
-session's own objects. Attributes are read with ``inspect.getattr_static``
-first (no properties run). What it does not block: a session whose code
-patched build123d's classes (its own process) sees its patches here, and
-``inspect.signature`` may run code such patches installed; the reply is
-capped here and treated as untrusted text by the launcher.
+Runs in a disposable next. Blocks: names are checked before any look-up (a ``str`` of at most
+``NAME_CAP`` characters, at most 4 dotted parts, none starting with ``_``, the first one a name
+build123d exports), so the op cannot reach ``__globals__``, modules or the session's own objects;
+attributes are read with ``inspect.getattr_static`` first (no properties run). Does not block: a
+session that patched build123d's classes sees its patches here, and ``inspect.signature`` may run
+code they installed; the reply is capped and treated as untrusted text by the launcher.
 """
 from __future__ import annotations
 
@@ -24,9 +17,11 @@ import difflib
 import inspect
 import re
 
-__all__ = ["lookup", "search", "versions", "op_api", "NAME_MAX"]
+from jail.cad.names import cap, star_exports
+from jail.wire.caps import NAME_CAP
 
-NAME_MAX = 200
+__all__ = ["lookup", "search", "versions", "op_api"]
+
 DOC_CAP = 3000
 SIG_CAP = 1000
 MEMBERS_MAX = 80
@@ -56,15 +51,6 @@ def versions() -> dict:
             v["OCP"] = "?"
         _VERSIONS = v
     return dict(_VERSIONS)
-
-
-def _exports() -> dict:
-    from jail.cad.runner import _star_exports
-    return _star_exports()
-
-
-def _cap(s: str, cap: int) -> str:
-    return s if len(s) <= cap else s[: cap - 3] + "..."
 
 
 def _kind(obj) -> str:
@@ -136,8 +122,8 @@ def check_name(name) -> list[str]:
     """The parts of a valid dotted name, else ValueError saying why."""
     if not isinstance(name, str):
         raise ValueError("name must be a string")
-    if len(name) > NAME_MAX:
-        raise ValueError(f"name is longer than {NAME_MAX} characters")
+    if len(name) > NAME_CAP:
+        raise ValueError(f"name is longer than {NAME_CAP} characters")
     parts = name.strip().split(".")
     if not 1 <= len(parts) <= 4:
         raise ValueError("name must be a build123d name or Class.attribute (at most 4 dotted parts)")
@@ -150,7 +136,7 @@ def check_name(name) -> list[str]:
 def lookup(name) -> dict:
     """Signature, docstring (and members for a class) of a build123d name or ``Class.attr``."""
     parts = check_name(name)
-    exports = _exports()
+    exports = star_exports()
     head = parts[0]
     if head not in exports:
         close = difflib.get_close_matches(head, list(exports), n=5, cutoff=0.6)
@@ -176,12 +162,12 @@ def lookup(name) -> dict:
     out = {"ok": True, "name": ".".join(parts), "kind": kind}
     sig = _signature(obj) if kind in ("class", "function", "property") else None
     if sig is not None:
-        out["signature"] = _cap(sig, SIG_CAP)
+        out["signature"] = cap(sig, SIG_CAP)
     if kind == "value":
-        out["value"] = _cap(_safe_repr(obj), 300)
+        out["value"] = cap(_safe_repr(obj), 300)
         out["type"] = type(obj).__name__
     doc = _doc(obj) if kind != "value" or owner is None else ""
-    out["doc"] = _cap(doc, DOC_CAP)
+    out["doc"] = cap(doc, DOC_CAP)
     if kind == "class":
         out.update(_members(obj))
     out["versions"] = versions()
@@ -201,15 +187,15 @@ def search(query) -> dict:
     if not isinstance(query, str):
         raise ValueError("query must be a string")
     q = query.strip().lower()
-    if not q or len(q) > NAME_MAX:
-        raise ValueError(f"query must be 1-{NAME_MAX} characters")
-    exports = _exports()
+    if not q or len(q) > NAME_CAP:
+        raise ValueError(f"query must be 1-{NAME_CAP} characters")
+    exports = star_exports()
     hits = sorted((n for n in exports if q in n.lower()), key=lambda n: (not n.lower().startswith(q), n))
     out = []
     for n in hits[:SEARCH_MAX]:
         obj = exports[n]
         first = _doc(obj).strip().split("\n", 1)[0] if _kind(obj) in ("class", "function") else ""
-        out.append({"name": n, "kind": _kind(obj), "summary": _cap(first, 160)})
+        out.append({"name": n, "kind": _kind(obj), "summary": cap(first, 160)})
     seen: set = set()
     members = []  # methods/properties of the core classes: "Part.fillet", "Shape.edges"
     for cname in CORE_CLASSES:
@@ -221,7 +207,7 @@ def search(query) -> dict:
                 if isinstance(n, str) and not n.startswith("_") and q in n.lower() and n not in seen:
                     seen.add(n)
                     members.append({"name": f"{cname}.{n}", "kind": _kind(v)})
-    return {"ok": True, "query": _cap(query, NAME_MAX), "matches": out, "total": len(hits),
+    return {"ok": True, "query": cap(query, NAME_CAP), "matches": out, "total": len(hits),
             "members": members[:SEARCH_MAX], "versions": versions()}
 
 
@@ -232,4 +218,4 @@ def op_api(msg: dict, ctx) -> tuple[dict, bytes]:
         return lookup(name), b""
     if query not in (None, ""):
         return search(query), b""
-    return {"ok": True, "versions": versions(), "exports": len(_exports())}, b""
+    return {"ok": True, "versions": versions(), "exports": len(star_exports())}, b""

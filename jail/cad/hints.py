@@ -1,29 +1,15 @@
 """One hint line for the mistakes assistants make most often in this jail.
 
-``hint(type_, message, source_line, rule=None, text=None)`` looks at an error
-(its type, message, the failing source line and, for policy errors, the rule and
-the offending text) and returns a sentence that points to what works instead,
-or None. Only plain string matching: no user object is touched, nothing is
-imported, so it is safe to call on any error and cheap.
+``hint(type_, message, source_line, rule=None, text=None)`` looks at an error and returns a
+sentence that points to what works instead, or None; ``success_note(code)`` does the same for a
+call that succeeded without doing what it looks like (a file exporter). Known mistakes: file
+exporters and importers called from code (-> the ``export`` / ``import_file`` tools), viewers
+(-> ``render``), introspection the policy blocks (-> ``api``, attribute access, ``isinstance``),
+a builder used as a shape (-> ``.part``), CadQuery code, OCCT "not done" failures of fillet,
+chamfer and booleans. Plain string matching only: no user object is touched, nothing imported.
 
-Known mistakes:
-
-* file exporters called from code (``export_step(part, "x.step")``,
-  ``part.export_stl(...)``, ``ExportSVG``, ``open(...)``) -> the ``export`` tool;
-* file importers (``import_step("user.step")``, ``Mesher().read``) -> the
-  user's input directory and the ``import_file`` tool;
-* viewers (``show``, ``show_object``, ``import ocp_vscode``, ``cq_editor``)
-  -> the ``render`` tool;
-* introspection that the policy blocks (``dir``, ``help``, ``vars``,
-  ``__doc__``) -> the ``api`` tool; ``getattr``/``hasattr`` -> plain attribute
-  access; ``type(x) == ...`` -> ``isinstance``;
-* a builder used as a shape (``BuildPart`` has no ``volume``) -> ``.part``;
-* CadQuery code (``import cadquery``, ``cq.Workplane``) -> build123d's names;
-* OCCT "not done" failures of fillet/chamfer/boolean operations -> radius,
-  edge selection, validity.
-
-Blocks: nothing (advice only). The hint is computed in the jailed process from
-its own error, so user code can change it; the launcher treats it as text.
+Blocks: nothing (advice only). The hint is computed in the jailed process from its own error, so
+user code can change it; the launcher treats it as text.
 """
 from __future__ import annotations
 

@@ -1,24 +1,15 @@
-"""The session's successful code blocks, kept in the session's own process.
+"""The session's successful code blocks, kept in the session's own process (the ``script`` tool).
 
-Each successful ``execute`` (and, from issue 15, ``import_file``) appends one
-entry: its call number, the code, and an optional note (e.g. which input file an
-import bound to which name). The list is a module global: it is appended in the
-``next`` process that ran the call, so
+Each successful ``execute`` and ``import_file`` appends one entry: its call number, the code, an
+optional note. The list is a module global appended in the ``next`` that ran the call, so a failed
+call's process is discarded with its entry, a promoted next carries the list plus its own entry,
+and snapshots, restores and resets keep it exactly right (each holds its own copy). Call N's code
+is compiled with the filename ``<execute-N>`` (:func:`filename`), so a frame in a function an
+earlier call defined can be attributed ("defined in call 7, line 3").
 
-* a failed call's process is discarded and its entry with it;
-* a promoted next carries the list as it was plus its own entry;
-* snapshots, restores and resets keep it exactly right (a snapshot is a frozen
-  process holding its own copy; a reset forks a fresh head from a clean one).
-
-Call numbers count the *successful* calls of this session state (1, 2, ...):
-the code of call N is compiled with the filename ``<execute-N>`` (see
-:func:`filename`), so a frame in a function defined by an earlier call can be
-attributed ("defined in call 7, line 3: <source>").
-
-Blocks: nothing. The list lives in the jailed process, so user code can read
-or rewrite it (with the Python layers off, or by any trick): nothing built from
-it is trusted by the launcher beyond being text from the session, capped and
-sanitised like every reply.
+Blocks: nothing. User code can read or rewrite the list (with the Python layers off, or by any
+trick): nothing built from it is trusted by the launcher beyond being text from the session,
+capped and sanitised like every reply.
 """
 from __future__ import annotations
 

@@ -1,17 +1,15 @@
 """Measure, compare and check the session's shapes: the ``measure``, ``distance`` and ``validate`` ops.
 
-Runs inside a jailed, *disposable* next (see ``jail/session_proc.py``): the process exits after
-the reply, so a user-defined property, a patched build123d method or an OCCT crash met here can
-change nothing in the session. All geometry is computed with OCCT directly (``OCP``) on the
-shape's ``wrapped`` TopoDS_Shape, not through build123d's Python methods, so a user who patched
-``Shape.volume`` gets the real volume; a user who replaced ``wrapped`` itself gets what that
-object really is (a TopoDS_Shape is checked for, anything else is refused).
+Runs in a jailed, disposable next: the process exits after the reply, so a user-defined property,
+a patched build123d method or an OCCT crash met here changes nothing in the session. Geometry is
+computed with OCCT (``OCP``) on the shape's ``wrapped`` TopoDS_Shape, not through build123d's
+Python methods, so a patched ``Shape.volume`` does not change the answer; a replaced ``wrapped``
+is checked to be a TopoDS_Shape, anything else is refused.
 
-What this module guarantees: replies are plain JSON (``str``/``int``/finite ``float``/``bool``/
-``None``/``list``/``dict``), bounded in size (lists capped), and every failure is a
-``MeasureError`` with a message for the assistant. What it does not guarantee: that the numbers
-are honest once user code has run in this process (it may have patched OCP itself); the launcher
-treats them as untrusted, schema-checks them and only shows them.
+Guarantees: replies are plain JSON with finite floats, lists capped (``MEASURE_LIST_CAP``), every
+failure a ``MeasureError`` with a message for the assistant. Does not guarantee honest numbers once
+user code has run in this process (it may have patched OCP itself): the launcher treats them as
+untrusted, schema-checks them and only shows them. OCP is imported in the functions that use it.
 """
 
 from __future__ import annotations
@@ -19,10 +17,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["MeasureError", "select_shapes", "measure", "distance", "validate", "MAX_LIST"]
+from jail.cad.names import cap, type_name, user_names
+from jail.wire.caps import MEASURE_LIST_CAP, NAME_CAP
 
-MAX_LIST = 50        # face-type / diameter lists are cut here
-NAME_CAP = 200
+__all__ = ["MeasureError", "select_shapes", "measure", "distance", "validate"]
 
 
 class MeasureError(ValueError):
@@ -68,48 +66,25 @@ def _is_builder(value: Any) -> bool:
         return False
 
 
-def _user_names(namespace: dict) -> list[str]:
-    from jail.cad.runner import _is_dunder, _star_exports
-    import builtins
-    import types
-    star = _star_exports()
-    real = vars(builtins)
-    out = []
-    for name in list(namespace.keys()):
-        if not isinstance(name, str) or _is_dunder(name) or name == "_":
-            continue
-        v = namespace.get(name)
-        if isinstance(v, types.ModuleType):
-            continue
-        if (name in star and star[name] is v) or (name in real and real[name] is v):
-            continue
-        out.append(str.__str__(name))
-    return out
-
-
-def _cap(s: str, n: int = NAME_CAP) -> str:
-    return s if len(s) <= n else s[: n - 3] + "..."
-
-
 def select_shapes(namespace: dict, names: list[str] | None) -> list[tuple[str, Any]]:
     """``[(name, TopoDS_Shape)]`` for ``names``, or for every top-level shape when ``names`` is
-    empty/None (each distinct shape once). Raises ``MeasureError`` naming what exists when a name is missing or not a shape."""
+    empty/None (each distinct shape once). Raises ``MeasureError`` naming what exists when a name
+    is missing or not a shape."""
     if names:
         out = []
         for name in names:
             if not isinstance(name, str) or name not in namespace:
-                have = [n for n in _user_names(namespace) if _topods(namespace.get(n)) is not None]
-                raise MeasureError(f"no object named {_cap(str(name))!r}; shapes in the session: "
+                have = [n for n in user_names(namespace) if _topods(namespace.get(n)) is not None]
+                raise MeasureError(f"no object named {cap(str(name), NAME_CAP)!r}; shapes in the session: "
                                    + (", ".join(have[:30]) if have else "none"))
             w = _topods(namespace[name])
             if w is None:
-                from jail.cad.runner import _type_name
-                raise MeasureError(f"{_cap(name)!r} is a {_type_name(namespace[name])}, not a shape "
+                raise MeasureError(f"{cap(name, NAME_CAP)!r} is a {type_name(namespace[name])}, not a shape "
                                    "(or an empty builder)")
             out.append((name, w))
         return out
     out: list = []
-    for n in _user_names(namespace):
+    for n in user_names(namespace):
         w = _topods(namespace.get(n))
         if w is None:
             continue
@@ -249,7 +224,7 @@ def face_inventory(shape) -> tuple[list, list]:
     types = [{"type": k, "count": n, "area": f(a)} for k, (n, a) in sorted(kinds.items())]
     diam = [{"diameter": f(d), "faces": n, "hole": hole, "area": f(a)}
             for (d, hole), (n, a) in sorted(cyls.items(), key=lambda kv: (kv[0][0], str(kv[0][1])))]
-    return types[:MAX_LIST], diam[:MAX_LIST]
+    return types[:MEASURE_LIST_CAP], diam[:MEASURE_LIST_CAP]
 
 
 def topology_checks(shape) -> dict:
@@ -294,7 +269,7 @@ def topology_checks(shape) -> dict:
 def measure(namespace: dict, name: str) -> dict:
     shape = select_one(namespace, name)
     c = counts(shape)
-    d: dict = {"name": _cap(name), "counts": c, "bbox": bbox(shape)}
+    d: dict = {"name": cap(name, NAME_CAP), "counts": c, "bbox": bbox(shape)}
     if c["solids"]:
         g = _props(shape, "volume")
         d["volume"] = f(g.Mass())
@@ -348,7 +323,7 @@ def distance(namespace: dict, name_a: str, name_b: str) -> dict:
     if not ext.IsDone() or ext.NbSolution() < 1:
         raise MeasureError("the distance could not be computed")
     dist = ext.Value()
-    d: dict = {"a": _cap(name_a), "b": _cap(name_b), "distance": f(dist),
+    d: dict = {"a": cap(name_a, NAME_CAP), "b": cap(name_b, NAME_CAP), "distance": f(dist),
                "point_a": _pnt(ext.PointOnShape1(1)), "point_b": _pnt(ext.PointOnShape2(1)),
                "inside": bool(ext.InnerSolution())}
     touching = dist <= 1e-7
@@ -408,7 +383,7 @@ def validate(namespace: dict, name: str) -> dict:
         check("single_solid", c["solids"] == 1, "one solid" if c["solids"] == 1 else
               f"{c['solids']} separate solids (fine for an assembly; a single part fell apart?)", "warning")
     errors = [ch for ch in checks if not ch["ok"] and ch["severity"] == "error"]
-    return {"name": _cap(name), "status": "FAIL" if errors else "PASS",
+    return {"name": cap(name, NAME_CAP), "status": "FAIL" if errors else "PASS",
             "reasons": [ch["detail"] for ch in errors],
             "warnings": [ch["detail"] for ch in checks if not ch["ok"] and ch["severity"] == "warning"],
             "checks": checks, "counts": c}

@@ -1,62 +1,17 @@
-"""Layer 7: a static (AST) check of user code before it runs.
+"""Layer 7: a static (AST) check of user code before it runs. A usability filter, not a boundary.
 
-**This is a usability filter, not a security boundary.** It exists so that an
-AI assistant that writes ``import os`` or ``x.__class__.__mro__`` gets an
-early, precise error (rule, line, column, the offending text) instead of a
-confusing failure deep inside the jail. Python cannot be sandboxed from inside
-Python: aliasing, strings built at run time and C extensions (numpy,
-OCP) all get past any AST filter. The OS layers (namespaces, rlimits,
-Landlock, privilege drop, seccomp; see ``jail/``) must hold **alone**, and the
-escape matrix runs with this layer switched off.
+It gives an assistant that writes ``import os`` or ``x.__class__.__mro__`` an early, precise error
+(rule, line, column, the offending text) instead of a confusing failure deep inside the jail.
+Python cannot be sandboxed from inside Python: the OS layers must hold alone, and the escape
+matrix runs with this layer off.
 
-What it rejects (``PolicyError.rule`` in brackets):
-
-* ``syntax``      code that does not parse (line/col of the ``SyntaxError``).
-* ``too-large``   code longer than ``max_bytes`` (when the caller passes it).
-* ``too-complex`` code nested so deeply that parsing it exhausts the stack.
-* ``import``      ``import X`` / ``from X import ...`` where the root package
-  of ``X`` is not in the allowlist, and every relative import (``from . import x``).
-* ``blocked-call`` any reference to a name in ``blocked_calls`` (a call
-  ``eval(...)``, but also ``f = getattr`` or ``getattr = 1``: rename your
-  variable), and ``<module>.<blocked>`` / ``builtins.<blocked>``.
-* ``dunder-name`` any Name that is a dunder (``__builtins__``, ``__loader__``,
-  ``__spec__``, ``__import__`` ...), except *reading* ``__name__`` so that the
-  usual ``if __name__ == "__main__":`` guard works; also binding a dunder with
-  ``import ... as __x__``.
-* ``dunder-attribute`` any attribute ``x.__y__`` (load, store or ``del``),
-  ``from m import __y__`` and ``case C(__y__=...)`` patterns. One exception:
-  calling a small set of dunder *methods* on ``super()``
-  (``super().__init__(...)``), the documented way of writing custom
-  build123d objects; see ``SUPER_DUNDER_METHODS``.
-* ``introspection-attribute`` attributes that need no dunder but reach
-  frames, code objects or the MRO: ``gi_frame``, ``f_globals``, ``tb_frame``,
-  ``co_consts``, ``mro``, ``_getframe`` ... (see ``INTROSPECTION_ATTRIBUTES``).
-  A generator's ``gi_frame.f_globals`` or a traceback's ``tb_frame.f_back``
-  walks to other frames' globals and ``f_builtins``: the real builtins (with
-  ``open``, ``__import__``) and every imported module, without writing a dunder.
-* ``private-module-attribute`` ``m._x`` where ``m`` is a name bound by an
-  import (``collections._sys``, ``numpy._core``), ``import numpy._core`` and
-  ``from numpy import _core``. ``self._x`` / ``obj._x`` on other names is fine.
-* ``module-attribute`` ``m.x`` where ``m`` is bound by an import and
-  ``m.x`` is *already* (in ``sys.modules``, read from the module's
-  ``__dict__`` only, nothing is imported or executed) a module outside the
-  allowlist: ``build123d.os``, ``typing.sys``, ``from typing import sys``.
-* ``format-string`` a string literal whose ``str.format`` fields traverse a
-  dunder or introspection attribute or index (``"{0.__class__}"``,
-  ``"{0[__globals__]}"``). Every string literal is checked, not only the
-  receiver of ``.format`` / ``.format_map``, so ``s = "{0.__class__}";
-  s.format(x)`` is caught too; strings built at run time are not.
-
-What it does not stop (by design; the OS layers do): strings assembled at
-run time, numpy/build123d file I/O (``numpy.fromfile``, ``import_step``),
-C-level crashes, resource exhaustion. Aliasing a module (``t = typing;
-t.sys``, ``[np][0].ctypeslib``) gets past this static check, which follows
-names; layer 8 follows values and refuses it at run time: ``import`` hands
-user code read-only module views that expose no foreign module, dunder or
-private name (``safe_builtins.make_module_views``).
-
-``check`` raises only ``PolicyError``; all violations found are sorted by
-position, the first is raised, and all of them are in ``.violations``.
+Blocks (one ``PolicyError.rule`` each, see ``RULES``): imports outside the allowlist, names in
+``blocked_calls``, dunder names and attributes, attributes that reach frames, code or the MRO,
+private attributes of imported modules, foreign modules reached through an allowed one, and
+``str.format`` fields that traverse any of those. Does not block: strings assembled at run time,
+aliasing (``t = typing; t.sys``: layer 8's module views refuse it at run time), numpy/build123d
+file I/O, C-level crashes, resource exhaustion. ``check`` raises only ``PolicyError``; every
+violation found is in ``.violations``, sorted by position, the first one raised.
 """
 
 from __future__ import annotations
@@ -72,10 +27,35 @@ try:  # the parser str.format itself uses for "{0.attr[key]}"
 except ImportError:  # pragma: no cover - CPython always has it
     _field_name_split = None
 
-#: Every ``PolicyError.rule`` this module can raise.
-RULES = ("syntax", "too-large", "too-complex", "import", "blocked-call", "dunder-name",
-         "dunder-attribute", "introspection-attribute", "private-module-attribute",
-         "module-attribute", "format-string")
+#: Every ``PolicyError.rule`` this module can raise, and what it rejects.
+RULES = (
+    "syntax",          # code that does not parse (line/col of the SyntaxError)
+    "too-large",       # code longer than max_bytes (when the caller passes it)
+    "too-complex",     # code nested so deeply that parsing it exhausts the stack
+    "import",          # import X / from X import ... whose root package is not allowlisted; every
+                       # relative import (from . import x)
+    "blocked-call",    # any reference to a name in blocked_calls (a call eval(...), but also
+                       # f = getattr or getattr = 1), and <module>.<blocked> / builtins.<blocked>
+    "dunder-name",     # any Name that is a dunder (__builtins__, __loader__, __spec__, __import__),
+                       # except reading __name__ (the if __name__ == "__main__": guard); binding a
+                       # dunder with import ... as __x__
+    "dunder-attribute",  # any attribute x.__y__ (load, store, del), from m import __y__, case
+                       # C(__y__=...) patterns; except calling SUPER_DUNDER_METHODS on super()
+                       # (super().__init__(...), how custom build123d objects are written)
+    "introspection-attribute",  # attributes with no dunder that reach frames, code objects or the
+                       # MRO (INTROSPECTION_ATTRIBUTES): a generator's gi_frame.f_globals or a
+                       # traceback's tb_frame.f_back walks to other frames' globals and f_builtins
+    "private-module-attribute",  # m._x where m is bound by an import (collections._sys,
+                       # numpy._core), import numpy._core, from numpy import _core; obj._x on
+                       # other names is fine
+    "module-attribute",  # m.x where m is bound by an import and m.x is already (in sys.modules,
+                       # read from the module's __dict__ only) a module outside the allowlist:
+                       # build123d.os, typing.sys, from typing import sys
+    "format-string",   # a string literal whose str.format fields traverse a dunder or
+                       # introspection attribute or index ("{0.__class__}", "{0[__globals__]}"):
+                       # every literal, not only the receiver of .format, so s = "{0.__class__}";
+                       # s.format(x) is caught too; strings built at run time are not
+)
 
 __all__ = [
     "PolicyError",

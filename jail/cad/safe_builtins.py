@@ -1,36 +1,16 @@
-"""Layer 8: the builtins user code sees, and an allowlisted ``__import__``.
+"""Layer 8: the builtins user code sees, and an allowlisted ``__import__``. A usability filter.
 
-Like the AST policy (layer 7) this is a **usability filter, not a security
-boundary**: it turns ``open(...)`` or ``import os`` into a clear ``NameError``
-/ ``ImportError`` even when the code got past the static check (names built at
-run time, aliasing). Anything reachable from an allowed module (numpy's file
-I/O, build123d's importers, C extensions) is untouched here; the OS layers
-(Landlock, seccomp, namespaces) are what stop it, and they hold alone.
+It turns ``open(...)`` or ``import os`` into a clear ``NameError`` / ``ImportError`` even when
+the code got past the static check (layer 7: names built at run time, aliasing). ``make_builtins``
+gives each namespace its own copy of the builtins dict, less ``blocked_calls`` and
+``EXTRA_REMOVED``; its ``__import__`` imports allowlisted root packages only and hands user code
+read-only module *views* (``make_module_views``) that expose no foreign module, no dunder but
+``__name__``/``__doc__``/``__all__`` and no private name, whatever name they are bound to.
 
-What ``make_builtins`` returns: a *copy* of the builtins dict (user code can
-mutate its copy, never the interpreter's) with
-
-* every name in ``blocked_calls`` removed, except ``__import__`` which is
-  replaced by a wrapper (the ``import`` statement needs the key);
-* also removed (``EXTRA_REMOVED``): ``globals``/``locals`` (namespace dicts),
-  ``setattr``/``delattr`` (write any attribute by a run-time string, the
-  counterpart of the blocked ``getattr``), ``__loader__`` (the
-  ``BuiltinImporter``: ``__loader__.load_module("posix")``), ``__spec__``,
-  and the interactive helpers ``help``, ``exit``, ``quit``, ``copyright``,
-  ``credits``, ``license`` (``help`` imports ``pydoc``, ``exit`` closes stdin);
-* kept on purpose: ``__build_class__`` (every ``class`` statement needs it),
-  ``super``, ``type``, ``object``, ``print``, ``memoryview``, ``__name__``,
-  ``__debug__``.
-
-The ``__import__`` wrapper imports only when the root package is in
-``allowed_imports``, refuses relative imports, and refuses ``from m import _x``
-(private and dunder names). It returns a read-only *view* of the module
-(``make_module_views``), not the module: the view exposes no module outside
-the allowlist, no dunder but ``__name__``/``__doc__``/``__all__``, no private
-name, so whatever name the module is bound to (``t = typing; t.sys``), no
-foreign module is reached through it. Modules imported *by* allowed modules use their
-own (real) builtins, so numpy/build123d import their dependencies normally.
-The runner's own ``from build123d import *`` goes through the wrapper too.
+Does not block: anything reachable from an allowed module (numpy's file I/O, build123d's
+importers, C extensions) or from objects other than modules. The OS layers (Landlock, seccomp,
+namespaces) stop those, and hold alone. Modules imported *by* allowed modules use the real
+builtins, so numpy/build123d import their dependencies normally.
 """
 
 from __future__ import annotations
@@ -43,6 +23,12 @@ from typing import Sequence
 
 __all__ = ["make_builtins", "make_import", "EXTRA_REMOVED"]
 
+#: Removed besides ``blocked_calls``: ``globals``/``locals`` (namespace dicts), ``setattr``/
+#: ``delattr`` (write any attribute by a run-time string, the counterpart of the blocked
+#: ``getattr``), ``__loader__`` (the ``BuiltinImporter``: ``__loader__.load_module("posix")``),
+#: ``__spec__``, and the interactive helpers (``help`` imports ``pydoc``, ``exit`` closes stdin).
+#: Kept on purpose: ``__build_class__`` (every ``class`` statement), ``super``, ``type``,
+#: ``object``, ``print``, ``memoryview``, ``__name__``, ``__debug__``.
 EXTRA_REMOVED = frozenset(
     {
         "globals", "locals", "setattr", "delattr",
@@ -51,6 +37,8 @@ EXTRA_REMOVED = frozenset(
     }
 )
 
+# never removed: every class statement needs __build_class__; __import__ is replaced by the
+# allowlisted wrapper (the import statement needs the key)
 _KEEP = frozenset({"__build_class__", "__import__"})
 
 
@@ -204,7 +192,9 @@ def make_module_views(allowed_imports: Sequence[str], blocked_calls: Sequence[st
 
 def make_import(allowed_imports: Sequence[str], blocked_calls: Sequence[str] = ()):
     """An ``__import__`` that only imports allowlisted root packages, and hands user code
-    read-only views of them (:func:`make_module_views`)."""
+    read-only views of them (:func:`make_module_views`). It refuses relative imports, new private
+    modules and ``from m import _x`` (private and dunder names). The runner's own
+    ``from build123d import *`` goes through it too."""
     allowed = frozenset(allowed_imports)
     allowed_txt = ", ".join(allowed_imports) if allowed_imports else "nothing"
     real_import = _builtins.__import__

@@ -1,29 +1,17 @@
-"""Exports, inside the jail: a top-level object serialised to bytes, then re-read.
+"""The ``export`` op's jail side: a top-level object serialised to bytes in memory, then re-read.
 
-Runs in a disposable, fully jailed ``next`` (see session_proc.py): there is no
-writable file anywhere (``RLIMIT_FSIZE=0``, read-only view), so every format is
-produced in memory (``BytesIO`` / a lib3mf buffer) and shipped to the launcher
-over the session socket; the launcher alone writes it under the output
-directory (docs/ARCHITECTURE.md, rule 5).
+Formats (``EXPORT_FORMATS``): ``step``, ``brep``, ``stl`` (binary), ``3mf`` (meshed with
+build123d's ``Mesher``), ``svg`` and ``dxf`` (2D objects as drawn; a 3D object projected: SVG an
+isometric view with hidden lines dotted, DXF the top view). Everything is written to a ``BytesIO``
+and sent over the session socket: the jail has no writable file, the launcher alone writes under
+the output directory. The bytes are then re-read here and measured (volume/bbox, shape count) so
+the launcher can report a check without parsing the file.
 
-Formats: ``step``, ``brep``, ``stl`` (binary), ``3mf`` (both meshed with
-build123d's ``Mesher``/lib3mf), ``svg`` and ``dxf`` (2D: a sketch/face/edge
-object is written as is; a 3D object is projected first — SVG an isometric
-view with hidden lines dashed, DXF the top view, looking down -Z).
-
-SVG output is checked for active content (``jail/svgcheck.py``: no script,
-event handler, external reference or DTD) before it is sent; the launcher runs
-the same check again, since user code may have patched this process.
-
-After serialising, the bytes are re-imported *here*, in memory, and measured
-(volume and bounding box for 3D formats, bounding box and shape count for 2D
-ones) so the launcher can report a check without ever parsing these files.
-The launcher treats the meta as untrusted (user code may have patched
-anything in this process) and only passes validated numbers on.
-
-What this does NOT do: check the model is sensible (a self-intersecting solid
-exports as such), or bound the time a huge model takes (the launcher's
-timeout kills this process), or its memory (``RLIMIT_AS``).
+Blocks: SVG with active content (``svgcheck``: script, event handler, external reference, DTD),
+early; the launcher checks again. Does not block: a nonsensical model (it exports as is), the
+time or memory a huge model takes (the launcher's timeout, RLIMIT_AS). The meta is untrusted: user
+code may have patched this process; the launcher passes on validated numbers only. build123d,
+OCP and numpy are imported in the writers and checks that use them.
 """
 from __future__ import annotations
 
@@ -31,7 +19,9 @@ import io
 import math
 import struct
 
-FORMATS = ("step", "stl", "brep", "svg", "dxf", "3mf")
+from jail.wire.caps import EXPORT_FORMATS
+from jail.wire import svgcheck
+
 THREE_D = ("step", "stl", "brep", "3mf")
 
 # Meshing tolerances for STL/3MF (mm, radians): fine enough that the mesh volume
@@ -176,10 +166,9 @@ def _svg(shape) -> tuple[bytes, dict]:
     buf = io.BytesIO()
     exp.write(buf)
     data = buf.getvalue()
-    from jail.wire.svgcheck import SvgRefused, check_svg
     try:  # the launcher checks again (this process is not trusted); this gives the error early
-        check_svg(data)
-    except SvgRefused as e:
+        svgcheck.check_svg(data)
+    except svgcheck.SvgRefused as e:
         raise ExportError(f"the SVG writer produced content that is not allowed in an export: {e}") from None
     return data, extra
 
@@ -305,8 +294,8 @@ def serialize(namespace: dict, name: str, fmt: str, max_bytes: int) -> tuple[byt
     fmt = str(fmt).lower().lstrip(".")
     if fmt == "stp":
         fmt = "step"
-    if fmt not in FORMATS:
-        raise ExportError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if fmt not in EXPORT_FORMATS:
+        raise ExportError(f"unknown format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}")
     shape = resolve(namespace, name)
     source: dict = {"bbox": _shape_bbox(shape)}
     if shape.solids():
@@ -342,7 +331,7 @@ def warm_up(part) -> None:
     """Called in the zygote: load every exporter/importer (and lib3mf) once, so
     sessions fork with them imported and a jailed child never needs to dlopen."""
     ns = {"p": part}
-    for fmt in FORMATS:
+    for fmt in EXPORT_FORMATS:
         try:
             serialize(ns, "p", fmt, max_bytes=1 << 30)
         except Exception:  # noqa: BLE001 - best effort; the real export reports errors

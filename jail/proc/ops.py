@@ -1,32 +1,31 @@
-"""The jail side of the tools: one entry per request a ``next`` process serves.
+"""The jail side of the tools: one entry per request a ``next`` process serves (:data:`OPS`).
 
-``next_main`` (jail/session_proc.py) receives one request addressed to it and
-looks its ``t`` up in :data:`OPS`. Each op declares its kind:
+``next_main`` (``jail.proc.chain``) receives one request addressed to it and looks its ``t`` up in
+:data:`OPS`. Each op declares its kind:
 
-* ``DISPOSABLE``: a read-only op. The handler returns ``(reply, blob)``; the
-  next sends it and exits, so nothing it did (even to its own copy of the
-  session state) survives. Every op that only looks at the model (state,
-  export, probe, and the coming render/measure) is of this kind. An exception in
-  the handler becomes ``{"t": <reply>, "ok": False, "error": "..."}``.
-* ``TRANSACTION``: runs user code (``execute``). The handler returns a result
-  dict; the next sends it, and on success waits for the launcher's ``promote``
-  (it becomes the head) or, on failure, exits. The launcher decides.
-* ``SNAPSHOT``: the next freezes as a snapshot (handled by ``next_main``).
+* ``DISPOSABLE``: a read-only op. The handler returns ``(reply, blob)``; the next sends it and
+  exits, so nothing it did (even to its own copy of the session state) survives. An exception in
+  the handler becomes ``{"t": <reply>, "ok": False, "error": "..."}`` (:func:`run_disposable`).
+* ``TRANSACTION``: runs user code or binds names (``execute``, ``import``). The handler returns a
+  result dict; the next sends it and, on success, waits for the launcher's ``promote`` (it becomes
+  the head) or, on failure, exits. The launcher decides.
+* ``SNAPSHOT``: the next freezes as a snapshot (handled by ``next_main``; no handler).
 
-Handlers get ``(msg, ctx)``: ``msg`` is the request (untrusted shape: read
-fields with defaults), ``ctx`` an :class:`OpContext` (the session namespace and
-the profile). This module imports nothing from ``launcher``.
-
-Blocks: nothing by itself; the layers are already applied in this process.
-Replies are capped by the launcher (``max_result_bytes``), not trusted by it.
+Handlers get ``(msg, ctx)``: ``msg`` is the request (untrusted shape: read fields with defaults),
+``ctx`` an :class:`OpContext`. Blocks: nothing by itself; the layers are already applied in this
+process. Replies are capped by the launcher (``max_result_bytes``), not trusted by it.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
+# Every handler's module is imported here, at the top: the keeper imports this module (through
+# jail.proc.chain) in the zygote's process tree before any layer is applied, and the zygote's
+# warm-up has already loaded and exercised all of them, so no jailed next imports anything new.
+from jail.cad import api, history, importer, measure, render, runner, serialize, summary
 from jail.proc import probe
-from jail.cad import api  # light (inspect, difflib: already loaded by build123d); imported before the layers
 
 DISPOSABLE = "disposable"
 TRANSACTION = "transaction"
@@ -54,7 +53,7 @@ class Op:
 
 
 def _cap_result(result: dict, cap: int) -> dict:
-    import json
+    """A transaction's result cut down (objects, output) when its JSON is over ``cap`` bytes."""
     if len(json.dumps(result)) <= cap:
         return result
     result["objects"] = result.get("objects", [])[:20]
@@ -65,90 +64,56 @@ def _cap_result(result: dict, cap: int) -> dict:
 
 
 def op_execute(msg: dict, ctx: OpContext) -> dict:
-    from jail.cad import runner
+    """execute: run the user's code (``runner.run``)."""
     result = runner.run(str(msg.get("code", "")), ctx.namespace, **ctx.policy(), send_partial=ctx.send)
     return _cap_result(result, ctx.profile.limits.max_result_bytes // 2)
 
 
+def op_import(msg: dict, ctx: OpContext) -> dict:
+    """import_file: parse the file's bytes (sent by the launcher) and bind the object (``importer``)."""
+    return _cap_result(importer.run_import(msg, ctx.namespace), ctx.profile.limits.max_result_bytes // 2)
+
+
 def op_state(msg: dict, ctx: OpContext):
-    from jail.cad import runner
+    """session_state: the summaries of the session's names (``summary.summarize``)."""
     try:
-        return {"objects": runner.summarize(ctx.namespace)}, b""
+        return {"objects": summary.summarize(ctx.namespace)}, b""
     except BaseException as e:  # noqa: BLE001
         return {"objects": [], "error": f"{type(e).__name__}: {e}"}, b""
 
 
 def op_export(msg: dict, ctx: OpContext):
-    from jail.cad import serialize
+    """export: the object serialised in memory, re-read and measured (``serialize``)."""
     data, meta = serialize.serialize(ctx.namespace, str(msg.get("name")), str(msg.get("format")),
                                      max_bytes=ctx.profile.limits.max_export_bytes)
     return {"ok": True, "size": len(data), **meta}, data
 
 
-def op_probe(msg: dict, ctx: OpContext):
-    return {"evidence": probe.probe_evidence(msg)}, b""
-
-
-def op_api(msg: dict, ctx: OpContext):
-    """api: signature/docstring of a build123d name, or a search (jail/api.py)."""
-    return api.op_api(msg, ctx)
-
-
-OPS: dict[str, Op] = {
-    "execute": Op(TRANSACTION, "result", op_execute),
-    "state": Op(DISPOSABLE, "state", op_state),
-    "export": Op(DISPOSABLE, "export", op_export),
-    "probe": Op(DISPOSABLE, "probe", op_probe),
-    "api": Op(DISPOSABLE, "api", op_api),
-    "snapshot": Op(SNAPSHOT, "snapshot_ok"),
-}
-
-
-def op_import(msg: dict, ctx: OpContext) -> dict:
-    """import_file: parse the file's bytes (sent by the launcher) and bind the object (jail/importer.py)."""
-    from jail.cad import importer
-    from jail.cad import runner
-    return _cap_result(importer.run_import(msg, ctx.namespace, runner.summarize),
-                       ctx.profile.limits.max_result_bytes // 2)
-
-
 def op_history(msg: dict, ctx: OpContext):
-    """script: the session's successful calls (jail/history.py) as JSON in the blob."""
-    import json
-    from jail.cad import history
+    """script: the session's successful calls (``history``) as JSON in the blob."""
     entries = history.entries()
     return {"ok": True, "count": len(entries)}, json.dumps(entries).encode("utf-8", "surrogatepass")
 
 
-OPS["import"] = Op(TRANSACTION, "result", op_import)
-OPS["history"] = Op(DISPOSABLE, "history", op_history)
+def op_probe(msg: dict, ctx: OpContext):
+    """doctor / audit: what this jailed process can see and do (``probe.probe_evidence``)."""
+    return {"evidence": probe.probe_evidence(msg)}, b""
 
 
-# CAD services (jail/render.py, jail/measure.py; both imported by the zygote's warm-up)
-def op_render(msg: dict, ctx: OpContext):
-    from jail.cad import render
-    return render.op_render(msg, ctx)
-
-
-def op_measure(msg: dict, ctx: OpContext):
-    from jail.cad import measure
-    return measure.op_measure(msg, ctx)
-
-
-def op_distance(msg: dict, ctx: OpContext):
-    from jail.cad import measure
-    return measure.op_distance(msg, ctx)
-
-
-def op_validate(msg: dict, ctx: OpContext):
-    from jail.cad import measure
-    return measure.op_validate(msg, ctx)
-
-
-OPS["render"] = Op(DISPOSABLE, "render", op_render)
-OPS["measure"] = Op(DISPOSABLE, "measure", op_measure)
-OPS["distance"] = Op(DISPOSABLE, "distance", op_distance)
-OPS["validate"] = Op(DISPOSABLE, "validate", op_validate)
+OPS: dict[str, Op] = {
+    "execute": Op(TRANSACTION, "result", op_execute),
+    "import": Op(TRANSACTION, "result", op_import),
+    "state": Op(DISPOSABLE, "state", op_state),
+    "export": Op(DISPOSABLE, "export", op_export),
+    "history": Op(DISPOSABLE, "history", op_history),
+    "probe": Op(DISPOSABLE, "probe", op_probe),
+    "api": Op(DISPOSABLE, "api", api.op_api),
+    "render": Op(DISPOSABLE, "render", render.op_render),
+    "measure": Op(DISPOSABLE, "measure", measure.op_measure),
+    "distance": Op(DISPOSABLE, "distance", measure.op_distance),
+    "validate": Op(DISPOSABLE, "validate", measure.op_validate),
+    "snapshot": Op(SNAPSHOT, "snapshot_ok"),
+}
 
 
 def run_disposable(op: Op, msg: dict, ctx: OpContext) -> tuple[dict, bytes]:

@@ -161,7 +161,7 @@ def _short_line(v, cap: int) -> str | None:
 
 
 def summary(o, budget: _Budget) -> dict | None:
-    """One object summary (see ``jail.cad.runner.summarize``) with known fields typed, or None."""
+    """One object summary (see ``jail.cad.summary.summarize``) with known fields typed, or None."""
     if type(o) is not dict:
         return None
     out: dict = {}

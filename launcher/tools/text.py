@@ -40,7 +40,7 @@ def _bbox(bb: Any) -> str | None:
 
 
 def describe(o: dict) -> str:
-    """One summary (see ``jail.cad.runner.summarize``) as a short phrase."""
+    """One summary (see ``jail.cad.summary.summarize``) as a short phrase."""
     if o.get("summary_error"):
         return f"(could not summarise: {o['summary_error']})"
     kind = o.get("kind")

@@ -361,7 +361,7 @@ def test_daemon_log_formatter_escapes_controls():
 
 # ----------------------------------------------------------------- state / probe / export replies
 HOSTILE_SUMMARIZE = PATCH_FORKS + r'''
-import sys, jail.cad.runner as R
+import sys, jail.cad.summary as R
 def hostile(real, ns, *a, **k):
     if sys._getframe(2).f_code.co_name == "run":   # the execute path: honest, so calls still work
         return real(ns, *a, **k)
@@ -401,6 +401,7 @@ def test_hostile_probe_evidence_is_bounded(ts):
     assert run(ts, code).get("ok")
     ev = call_within(lambda: ts.session.probe())
     assert isinstance(ev, dict) and ev
+    assert "d" in ev and "k0" in ev, sorted(ev)[:10]       # the hostile evidence was the one sent
     assert_safe(ev)
     assert len(json.dumps(ev)) <= 300 * 1024
     assert_intact(ts)

@@ -388,7 +388,7 @@ def test_oversized_file_refused_before_the_jail(indir, tmp_path):
 
 
 PATCH = """\
-import jail.cad.importer as I
+import jail.cad.readers as I
 def evil(data):
 {body}
 I.READERS['step'] = evil

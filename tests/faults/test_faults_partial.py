@@ -123,9 +123,9 @@ n = 0
 def test_runner_handler_patched_to_raise_in_user_code(ts):
     """User code replaces the runner's reply function: the handler's exception must not escape
     into anything the launcher depends on; the call still times out cleanly."""
-    code = ("import jail.cad.runner as R\n"
+    code = ("import jail.cad.error_report as R\n"
             "def boom(*a, **k):\n    raise RuntimeError('no')\n"
-            "R._user_frames_stack = boom\n"
+            "R.user_frames_stack = boom\n"
             "print('so far')\nn = 0" + LOOP)
     r = run(ts, code)
     _timeout(r)

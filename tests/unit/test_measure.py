@@ -1,4 +1,4 @@
-"""jail/measure.py in-process: known volumes, areas, diameters, distances, and the validate verdicts."""
+"""jail/cad/measure.py in-process: known volumes, areas, diameters, distances, and the validate verdicts."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ from build123d import (Box, BuildPart, Compound, Cylinder, Face, GridLocations, 
 
 from jail.cad import measure
 
-from jail.cad import runner
+from jail.cad import runner, summary
 
 
 def ns_with(**objs):
@@ -144,7 +144,7 @@ def test_select_all_skips_star_imports_and_modules():
 
 def test_execute_summary_shows_solid_and_face_counts():
     ns = ns_with(two=Compound([Box(1, 1, 1), Pos(5, 0, 0) * Box(1, 1, 1)]), one=Box(1, 1, 1))
-    objs = {o["name"]: o for o in runner.summarize(ns)}
+    objs = {o["name"]: o for o in summary.summarize(ns)}
     from launcher.tools.text import describe  # the launcher renders summaries; the jail only makes them
     assert "2 solids, 12 faces, 24 edges" in describe(objs["two"])
     assert "1 solid, 6 faces, 12 edges" in describe(objs["one"])

@@ -1,4 +1,4 @@
-"""Layer 7 (jail/policy.py): every rule, positions, message shapes, legit code."""
+"""Layer 7 (jail/cad/policy.py): every rule, positions, message shapes, legit code."""
 
 from __future__ import annotations
 

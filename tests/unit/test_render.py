@@ -1,4 +1,4 @@
-"""jail/render.py in-process: the pictures are checked pixel by pixel (decoded with Pillow).
+"""jail/cad/render.py (and its render_* steps) in-process: the pictures are checked pixel by pixel (decoded with Pillow).
 
 No jail here (that is tests/integration/test_render_mcp.py): these tests pin what the renderer
 draws - where an object of a known colour lands, that a through hole shows the background, that a
@@ -17,12 +17,13 @@ from PIL import Image  # noqa: E402
 from build123d import Box, BuildPart, Cylinder, GridLocations, Hole, Pos, Sphere, Face, Line  # noqa: E402
 
 from jail.cad import render  # noqa: E402
+from jail.cad.render_shade import PALETTE  # noqa: E402
 
 from jail.cad import runner
 
 BG = (250, 250, 250)
-BLUE = render.PALETTE[0]
-ORANGE = render.PALETTE[1]
+BLUE = PALETTE[0]
+ORANGE = PALETTE[1]
 
 
 def ns_with(**objs):

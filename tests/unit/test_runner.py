@@ -1,4 +1,4 @@
-"""Layers 8 + runner (jail/safe_builtins.py, jail/runner.py), in process."""
+"""Layer 8 + the runner (jail/cad/safe_builtins.py, runner.py, capture.py, summary.py), in process."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import tracemalloc
 
 import pytest
 
-from jail.cad import runner
+from jail.cad import runner, summary
+from jail.cad.capture import BoundedOutput
 from jail.cad.safe_builtins import EXTRA_REMOVED, make_builtins
 
 ALLOWED = ["build123d", "math", "numpy", "typing", "collections", "itertools", "functools", "copy"]
@@ -228,7 +229,7 @@ def test_summarize_caps_items():
     ns = {"__builtins__": {}}
     for i in range(250):
         ns[f"v{i}"] = i
-    objs = runner.summarize(ns, max_items=200)
+    objs = summary.summarize(ns, max_items=200)
     assert len(objs) == 201
     assert objs[-1] == {"name": "...", "type": "", "kind": "omitted", "count": 50}
     from launcher.tools.text import describe
@@ -347,21 +348,21 @@ def test_output_memory_is_bounded(ns):
 
 
 def test_bounded_stream_api():
-    out = runner.BoundedOutput(4)
+    out = BoundedOutput(4)
     s = out.stream("stdout")
     assert s.write("abcdef") == 6 and s.writable() and not s.isatty()
     with pytest.raises(TypeError):
         s.write(b"x")
     s.flush()
     assert s.getvalue() == "ab\n[... 3 bytes not shown ...]\nf"   # limit 4: head 2, tail 1
-    out = runner.BoundedOutput(8)
+    out = BoundedOutput(8)
     s = out.stream("stdout")
     s.write("abcdef")
     assert s.getvalue() == "abcdef"
 
 
 def test_stdout_and_stderr_share_one_budget():
-    out = runner.BoundedOutput(8)  # head 3 + tail 3 bytes, both streams together, in write order
+    out = BoundedOutput(8)  # head 3 + tail 3 bytes, both streams together, in write order
     so, se = out.stream("stdout"), out.stream("stderr")
     so.write("abcd")
     se.write("efgh")
@@ -403,8 +404,8 @@ def test_summary_of_big_bytes_and_ints_builds_no_big_string():
     huge = 10 ** 100_000
     tracemalloc.start()
     try:
-        b = runner._summarize_value(big, None, {})
-        i = runner._summarize_value(huge, None, {})
+        b = summary.summarize_value(big, None, {})
+        i = summary.summarize_value(huge, None, {})
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

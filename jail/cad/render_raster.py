@@ -1,0 +1,111 @@
+"""Rendering, step 3: the z-buffer. Which triangle is nearest at each (supersampled) pixel.
+
+numpy only, no per-triangle Python loop (scanline spans expanded in batches of about ``BUDGET``
+pixels, so memory stays bounded whatever the triangles' shapes); no VTK, OpenGL, X or EGL.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["rasterize", "BUDGET"]
+
+BUDGET = 1 << 20  # pixels per rasteriser batch
+
+
+def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, W: int, H: int):
+    """Z-buffer: ``(depth, triangle index)`` per pixel (flat arrays of H*W; index -1 = empty).
+
+    ``px``/``py`` are pixel coordinates (x right, y down, pixel centres at +0.5), ``pz`` grows
+    away from the viewer. Scanline spans, vectorised: every (triangle, pixel row) pair gets its
+    covered x-interval from the three edge functions, the spans are expanded to pixels, and the
+    nearest depth per pixel wins (``np.minimum.at``). Work is proportional to the pixels covered
+    plus the rows spanned, whatever the triangles' shapes (long slivers cost no more than their
+    area), in batches of about ``BUDGET`` pixels so memory stays bounded.
+    """
+    zbuf = np.full(H * W, np.inf, np.float32)
+    tid = np.full(H * W, -1, np.int32)
+    if len(tris) == 0:
+        return zbuf, tid
+    x, y, z = px[tris], py[tris], pz[tris]
+    x0, x1, x2 = x[:, 0], x[:, 1], x[:, 2]
+    y0, y1, y2 = y[:, 0], y[:, 1], y[:, 2]
+    area = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        imin = np.ceil(x.min(1) - 0.5)
+        imax = np.floor(x.max(1) - 0.5)
+        jmin = np.ceil(y.min(1) - 0.5)
+        jmax = np.floor(y.max(1) - 0.5)
+    ok = (np.abs(area) > 1e-12) & np.isfinite(area) & np.isfinite(z).all(1)
+    ok &= (imax >= 0) & (imin <= W - 1) & (jmax >= 0) & (jmin <= H - 1) & (imin <= imax) & (jmin <= jmax)
+    idx = np.nonzero(ok)[0]
+    if not len(idx):
+        return zbuf, tid
+    imin = np.clip(imin[idx], 0, W - 1).astype(np.int64)
+    imax = np.clip(imax[idx], 0, W - 1).astype(np.int64)
+    jmin = np.clip(jmin[idx], 0, H - 1).astype(np.int64)
+    jmax = np.clip(jmax[idx], 0, H - 1).astype(np.int64)
+    x0, x1, x2, y0, y1, y2 = (v[idx] for v in (x0, x1, x2, y0, y1, y2))
+    z0, z1, z2 = z[idx, 0], z[idx, 1], z[idx, 2]
+    inv = 1.0 / area[idx]
+    # edge functions (barycentric w0, w1, w2) and depth as planes a*cx + b*cy + c
+    A1, B1 = (y2 - y0) * inv, -(x2 - x0) * inv
+    A2, B2 = -(y1 - y0) * inv, (x1 - x0) * inv
+    C1, C2 = -(A1 * x0 + B1 * y0), -(A2 * x0 + B2 * y0)
+    edges = ((-A1 - A2, -B1 - B2, 1.0 - C1 - C2), (A1, B1, C1), (A2, B2, C2))
+    dz1, dz2 = z1 - z0, z2 - z0
+    Az, Bz, Cz = A1 * dz1 + A2 * dz2, B1 * dz1 + B2 * dz2, z0 + C1 * dz1 + C2 * dz2
+    rows = jmax - jmin + 1
+    est = np.abs(area[idx]) * 0.5 + rows + (imax - imin + 1)  # pixels, roughly
+    eps = 1e-7
+    # batches of triangles by estimated pixels; a batch's rows are expanded at once
+    cut = np.searchsorted(np.cumsum(est), np.arange(BUDGET, est.sum() + BUDGET, BUDGET))
+    start = 0
+    for stop in np.unique(np.append(cut, len(idx))):
+        stop = int(min(max(stop, start + 1), len(idx)))
+        if start >= len(idx):
+            break
+        tr = np.arange(start, stop)
+        start = stop
+        nr = rows[tr]
+        rt = np.repeat(tr, nr)  # one entry per (triangle, row)
+        j = jmin[rt] + (np.arange(len(rt)) - np.repeat(np.cumsum(nr) - nr, nr))
+        cy = j + 0.5
+        lo = np.full(len(rt), -np.inf)
+        hi = np.full(len(rt), np.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for A, B, C in edges:
+                a = A[rt]
+                b = B[rt] * cy + C[rt]
+                bound = (-eps - b) / a  # a*cx + b >= -eps
+                pos, neg = a > 1e-12, a < -1e-12
+                lo = np.where(pos, np.maximum(lo, bound), lo)
+                hi = np.where(neg, np.minimum(hi, bound), hi)
+                lo = np.where(~pos & ~neg & (b < -eps), np.inf, lo)
+            il = np.maximum(np.ceil(lo - 0.5), imin[rt])
+            ir = np.minimum(np.floor(hi - 0.5), imax[rt])
+        L = np.where(ir >= il, ir - il + 1, 0).astype(np.int64)
+        L[~np.isfinite(il) | ~np.isfinite(ir)] = 0
+        il = np.where(L > 0, il, 0).astype(np.int64)
+        # expand spans to pixels in sub-batches of about BUDGET pixels
+        cl = np.cumsum(L)
+        r0 = 0
+        while r0 < len(L):
+            base = cl[r0 - 1] if r0 else 0
+            r1 = int(np.searchsorted(cl, base + BUDGET, side="right"))
+            r1 = max(r1, r0 + 1)
+            Ls = L[r0:r1]
+            n = int(Ls.sum())
+            if n:
+                rr = np.repeat(np.arange(r0, r1), Ls)
+                off = np.arange(n) - np.repeat(np.cumsum(Ls) - Ls, Ls)
+                ii = il[rr] + off
+                jj = j[rr]
+                t = rt[rr]
+                pix = jj * W + ii
+                zv = (Az[t] * (ii + 0.5) + Bz[t] * (jj + 0.5) + Cz[t]).astype(np.float32)
+                np.minimum.at(zbuf, pix, zv)
+                win = zv <= zbuf[pix]
+                tid[pix[win]] = idx[t[win]].astype(np.int32)
+            r0 = r1
+    return zbuf, tid

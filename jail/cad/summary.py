@@ -1,0 +1,286 @@
+"""JSON-safe summaries of the session's top-level names (the ``objects`` of a reply).
+
+``summarize`` describes each user name: volume, area, bbox, validity and topology counts for
+build123d shapes and builders, a list of shapes as one item, a capped repr for other values;
+``value_summary`` does the same for a trailing expression's value (REPL style). Shape summaries
+are cached between calls (see ``_SHAPE_CACHE``). build123d is imported where used, so this
+module loads without it.
+
+Everything returned is built from plain ``str``/``int``/``float``/``bool``/``None``/``list``/
+``dict`` so that ``json.dumps`` of it cannot run user code. Blocks: nothing; a user property that
+raises becomes ``summary_error``. The launcher validates every summary it receives.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import math
+import reprlib
+import sys
+import types
+from typing import Any
+
+from jail.cad.names import cap, is_dunder, is_user_value, safe_str, star_exports, type_name
+from jail.wire.caps import NAME_CAP, SUMMARY_MAX_OBJECTS
+
+__all__ = ["summarize", "summarize_value", "value_summary", "remember_shape"]
+
+REPR_CAP = 200
+VALUE_CAP = 1000      # a trailing expression's repr
+COLLECTION_MEASURE_MAX = 100  # shapes in a list measured one by one (more: counted by type only)
+
+_repr = reprlib.Repr()
+_repr.maxstring = REPR_CAP
+_repr.maxother = REPR_CAP
+_repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = _repr.maxfrozenset = 8
+_repr.maxlevel = 3
+
+_value_repr = reprlib.Repr()  # a trailing expression's value: more of it than a name's summary
+_value_repr.maxstring = _value_repr.maxother = VALUE_CAP
+_value_repr.maxlist = _value_repr.maxtuple = _value_repr.maxdict = _value_repr.maxset = 30
+_value_repr.maxfrozenset = 30
+_value_repr.maxlevel = 4
+
+
+def _num(x: Any) -> float | None:
+    try:
+        f = float(x)
+    except BaseException:  # noqa: BLE001
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _vec(v: Any) -> list:
+    return [_num(v.X), _num(v.Y), _num(v.Z)]
+
+
+def _b3d_types():
+    import build123d as b
+
+    shape = getattr(b, "Shape", None)
+    if shape is None:  # pragma: no cover - older layouts
+        from build123d.topology import Shape as shape  # type: ignore[no-redef]
+    builders = {}
+    for cls, attr in (("BuildPart", "part"), ("BuildSketch", "sketch"), ("BuildLine", "line")):
+        c = getattr(b, cls, None)
+        if c is not None:
+            builders[c] = attr
+    return shape, builders
+
+
+# Shape summaries survive from call to call (the dict is inherited by every fork): a
+# 1000-solid compound is validated once, not on every execute. Keyed by the object's
+# identity *and* its OCCT shape hash (TShape + Location), so a moved or rebuilt shape
+# is measured again. Each entry holds the shape itself, so an id cannot be reused while
+# the entry exists; entries of shapes no longer bound to a name are dropped each call.
+_SHAPE_CACHE: dict = {}
+_shape_cache_next: dict = {}
+
+
+def _shape_key(shape: Any):
+    try:
+        return (id(shape), type(shape), hash(shape.wrapped))
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _shape_summary(shape: Any) -> dict:
+    key = _shape_key(shape)
+    if key is not None and key in _SHAPE_CACHE:
+        _shape_cache_next[key] = _SHAPE_CACHE[key]
+        return dict(_SHAPE_CACHE[key][1])
+    d = _measure_shape(shape)
+    if key is not None:
+        _shape_cache_next[key] = (shape, d)
+    return dict(d)
+
+
+def _measure_shape(shape: Any) -> dict:
+    d: dict = {}
+    solids = len(shape.solids())
+    faces = len(shape.faces())
+    edges = shape.edges()
+    d["counts"] = {"solids": solids, "faces": faces, "edges": len(edges)}
+    if solids:
+        d["volume"] = _num(shape.volume)
+    elif faces:
+        d["area"] = _num(shape.area)
+    elif edges:
+        d["length"] = _num(sum(e.length for e in edges))
+    bb = shape.bounding_box()
+    d["bbox"] = {"min": _vec(bb.min), "max": _vec(bb.max), "size": _vec(bb.size)}
+    valid = shape.is_valid
+    if callable(valid):  # a method in older build123d
+        valid = valid()
+    d["valid"] = bool(valid)
+    return d
+
+
+def summarize_value(value: Any, shape_cls, builders: dict) -> dict:
+    tp = type(value)
+    if tp in (bytes, bytearray, memoryview):
+        # reprlib would build the whole repr first (a 200 MB bytearray -> an 800 MB string)
+        head = bytes(value[:48])
+        more = "" if len(value) <= 48 else f"... ({len(value)} bytes)"
+        return {"kind": "bytes", "length": len(value), "repr": cap(safe_str(repr(head)) + more, REPR_CAP + 40)}
+    if tp is int and value.bit_length() > 4 * REPR_CAP:
+        return {"kind": "number", "repr": f"<int of {value.bit_length()} bits>"}
+    if value is None or tp in (bool, int, float, complex, str):
+        kind = {type(None): "none", bool: "bool", int: "number", float: "number",
+                complex: "number", str: "str"}[tp]
+        return {"kind": kind, "repr": cap(_repr.repr(value), REPR_CAP)}
+    if shape_cls is not None and isinstance(value, shape_cls):
+        return {"kind": "shape", **_shape_summary(value)}
+    for bcls, attr in builders.items():
+        if isinstance(value, bcls):
+            obj = getattr(value, attr)
+            d: dict = {"kind": "builder", "of": attr}
+            if obj is None:
+                d["empty"] = True
+            else:
+                d.update(_shape_summary(obj))
+            return d
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                          types.LambdaType)):
+        return {"kind": "function"}
+    if isinstance(value, type):
+        return {"kind": "class"}
+    if isinstance(value, (list, tuple)) and shape_cls is not None and value:
+        coll = _shape_collection(value, shape_cls)
+        if coll is not None:
+            return coll
+    if isinstance(value, (list, tuple, dict, set, frozenset)):
+        kind = "mapping" if isinstance(value, dict) else "set" if isinstance(value, (set, frozenset)) \
+            else "sequence"
+        return {"kind": kind, "length": len(value), "repr": cap(safe_str(_repr.repr(value)), REPR_CAP)}
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if isinstance(value, np.ndarray):
+            return {"kind": "array", "shape": [int(n) for n in value.shape],
+                    "dtype": safe_str(value.dtype, 50),
+                    "repr": cap(safe_str(_repr.repr(value)), REPR_CAP)}
+        if isinstance(value, np.generic):
+            return {"kind": "number", "repr": cap(safe_str(repr(value.item())), REPR_CAP)}
+    return {"kind": "object", "repr": cap(safe_str(_repr.repr(value)), REPR_CAP)}
+
+
+def _shape_collection(value, shape_cls) -> dict | None:
+    """A list/tuple of build123d shapes as one item: ``list of 50 Box, total volume 1275, bbox ...``
+    (``kind: "shapes"``, ``length``, ``of`` = type counts, total ``volume``/``area``/``length`` and
+    the overall ``bbox``). None when an element is not a shape."""
+    n = len(value)
+    if n > 100_000:
+        return None
+    types_: dict[str, int] = {}
+    for v in value:
+        if not isinstance(v, shape_cls):
+            return None
+        t = type_name(v)
+        types_[t] = types_.get(t, 0) + 1
+    d: dict = {"kind": "shapes", "length": n,
+               "of": ", ".join(f"{c} {t}" for t, c in sorted(types_.items(), key=lambda kv: -kv[1])[:6])}
+    if n > COLLECTION_MEASURE_MAX:
+        return d
+    vol = area = 0.0
+    lo = [math.inf] * 3
+    hi = [-math.inf] * 3
+    for v in value:  # volume (else area) and bounding box only: ~0.5 ms a shape
+        x = _num(v.volume)
+        if x:
+            vol += x
+        else:
+            area += _num(v.area) or 0.0
+        bb = v.bounding_box()
+        mn, mx = _vec(bb.min), _vec(bb.max)
+        for i in range(3):
+            if mn[i] is not None and mx[i] is not None:
+                lo[i], hi[i] = min(lo[i], mn[i]), max(hi[i], mx[i])
+    if vol:
+        d["volume"] = _num(vol)
+    elif area:
+        d["area"] = _num(area)
+    if all(math.isfinite(x) for x in lo + hi):
+        d["bbox"] = {"min": lo, "max": hi, "size": [h - l for l, h in zip(lo, hi)]}
+    return d
+
+
+def summarize(namespace: dict, *, max_items: int = SUMMARY_MAX_OBJECTS, ids: dict | None = None) -> list[dict]:
+    """Describe the user's top-level names (JSON-safe).
+
+    Skipped: dunders, ``_``, modules, names bound to the very builtin of that
+    name, and names that still hold what ``from build123d import *`` bound.
+    Each item is ``{"name", "type", "kind", ...}`` where kind is one of
+    ``shape`` / ``builder`` (+ ``counts``, ``bbox``, ``valid``, and ``volume``
+    for solids, else ``area`` for faces, else ``length`` for edges; a builder
+    has ``of`` and maybe ``empty``), ``number``/``str``/``bool``/``none``/
+    ``bytes``/``object`` (+ ``repr``), ``sequence``/``mapping``/``set``
+    (+ ``length``, ``repr``), ``array`` (+ ``shape``, ``dtype``, ``repr``),
+    ``function``, ``class``. A value that fails to summarise gets
+    ``summary_error`` instead. Past ``max_items`` a last item
+    ``{"name": "...", "type": "", "kind": "omitted", "count": N}`` says how many
+    were left out.
+    """
+    star = star_exports()
+    real_builtins = vars(_builtins)
+    try:
+        shape_cls, builders = _b3d_types()
+    except Exception:  # noqa: BLE001
+        shape_cls, builders = None, {}
+    items: list[dict] = []
+    omitted = 0
+    cache: dict[int, dict] = {}
+    for name in list(namespace.keys()):
+        if not isinstance(name, str) or is_dunder(name) or name == "_":
+            continue
+        try:
+            value = namespace[name]
+        except BaseException:  # noqa: BLE001
+            continue
+        if not is_user_value(name, value, star, real_builtins):
+            continue
+        if len(items) >= max_items:
+            omitted += 1
+            continue
+        item: dict = {"name": cap(str.__str__(name), NAME_CAP), "type": type_name(value)}
+        if ids is not None:
+            ids[item["name"]] = id(value)
+        try:
+            key = id(value)
+            if key not in cache:
+                cache[key] = summarize_value(value, shape_cls, builders)
+            item.update(cache[key])
+        except BaseException as e:  # noqa: BLE001 - user properties may raise anything
+            item["summary_error"] = f"{type_name(e)}: {safe_str(e, REPR_CAP)}"
+        items.append(item)
+    if omitted:
+        items.append({"name": "...", "type": "", "kind": "omitted", "count": omitted})
+    global _SHAPE_CACHE, _shape_cache_next
+    _SHAPE_CACHE, _shape_cache_next = _shape_cache_next, {}
+    return items
+
+
+def remember_shape(shape: Any, summary: dict) -> None:
+    """Put ``summary`` (without ``kind``) in the shape cache for ``shape`` (the importer's light
+    summary of a big mesh, so the next summaries of the session reuse it)."""
+    key = _shape_key(shape)
+    if key is not None:
+        _SHAPE_CACHE[key] = (shape, {k: v for k, v in summary.items() if k != "kind"})
+
+
+def value_summary(value: Any) -> dict | None:
+    """The trailing expression's value, REPL style (None: nothing to show)."""
+    if value is None:
+        return None
+    try:
+        shape_cls, builders = _b3d_types()
+    except Exception:  # noqa: BLE001
+        shape_cls, builders = None, {}
+    out: dict = {"type": type_name(value)}
+    try:
+        out.update(summarize_value(value, shape_cls, builders))
+    except BaseException as e:  # noqa: BLE001
+        out["summary_error"] = f"{type_name(e)}: {safe_str(e, REPR_CAP)}"
+    if out.get("kind") in ("number", "str", "bool", "bytes", "object", "sequence", "mapping", "set", "array"):
+        out["repr"] = cap(safe_str(_value_repr.repr(value)), VALUE_CAP)
+    return out
+
