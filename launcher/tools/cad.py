@@ -23,6 +23,8 @@ import base64
 import math
 import re
 
+from jail.wire.caps import MEASURE_LIST_CAP, NAME_CAP, PNG_MAX_BYTES, RENDER_MAX_OBJECTS, RENDER_MAX_PX, RENDER_MIN_PX
+
 from launcher.replies import png as png_check
 
 from launcher.replies import validate as replies
@@ -31,10 +33,10 @@ __all__ = ["render", "measure", "distance", "validate", "render_reply", "measure
            "distance_reply", "validate_reply", "VIEWS", "RENDER_PARAMS", "MEASURE_PARAMS"]
 
 VIEWS = ("iso", "top", "bottom", "front", "back", "left", "right", "sheet", "section")
-MIN_PX, MAX_PX = 64, 1600
-MAX_OBJECTS = 64
-NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,199}$")
-LIST_CAP = 50
+MIN_PX, MAX_PX = RENDER_MIN_PX, RENDER_MAX_PX
+MAX_OBJECTS = RENDER_MAX_OBJECTS
+NAME_RE = re.compile(rf"^[A-Za-z_][A-Za-z0-9_]{{0,{NAME_CAP - 1}}}$")
+LIST_CAP = MEASURE_LIST_CAP
 
 
 class CadError(ValueError):
@@ -279,7 +281,7 @@ def render(ctx, s, objects=None, view="iso", azimuth=None, elevation=None, width
         req = render_request(objects, view, azimuth, elevation, width, height, section)
     except CadError as e:
         return {"ok": False, "error": str(e)}
-    msg, blob = _ask(s, req, cap=png_check.MAX_PNG_BYTES + 65536)
+    msg, blob = _ask(s, req, cap=PNG_MAX_BYTES + 65536)
     try:
         return render_reply(msg, blob, req)
     except CadError as e:
