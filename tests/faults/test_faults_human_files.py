@@ -16,7 +16,8 @@ import pytest
 
 from faultutil import profile_path
 from launcher.core import Launcher
-from launcher.files.exports import ExportError, check_filename, measure_tree
+from launcher.files.exports import ExportError, check_filename
+from launcher.files.quota import measure_tree
 from launcher.tools.toolset import ToolSet
 from jail.wire.svgcheck import SvgRefused, check_svg
 
