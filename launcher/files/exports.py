@@ -22,14 +22,17 @@ import secrets
 import threading
 from pathlib import Path
 
+from jail.wire.caps import EXPORT_FORMATS
 from jail.wire.svgcheck import SvgRefused, check_svg
 
 from launcher.files import quota, safepath
+from launcher.files.script import session_script
 from launcher.session.session import SessionError
 
 _WRITE_LOCK = threading.Lock()
 
-FORMATS = ("step", "stl", "brep", "svg", "dxf", "3mf", "py")  # py: the session's script (script.py)
+FORMATS = (*EXPORT_FORMATS, "py")  # py: the session's script (script.py)
+ALIASES = {"stp": "step", "brp": "brep"}
 EXTENSIONS = {".step": "step", ".stp": "step", ".stl": "stl", ".brep": "brep", ".brp": "brep",
               ".svg": "svg", ".dxf": "dxf", ".3mf": "3mf", ".py": "py"}
 
@@ -54,25 +57,29 @@ def check_filename(filename) -> list[str]:
     return parts
 
 
-def resolve_format(filename: str, fmt) -> str:
+def canonical_format(fmt):
+    """An accepted spelling of a format as its name ('STP', '.step', 'Step' -> 'step'); anything
+    else is returned unchanged (the tool's schema then refuses it)."""
+    if not isinstance(fmt, str):
+        return fmt
+    f = fmt.lower().lstrip(".")
+    f = ALIASES.get(f, f)
+    return f if f in FORMATS else fmt
+
+
+def resolve_format(filename: str, fmt: str = "") -> str:
+    """The format to write: ``fmt`` (one of FORMATS) if the extension agrees, or the extension's."""
     name = filename.rsplit("/", 1)[-1]
-    ext = os.path.splitext(name)[1].lower()
-    from_ext = EXTENSIONS.get(ext)
-    if fmt is None or fmt == "":
+    from_ext = EXTENSIONS.get(os.path.splitext(name)[1].lower())
+    if not fmt:
         if from_ext is None:
             raise ExportError(f"cannot tell the format from {name!r}: use an extension "
                               f"({', '.join(sorted(EXTENSIONS))}) or pass format")
         return from_ext
-    if not isinstance(fmt, str):
-        raise ExportError("format must be a string")
-    f = fmt.lower().lstrip(".")
-    f = {"stp": "step", "brp": "brep"}.get(f, f)
-    if f not in FORMATS:
-        raise ExportError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    if from_ext != f:
-        raise ExportError(f"the extension of {name!r} does not match format {f!r}: name the file "
-                          f"'*.{f}' (or leave format empty)")
-    return f
+    if from_ext != fmt:
+        raise ExportError(f"the extension of {name!r} does not match format {fmt!r}: name the file "
+                          f"'*.{fmt}' (or leave format empty)")
+    return fmt
 
 
 # The walk is safepath.py's (shared with inputs); these keep exports' messages.
@@ -182,8 +189,7 @@ def export_object(session, output_dir, object_name, filename, format="") -> dict
         finally:
             probe.close()
     if fmt == "py":  # the session's successful code as a script (object_name is not used)
-        from launcher.files.script import script
-        meta, data = {}, script(session)["script"].encode("utf-8", "surrogatepass")
+        meta, data = {}, session_script(session)["script"].encode("utf-8", "surrogatepass")
     else:
         meta, data = session.export_bytes(object_name, fmt)
     limits = session.profile.limits

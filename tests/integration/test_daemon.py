@@ -225,7 +225,7 @@ def test_malformed_requests_get_errors(daemon):
         send_frame(s, {"tool": "execute", "args": {"code": 1, "extra": 2}})
         assert "bad arguments" in recv_frame(s)["error"]
         send_frame(s, {"tool": "execute", "args": {"code": 5}})
-        assert "code must be of type string" in recv_frame(s)["error"]  # the declared schema (tooldefs)
+        assert "code must be of type string" in recv_frame(s)["error"]  # the declared schema (launcher/tools)
         # oversize: read and dropped, an error, and the connection goes on
         info = DaemonBackend(str(daemon["sock"])).info
         cap = info["max_request_bytes"]

@@ -498,7 +498,7 @@ def test_session_state_and_last_error_tools(launcher):
         assert names["b"]["type"] == "Box" and abs(names["b"]["volume"] - 24) < 1e-6
         text = render("session_state", st)
         assert text.startswith("objects:")
-        assert "b: Box" in text and "volume=24" in text and "bbox=" in text
+        assert "b: Box" in text and "volume 24" in text and "bbox 2x3x4" in text
         assert "n: int" in text and "label: str" in text
 
         code = "w = 10\nh = w - 10\nratio = w / h\n"
