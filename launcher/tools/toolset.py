@@ -23,8 +23,6 @@ from launcher.tools.schema import ArgumentError
 
 log = logging.getLogger("build123d_launcher.tools")
 
-TOOLS = table.NAMES
-
 
 class ToolSet:
     """The tools of one client connection: one session, created on first use."""
@@ -139,28 +137,7 @@ class ToolSet:
                     return
             time.sleep(0.002)  # the call is between two cancellable waits: try again
 
-    def __getattr__(self, name):
-        """``ts.execute(code)``, ``ts.export(obj, filename)``...: ``call`` with positional arguments."""
-        t = table.get(name) if not name.startswith("_") else None
-        if t is None:
-            raise AttributeError(name)
-
-        def bound(*pos, **kw):
-            names = list(t.params)
-            if len(pos) > len(names):
-                raise TypeError(f"{name}() takes at most {len(names)} positional arguments")
-            args = dict(zip(names, pos))
-            args.update(kw)
-            if "timeout_s" in args and args["timeout_s"] is None:
-                del args["timeout_s"]
-            return self.call(name, args)
-        return bound
-
     def close(self) -> None:
         with self.lock:
             self.drop_session()
 
-
-def render(tool: str, result: dict) -> str:
-    """A result as the text an assistant reads (see :func:`launcher.tools.table.render_text`)."""
-    return table.render_text(tool, result)
