@@ -36,7 +36,7 @@ def main() -> None:
     from build123d import Box, Circle, Cylinder, Location, Text
     from jail.cad.serialize import serialize
     from jail.wire.svgcheck import check_svg
-    from launcher.files.exports import measure_tree
+    from launcher.files.quota import measure_tree
     from jail.cad.safe_builtins import make_builtins
 
     big = Box(10, 10, 10)

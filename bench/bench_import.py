@@ -67,11 +67,11 @@ def main() -> None:
     try:
         with Launcher("default", output_dir=outdir, input_dir=indir) as L:
             ts = ToolSet(L)
-            r = ts.execute(PART)
+            r = ts.call("execute", {"code": PART})
             assert r["ok"], r
             for fmt in FORMATS:
                 obj = "top" if fmt in ("svg", "dxf") else "part"
-                r = ts.export(obj, f"part.{fmt}")
+                r = ts.call("export", {"object_name": obj, "filename": f"part.{fmt}"})
                 assert "error" not in r, r
                 shutil.copy(outdir / f"part.{fmt}", indir / f"part.{fmt}")
             ts2 = ToolSet(L)
@@ -80,7 +80,7 @@ def main() -> None:
                 times = []
                 faces = "-"
                 for _ in range(args.rounds):
-                    r = ts2.import_file(f"part.{fmt}", "imported")
+                    r = ts2.call("import_file", {"filename": f"part.{fmt}", "name": "imported"})
                     assert r.get("ok"), r
                     times.append(r["wall_ms"])
                     c = (r["objects"][0].get("counts") or {}) if r["objects"] else {}

@@ -1,4 +1,8 @@
-"""Command line: ``build123d-launcher {mcp,serve,run,demo,doctor,audit}``."""
+"""Command line: ``build123d-launcher {mcp,serve,run,demo,doctor,audit}``.
+
+Each command imports what it needs inside its function (start-up cost: ``mcp`` must answer
+``initialize`` at once, and no command loads the modules of another).
+"""
 from __future__ import annotations
 
 import argparse
@@ -35,7 +39,7 @@ def _launcher(args):
 
 
 def cmd_run(args) -> int:
-    from launcher.tools.toolset import ToolSet, render
+    from launcher.tools import ToolSet, render_text
     try:
         code = sys.stdin.read() if args.file == "-" else open(args.file, encoding="utf-8").read()
     except (OSError, UnicodeDecodeError) as e:
@@ -45,21 +49,21 @@ def cmd_run(args) -> int:
     with _launcher(args) as launcher:
         ts = ToolSet(launcher)
         ts.session = launcher.new_session()  # a layer that cannot be applied raises here: exit 3
-        res = ts.execute(code)
-        print(render("execute", res) if not args.json else json.dumps(res, indent=1))
+        res = ts.call("execute", {"code": code})
+        print(render_text("execute", res) if not args.json else json.dumps(res, indent=1))
         ts.close()
         return 0 if res.get("ok") else 1
 
 
 def cmd_demo(args) -> int:
-    from launcher.tools.toolset import ToolSet, render
+    from launcher.tools import ToolSet, render_text
     print("build123d-launcher demo: a plate with four holes, run in the jail\n")
     print(DEMO_CODE)
     with _launcher(args) as launcher:
         ts = ToolSet(launcher)
         ts.session = launcher.new_session()
-        res = ts.execute(DEMO_CODE)
-        print(render("execute", res))
+        res = ts.call("execute", {"code": DEMO_CODE})
+        print(render_text("execute", res))
         if not res.get("ok"):
             return 1
         probe = ts._session().probe()
@@ -70,8 +74,8 @@ def cmd_demo(args) -> int:
               f"Seccomp={probe.get('Seccomp')} NoNewPrivs={probe.get('NoNewPrivs')} CapEff={probe.get('CapEff')} "
               f"uid_map={' '.join(probe.get('uid_map', []) if isinstance(probe.get('uid_map'), list) else [])} "
               f"net={probe.get('net_dev')} socket(AF_INET)={p.get('socket_inet')} /etc/shadow={p.get('etc_shadow')}")
-        bad = ts.execute("import os\nos.system('id')")
-        print("\nAn escape attempt (import os) is refused:\n" + render("execute", bad))
+        bad = ts.call("execute", {"code": "import os\nos.system('id')"})
+        print("\nAn escape attempt (import os) is refused:\n" + render_text("execute", bad))
         ts.close()
     return 0
 
@@ -96,7 +100,7 @@ def cmd_mcp(args) -> int:
                             "--input-dir` or profile [inputs] dir); use --embedded to use this one", args.input_dir)
         if backend is None:
             from launcher.core import Launcher
-            from launcher.tools.toolset import ToolSet
+            from launcher.tools import ToolSet
             # the zygote warms in the background; a jail that cannot start does not stop the server:
             # every call returns why, and the fix
             launcher = Launcher(profile, output_dir=args.output_dir, jail_uid=args.jail_uid,

@@ -1,41 +1,16 @@
 """The wire format between the launcher and jailed processes.
 
-Transport: ``AF_UNIX``/``SOCK_SEQPACKET`` socket pairs created by the launcher
-before anything is jailed (the jailed side can create no socket). One logical
-message is one or more datagrams; each datagram starts with one flag byte,
-``M`` (more follows) or ``E`` (end). The reassembled payload is a 4-byte
-big-endian JSON length, the UTF-8 JSON object, then optional raw bytes (used
-for exports). JSON only: nothing is ever unpickled.
+Transport: ``AF_UNIX``/``SOCK_SEQPACKET`` socket pairs made by the launcher before anything is
+jailed (the jailed side can create no socket). One message is one or more datagrams, each
+starting with a flag byte, ``M`` (more follows) or ``E`` (end); the payload is a 4-byte big-endian
+JSON length, the UTF-8 JSON object, then optional raw bytes (exports). Nothing is ever unpickled.
 
-The launcher reads with :class:`Receiver`, which treats every datagram as
-untrusted: it reads the kernel-stamped sender pid (``SO_PASSCRED``), closes
-any file descriptor a sender tries to pass, reassembles per sender pid and
-bounds what it holds *while* reading (streaming rejection, before anything
-is parsed):
-
-* per message: ``max_bytes`` for the sender the caller expects (set per wait
-  with :meth:`Receiver.expect`), ``other_max`` for anyone else;
-* per receiver: at most ``MAX_PARTIAL_SENDERS`` half-sent messages, and
-  ``total_max`` bytes across them;
-* per process: every receiver charges one shared :class:`Budget` (``HELD``),
-  so all sessions together hold a bounded number of half-received bytes.
-
-:func:`decode` is strict: UTF-8 only, a JSON object with a string ``t``, no
-NaN/Infinity literals, integers within CPython's 4,300-digit limit, a JSON
-part of at most ``max_json`` bytes; any failure (too deep, too big,
-malformed) is a :class:`ProtocolError`, never another exception. A float
-literal out of range parses as infinity; readers keep finite numbers only.
-
-The launcher sends with :class:`Sender`: each datagram with a deadline
-(``MSG_DONTWAIT`` + ``select``), so a session that stops reading (its socket
-buffer full) costs a :class:`SendTimeout`, never a blocked launcher. A message
-cut short by a timeout is terminated by a lone ``E`` before the next one, so
-the reader drops it (``recv_simple`` skips invalid messages) and stays in
-step.
-
-What this does not do: check *what* a valid message says. A sender may lie
-within its message; callers check that the sender pid is the process they
-expect and validate every field they use (``launcher/replies.py``).
+Blocks, on the launcher's side: senders not stamped by the kernel (``SO_PASSCRED`` pids), passed
+file descriptors (closed), messages over their caps while they still arrive (:class:`Receiver`:
+per message, per receiver, and across all sessions through :data:`HELD`), anything but strict
+JSON (:func:`decode`), and a session that stops reading (:class:`Sender`: a deadline per
+datagram, framing kept). Does not block: a sender lying within a valid message; callers check
+the sender pid and validate every field they use (launcher/replies/).
 """
 from __future__ import annotations
 
@@ -82,7 +57,13 @@ def send(sock: socket.socket, obj: dict, blob: bytes = b"") -> None:
 
 
 class Sender:
-    """Launcher-side writer for one socket: every datagram has a deadline; framing survives timeouts."""
+    """Launcher-side writer for one socket: every datagram has a deadline; framing survives timeouts.
+
+    Each datagram is sent with ``MSG_DONTWAIT`` + ``select`` before the deadline, so a session that
+    stops reading (its socket buffer full) costs a :class:`SendTimeout`, never a blocked launcher. A
+    message cut short by a timeout is terminated by a lone ``E`` before the next one, so the reader
+    drops it (``recv_simple`` skips invalid messages) and stays in step.
+    """
 
     def __init__(self, sock: socket.socket):
         self.sock = sock
@@ -126,7 +107,7 @@ def _no_constant(name: str):
 def loads_strict(text: str):
     """``json.loads`` without NaN/Infinity; every failure (too deep, an integer over CPython's
     4,300-digit limit, malformed) is a ProtocolError. A float literal out of range (``1e999``)
-    parses as infinity: readers keep finite numbers only (``launcher/replies.py``), which costs
+    parses as infinity: readers keep finite numbers only (``launcher/replies/validate.py``), which costs
     nothing here (a per-number hook made the parse of a large reply several times slower)."""
     try:
         return json.loads(text, parse_constant=_no_constant)
@@ -141,7 +122,12 @@ def loads_strict(text: str):
 
 
 def decode(payload, max_json: int | None = None) -> tuple[dict, bytes]:
-    """Split and parse one reassembled payload: (the JSON object, the raw bytes after it)."""
+    """Split and parse one reassembled payload: (the JSON object, the raw bytes after it).
+
+    Strict: UTF-8 only, a JSON object with a string ``t``, no NaN/Infinity literals, integers within
+    CPython's 4,300-digit limit, a JSON part of at most ``max_json`` bytes; any failure (too deep,
+    too big, malformed) is a :class:`ProtocolError`, never another exception. A float literal out
+    of range parses as infinity: readers keep finite numbers only."""
     if len(payload) < 4:
         raise ProtocolError("message shorter than its length header")
     (n,) = struct.unpack(">I", payload[:4])
@@ -208,11 +194,19 @@ class Budget:
             self.held = max(0, self.held - n)
 
 
-HELD = Budget(512 * 1024 * 1024)  # the launcher sizes it at start (launcher/selflimit.py)
+HELD = Budget(512 * 1024 * 1024)  # the launcher sizes it at start (launcher/contain/selflimit.py)
 
 
 class Receiver:
-    """Launcher-side reader for one socket: sender pids, fd hygiene, bounded reassembly."""
+    """Launcher-side reader for one socket: sender pids, fd hygiene, bounded reassembly.
+
+    Every datagram is untrusted: the kernel-stamped sender pid is read, any file descriptor passed
+    along is closed, and messages are reassembled per sender pid with what is held bounded *while*
+    reading, before anything is parsed: per message ``max_bytes`` for the sender the caller expects
+    (:meth:`expect`) and ``other_max`` for anyone else; per receiver at most
+    ``MAX_PARTIAL_SENDERS`` half-sent messages and ``total_max`` bytes across them; per process one
+    shared :class:`Budget` (``HELD``) that every receiver charges.
+    """
 
     MAX_PARTIAL_SENDERS = 8
 

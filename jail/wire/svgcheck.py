@@ -1,43 +1,17 @@
 """SVG exports checked for active content before they reach the user's disk.
 
-An exported SVG is a file the user will open, often in a web browser, where an
-SVG can run script (``<script>``, ``onload=...``), embed HTML
-(``<foreignObject>``), or fetch external resources (``href``, ``url(...)``,
-``@import``, external entities) that leak that the file was opened and from
-where. The bytes come from a jailed process that may run anything the user's
-code left there (a patched ``ExportSVG`` included), so the launcher checks them
-again before writing (``launcher/exports.py``); the jail runs the same check
-first (``jail/serialize.py``), only to give a clear error early.
+An exported SVG is often opened in a web browser, where an SVG can run script, embed HTML or
+fetch external resources; the bytes come from a jailed process that may have run anything. The
+launcher checks them before writing (launcher/files/exports.py); the jail runs the same check
+first (jail/cad/serialize.py), only to give a clear error early. Refused, never rewritten.
 
-How: the stdlib ``expat`` parser, streaming, with the document forced to UTF-8.
-**Refused, never rewritten** (the export fails with the reason, nothing is
-written):
-
-* any ``<!DOCTYPE ...>`` (so no entity declarations at all: no external
-  entities, no "billion laughs" expansion), processing instructions, CDATA
-  sections, comments, and text content other than whitespace;
-* any element other than those build123d's ``ExportSVG`` writes (``svg``,
-  ``g``, ``path``, ``line``, ``circle``), so ``script``, ``foreignObject``,
-  ``style``, ``use``, ``image``, ``a``, ``animate``/``set`` ... are refused;
-* any attribute other than those it writes, so event handlers (``on*``),
-  ``style``, ``href`` / ``xlink:href`` and other namespaced attributes are
-  refused; each allowed attribute's value must match a strict grammar (numbers,
-  path data, ``rgb(...)``, ``url(#id)`` and nothing that points outside);
-* a root element other than ``svg`` with the SVG namespace, nesting deeper than
-  ``MAX_DEPTH``.
-
-Scope: this validates the *outer format* of an output file meant for a human
-viewer: markup and attribute syntax, byte by byte, with a parser that builds
-no tree and interprets no geometry. It is the one place where the launcher
-parses an export; the CAD content itself (coordinates, the model) is never
-interpreted, and the other formats are not parsed at all. DXF is not checked:
-it is a text format of entities and group codes read by CAD programs, with no
-script, no markup and no link that common viewers follow; STEP/STL/BREP/3MF
-likewise carry no active content for the programs that read them.
-
-What this does not do: judge whether the drawing is the model the user asked
-for (a hostile session can still draw something misleading), or bound what a
-viewer does with a very large but valid file beyond ``max_export_bytes``.
+Blocks: DTDs and entities, processing instructions, CDATA, comments, text content; any element
+or attribute build123d's ``ExportSVG`` does not write (``script``, ``foreignObject``, ``style``,
+``use``, ``image``, event handlers, ``href``...); attribute values outside a strict grammar
+(numbers, path data, colours, local ``url(#id)`` only); a root other than ``svg`` in the SVG
+namespace; nesting deeper than ``MAX_DEPTH``. How: stdlib ``expat``, streaming, UTF-8 forced.
+Does not block: a misleading but inert drawing, or a viewer's trouble with a very large valid
+file (bounded by ``max_export_bytes``). The other formats are not parsed (no active content).
 """
 from __future__ import annotations
 

@@ -1,54 +1,17 @@
-"""Exports, launcher side: the only code that writes a file for the user.
+"""Exports, launcher side: the only code that writes a file for the user (docs/ARCHITECTURE.md, rule 5).
 
-The jailed session serialises the object (jail/serialize.py) and sends the
-bytes over its socket; this module writes them under the output directory
-(docs/ARCHITECTURE.md, rule 5). The file name comes from the AI (so, potentially,
-from a prompt injection) and is treated as hostile:
+The jailed session serialises the object and sends the bytes; this module writes them under the
+output directory (the user's choice, trusted, created 0700). The file name comes from the AI, so
+possibly from a prompt injection, and is treated as hostile.
 
-* relative names only: absolute paths, ``..``, ``.``, empty components
-  (``a//b``), NUL bytes are refused, as are names with a component over 255
-  bytes or over 1024 bytes in total;
-* names that could pass for another name are refused: Unicode control
-  characters (C0 and C1, e.g. U+0085), format characters (bidi overrides and
-  isolates such as U+202E, zero-width characters such as U+200B, the soft
-  hyphen U+00AD, tag characters), line/paragraph separators, spaces other
-  than U+0020, private-use, surrogate and unassigned code points, components
-  made only of dots and spaces, and components that start or end with a
-  space or end with a dot. Error messages show the code point (``U+202E``),
-  never the raw character;
-* the path is walked one component at a time from an fd of the output
-  directory with ``O_DIRECTORY | O_NOFOLLOW`` (``openat``): a symlink
-  anywhere below the output directory is refused, never followed; missing
-  sub-directories are created (0700) with ``mkdirat`` and re-opened the
-  same way, so a symlink swapped in meanwhile is caught too;
-* no overwrite: the data goes to a fresh temp file in the target directory
-  (``O_CREAT | O_EXCL | O_NOFOLLOW``), is fsynced, then ``linkat``-ed to
-  its name, which fails if anything (a file, a dangling symlink) is there;
-  a reader never sees a half-written file;
-* nothing left behind by a failed export: the sub-directories a call
-  creates are removed again if it fails (deepest first, each only if empty
-  and still the directory it made, by ``unlinkat(parent_fd, name,
-  AT_REMOVEDIR)`` on the fds of the walk, no path resolved again); the
-  directories are made only once the bytes are back from the jail and
-  checked;
-* size cap: the profile's ``max_export_bytes`` (checked in the jail and
-  again here); a total quota for the output directory,
-  ``max_output_dir_bytes`` and ``max_output_dir_files``, measured before each
-  write by a bounded walk (``fstatat``, no symlink followed) under a lock
-  shared by every session of this launcher;
-* SVG: checked for active content (script, event handlers, external
-  references, DTDs) by ``jail/svgcheck.py`` and refused, never rewritten;
-* the format comes from the extension when not given, and must agree with it.
-
-The output directory itself (default ``./build123d-out``) is the user's
-choice and is trusted; it is created 0700 when missing.
-
-The reply reports what the jailed side measured when it re-imported the
-bytes (volume, bbox): those numbers are untrusted and only validated numbers
-are passed on. The launcher never parses the exported file, except the
-outer format of an SVG (markup and attribute syntax, with expat, no DTD):
-a byte-level validation of a file the user will open in a browser, which
-interprets no CAD data.
+Blocks: names that are not plain relative paths or could pass for another name
+(:func:`check_filename`, safepath.py); a symlink anywhere below the output directory (walked one
+component at a time from its fd, ``O_NOFOLLOW``); overwriting (a fresh temp file, fsynced, then
+``linkat``-ed to a free name: no reader sees half a file); leftovers of a failed export (the
+directories it made are removed again); files over ``max_export_bytes``; an output directory past
+its quota (quota.py); SVGs with active content (jail/wire/svgcheck.py: refused, never rewritten).
+Does not block: a session that lies about its own model. The reply's numbers (volume, bbox) are
+untrusted and only validated ones are passed on; no export is parsed, except an SVG's markup.
 """
 from __future__ import annotations
 
@@ -56,18 +19,20 @@ import hashlib
 import math
 import os
 import secrets
-import stat
 import threading
 from pathlib import Path
 
+from jail.wire.caps import EXPORT_FORMATS
 from jail.wire.svgcheck import SvgRefused, check_svg
 
-from launcher.files import safepath
+from launcher.files import quota, safepath
+from launcher.files.script import session_script
 from launcher.session import SessionError
 
 _WRITE_LOCK = threading.Lock()
 
-FORMATS = ("step", "stl", "brep", "svg", "dxf", "3mf", "py")  # py: the session's script (launcher/script.py)
+FORMATS = (*EXPORT_FORMATS, "py")  # py: the session's script (script.py)
+ALIASES = {"stp": "step", "brp": "brep"}
 EXTENSIONS = {".step": "step", ".stp": "step", ".stl": "stl", ".brep": "brep", ".brp": "brep",
               ".svg": "svg", ".dxf": "dxf", ".3mf": "3mf", ".py": "py"}
 
@@ -92,61 +57,47 @@ def check_filename(filename) -> list[str]:
     return parts
 
 
-def resolve_format(filename: str, fmt) -> str:
+def canonical_format(fmt):
+    """An accepted spelling of a format as its name ('STP', '.step', 'Step' -> 'step'); anything
+    else is returned unchanged (the tool's schema then refuses it)."""
+    if not isinstance(fmt, str):
+        return fmt
+    f = fmt.lower().lstrip(".")
+    f = ALIASES.get(f, f)
+    return f if f in FORMATS else fmt
+
+
+def resolve_format(filename: str, fmt: str = "") -> str:
+    """The format to write: ``fmt`` (one of FORMATS) if the extension agrees, or the extension's."""
     name = filename.rsplit("/", 1)[-1]
-    ext = os.path.splitext(name)[1].lower()
-    from_ext = EXTENSIONS.get(ext)
-    if fmt is None or fmt == "":
+    from_ext = EXTENSIONS.get(os.path.splitext(name)[1].lower())
+    if not fmt:
         if from_ext is None:
             raise ExportError(f"cannot tell the format from {name!r}: use an extension "
                               f"({', '.join(sorted(EXTENSIONS))}) or pass format")
         return from_ext
-    if not isinstance(fmt, str):
-        raise ExportError("format must be a string")
-    f = fmt.lower().lstrip(".")
-    f = {"stp": "step", "brp": "brep"}.get(f, f)
-    if f not in FORMATS:
-        raise ExportError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    if from_ext != f:
-        raise ExportError(f"the extension of {name!r} does not match format {f!r}: name the file "
-                          f"'*.{f}' (or leave format empty)")
-    return f
+    if from_ext != fmt:
+        raise ExportError(f"the extension of {name!r} does not match format {fmt!r}: name the file "
+                          f"'*.{fmt}' (or leave format empty)")
+    return fmt
 
 
-def _open_root(output_dir: Path) -> int:
-    try:
-        os.makedirs(output_dir, mode=0o700, exist_ok=True)
-    except OSError as e:
-        raise ExportError(f"cannot create the output directory {output_dir}: {e.strerror}") from None
-    try:
-        return os.open(output_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as e:
-        raise ExportError(f"cannot open the output directory {output_dir}: {e.strerror}") from None
-
-
-# The walk is launcher/safepath.py's (shared with inputs); these names keep exports' messages.
+# The walk is safepath.py's (shared with inputs); these keep exports' messages.
 _NEVER = "exports never follow symlinks or write through them"
-_is_symlink = safepath.is_symlink
-_exists = safepath.exists
-TargetDir = safepath.TargetDir
 
 
-def _open_subdir(dfd: int, name: str, shown: str, create: bool, made: list | None = None) -> int:
-    """An fd of directory ``name`` in ``dfd`` (never through a symlink); see safepath.open_subdir."""
-    return safepath.open_subdir(dfd, name, shown, create, made, error=ExportError, never=_NEVER)
-
-
-def open_target_dir(output_dir: Path, parts: list[str], *, create: bool = True) -> TargetDir:
+def open_target_dir(output_dir: Path, parts: list[str], *, create: bool = True) -> safepath.TargetDir:
     """The directory that will hold ``parts[-1]``, walked without following symlinks
     (safepath.walk from the output directory's fd).
 
     With ``create`` false a missing component raises FileNotFoundError (nothing is made)."""
-    return safepath.walk(_open_root(output_dir), parts, create=create, error=ExportError, never=_NEVER)
+    root = safepath.open_root(output_dir, create=True, error=ExportError, what="output directory")
+    return safepath.walk(root, parts, create=create, error=ExportError, never=_NEVER)
 
 
 def write_new_file(dfd: int, name: str, data: bytes, shown: str) -> None:
     """Atomically create ``name`` in ``dfd`` with ``data``; never replaces anything."""
-    if _exists(dfd, name):
+    if safepath.exists(dfd, name):
         raise ExportError(f"{shown!r} already exists; exports never overwrite (pick another name)")
     tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
     try:
@@ -179,86 +130,6 @@ def write_new_file(dfd: int, name: str, data: bytes, shown: str) -> None:
         os.fsync(dfd)
     except OSError:
         pass
-
-
-# ------------------------------------------------------------ output directory quota
-MAX_WALK_DEPTH = 64
-
-
-def measure_tree(root_fd: int, max_entries: int) -> tuple[int, int]:
-    """(bytes, entries) under the directory ``root_fd``: regular files' sizes (a hard-linked
-    file counted once) and every entry (files, directories, symlinks, others).
-
-    Walked with ``openat(O_DIRECTORY|O_NOFOLLOW)`` and ``fstatat(AT_SYMLINK_NOFOLLOW)`` from the
-    fd (symlinks are counted, never followed), depth-first with at most ``MAX_WALK_DEPTH`` open
-    directory fds; stops counting once ``entries`` exceeds ``max_entries`` (the caller refuses
-    then), so the cost is bounded by the file-count cap whatever the tree holds. Directories
-    deeper than ``MAX_WALK_DEPTH`` are counted but not entered; unreadable ones are skipped.
-    """
-    total = entries = 0
-    seen: set[tuple[int, int]] = set()
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    frames: list = []  # (fd, scandir iterator) per open directory, root first: len(frames) is the depth
-
-    def enter(fd: int) -> None:
-        try:
-            frames.append((fd, os.scandir(fd)))  # scandir reads a dup of fd; fd itself is closed below
-        except OSError:
-            os.close(fd)
-
-    try:
-        enter(os.dup(root_fd))
-        while frames:
-            fd, it = frames[-1]
-            try:
-                e = next(it, None)
-            except OSError:
-                e = None
-            if e is None:
-                frames.pop()
-                it.close()
-                os.close(fd)
-                continue
-            entries += 1
-            if entries > max_entries:
-                break
-            try:
-                st = e.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode):
-                if st.st_nlink > 1:
-                    key = (st.st_dev, st.st_ino)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                total += st.st_size
-            elif stat.S_ISDIR(st.st_mode) and len(frames) < MAX_WALK_DEPTH:
-                try:
-                    sub = os.open(e.name, flags, dir_fd=fd)
-                except OSError:
-                    continue
-                enter(sub)
-    finally:
-        for fd, it in frames:
-            it.close()
-            os.close(fd)
-    return total, entries
-
-
-def check_quota(root_fd: int, limits, new_bytes: int, new_entries: int) -> None:
-    """ExportError if writing ``new_bytes`` in ``new_entries`` more entries would take the output
-    directory past the profile's ``max_output_dir_bytes`` / ``max_output_dir_files``."""
-    max_bytes, max_files = limits.max_output_dir_bytes, limits.max_output_dir_files
-    used, count = measure_tree(root_fd, max_files)
-    if count + new_entries > max_files:
-        raise ExportError(f"the output directory already holds {count if count <= max_files else 'over ' + str(max_files)}"
-                          f" entries; with this export it would pass the profile's max_output_dir_files "
-                          f"({max_files}). Move or delete earlier exports first")
-    if used + new_bytes > max_bytes:
-        raise ExportError(f"the output directory holds {used} bytes; this export ({new_bytes} bytes) would take it "
-                          f"past the profile's max_output_dir_bytes ({max_bytes}). Move or delete earlier "
-                          "exports first")
 
 
 # ------------------------------------------------------------ untrusted meta
@@ -313,13 +184,12 @@ def export_object(session, output_dir, object_name, filename, format="") -> dict
         pass  # a directory on the way is missing: the file cannot exist
     else:
         try:
-            if _exists(probe.fd, parts[-1]):
+            if safepath.exists(probe.fd, parts[-1]):
                 raise ExportError(f"{shown!r} already exists; exports never overwrite (pick another name)")
         finally:
             probe.close()
     if fmt == "py":  # the session's successful code as a script (object_name is not used)
-        from launcher.files.script import script
-        meta, data = {}, script(session)["script"].encode("utf-8", "surrogatepass")
+        meta, data = {}, session_script(session)["script"].encode("utf-8", "surrogatepass")
     else:
         meta, data = session.export_bytes(object_name, fmt)
     limits = session.profile.limits
@@ -335,7 +205,10 @@ def export_object(session, output_dir, object_name, filename, format="") -> dict
     with _WRITE_LOCK:  # one export at a time is measured and written (the quota holds across clients)
         t = open_target_dir(output_dir, parts)
         try:
-            check_quota(t.fds[0], limits, len(data), 1)  # the walk counts the dirs just made
+            try:
+                quota.check_quota(t.fds[0], limits, len(data), 1)  # the walk counts the dirs just made
+            except quota.QuotaExceeded as e:
+                raise ExportError(str(e)) from None
             write_new_file(t.fd, parts[-1], data, shown)
         except BaseException:
             t.remove_created()

@@ -1,36 +1,17 @@
 """The user's own files, launcher side: list the input directory, read one file from it.
 
-The input directory (``--input-dir DIR``, or ``[inputs] dir`` in the profile;
-none by default) is the user's choice and trusted. It is never part of the
-jail's mount view: jailed code sees none of it. The launcher reads one file
-there when ``import_file`` asks, and sends its *bytes* to the session, which
-parses them in the jail (jail/importer.py). The launcher never parses the
-file: it only checks how it reaches it and how big it is.
+The input directory (``--input-dir`` or the profile's ``[inputs] dir``; none by default) is the
+user's choice and trusted, and never in the jail's mount view. For ``import_file`` the launcher
+reads one file there and sends its bytes to the session, which parses them in the jail
+(jail/cad/importer.py). The file name comes from the AI and is treated as hostile.
 
-The file name comes from the AI (so, potentially, from a prompt injection) and
-is treated as hostile. What is refused, before any byte is read:
-
-* names that are not plain relative paths: absolute paths, ``~``, ``..``,
-  ``.``, empty components, NUL and control/format characters, over-long names;
-* symlinks at any component, intermediate or final: the walk is
-  component-by-component with ``O_NOFOLLOW`` from an fd of the input
-  directory (launcher/safepath.py, shared with exports);
-* anything that is not a regular file: FIFOs, sockets, character and block
-  devices, directories. The entry is ``fstatat``-ed (no symlink followed),
-  then opened ``O_PATH | O_NOFOLLOW`` (no effect on any file type), that fd
-  ``fstat``-ed and checked again (same inode), and only then re-opened for
-  reading through ``/proc/self/fd/N`` (the same inode, no name resolved
-  again; ``O_NONBLOCK | O_NOCTTY``), so a device or FIFO swapped in at any
-  moment is never opened for reading and nothing can block the read;
-* hard links: a regular file with ``st_nlink > 1`` (a hard link to a secret
-  elsewhere on the same filesystem, placed in the input directory, would
-  otherwise be read);
-* files over the profile's ``max_input_bytes``; reading stops at the cap + 1
-  bytes whatever ``st_size`` said (a file growing meanwhile is refused too).
-
-Not blocked: a file the user put in the input directory is read, whatever it
-holds (that is the point); what it does to the parser is the jail's business.
-Bind mounts inside the input directory are not detected (the user made them).
+Blocks, before any byte is read: names that are not plain relative paths (safepath.py); symlinks
+at any component (walked with ``O_NOFOLLOW`` from the directory's fd); anything but a regular
+file (a FIFO, socket or device is never opened for reading: ``O_PATH`` first, checked, then
+re-opened through ``/proc/self/fd``, same inode); files with more than one hard link (one could
+point at a secret elsewhere on the filesystem); files over ``max_input_bytes`` (the read stops at
+the cap + 1 whatever ``st_size`` said). Does not block: whatever a file the user put there holds
+(what it does to the parser is the jail's business); bind mounts the user made inside it.
 """
 from __future__ import annotations
 
@@ -43,13 +24,16 @@ import os
 import stat
 from pathlib import Path
 
+from jail.wire.caps import IMPORT_FORMATS
+
 from launcher.files import safepath
 from launcher.session import SessionError
 
-FORMATS = ("step", "brep", "stl", "3mf", "svg", "dxf")
+FORMATS = IMPORT_FORMATS
+ALIASES = {"stp": "step"}  # accepted by import_file's schema besides FORMATS
 EXTENSIONS = {".step": "step", ".stp": "step", ".brep": "brep", ".brp": "brep", ".stl": "stl",
               ".3mf": "3mf", ".svg": "svg", ".dxf": "dxf"}
-#: The jailed side reads one request of at most 64 MiB (jail/protocol.py recv_simple); the bytes
+#: The jailed side reads one request of at most 64 MiB (jail/wire/protocol.py recv_simple); the bytes
 #: travel base64-encoded in it, so no profile can raise the file cap past this.
 WIRE_MAX_INPUT = 46 * 1024 * 1024
 MAX_LISTED = 500          # list_inputs shows at most this many files
@@ -71,14 +55,11 @@ def check_input_name(filename) -> list[str]:
                                         "'part.step'")
 
 
-def resolve_format(filename: str, fmt) -> str:
-    ext = os.path.splitext(filename.rsplit("/", 1)[-1])[1].lower()
+def resolve_format(filename: str, fmt: str = "") -> str:
+    """The format to read: ``fmt`` (one of FORMATS or ALIASES), or the extension's."""
     if fmt:
-        f = str(fmt).lower().lstrip(".")
-        f = {"stp": "step", "brp": "brep"}.get(f, f)
-        if f not in FORMATS:
-            raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-        return f
+        return ALIASES.get(fmt, fmt)
+    ext = os.path.splitext(filename.rsplit("/", 1)[-1])[1].lower()
     if ext not in EXTENSIONS:
         raise InputError(f"cannot tell the format of {filename[:80]!r} from its extension: pass format "
                          f"(one of {', '.join(FORMATS)})")
@@ -275,58 +256,6 @@ def import_request(input_dir, filename, name, fmt, max_bytes: int) -> tuple[dict
            "data": base64.b64encode(data).decode("ascii")}
     note = f"# import_file({info['filename']!r}, name={name!r}, format={f!r}) sha256={info['sha256']}"
     return req, note, {**info, "format": f}
-
-
-# ------------------------------------------------------------------ tool handlers (launcher/tooldefs.py)
-def _dir(ctx):
-    return getattr(getattr(ctx, "launcher", None), "input_dir", None)
-
-
-def tool_list_inputs(ctx, _session) -> dict:
-    d = _dir(ctx)
-    if d is None:
-        return {"error": HOW_TO_SET[0].upper() + HOW_TO_SET[1:]}
-    try:
-        return list_inputs(d, ctx.profile.limits.max_input_bytes)
-    except InputError as e:
-        return {"error": str(e)}
-
-
-def tool_import_file(ctx, session, filename, name, format="") -> dict:
-    d = _dir(ctx)
-    if d is None:
-        return {"error": HOW_TO_SET[0].upper() + HOW_TO_SET[1:]}
-    req, note, info = import_request(d, filename, name, format, ctx.profile.limits.max_input_bytes)
-    result = session.execute(note, request=req, limit_s=ctx.profile.limits.import_timeout_s)
-    result["imported"] = {**info, "name": name}
-    return result
-
-
-def render_list_inputs(result: dict) -> list[dict]:
-    from launcher.tools.table import text
-    lines = [f"input directory {result.get('input_dir')}:"]
-    files = result.get("files") or []
-    for f in files:
-        lines.append(f"  {f['name']}  ({f['format']}, {f['size']} bytes)")
-    if not files:
-        lines.append("  (no importable files)")
-    for s in result.get("skipped") or []:
-        lines.append(f"  skipped {s['name']}: {s['why']}")
-    if result.get("truncated"):
-        lines.append("  [listing cut]")
-    return [text("\n".join(lines))]
-
-
-def render_import_file(result: dict) -> list[dict]:
-    from launcher.tools.table import _render_execute, text
-    blocks = _render_execute(result)
-    info = result.get("imported") or {}
-    if result.get("ok"):
-        head = (f"Imported {info.get('filename')!r} ({str(info.get('format', '')).upper()}, {info.get('size')} bytes) "
-                f"as {info.get('name')}.")
-    else:
-        head = f"Import of {info.get('filename')!r} failed."
-    return [text(head + "\n" + blocks[0]["text"])] + blocks[1:]
 
 
 def exposed_by(profile, input_dir) -> str | None:

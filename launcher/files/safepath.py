@@ -1,27 +1,17 @@
 """Reaching a file below a trusted directory by a name that is not trusted.
 
-Shared by exports (launcher/exports.py: writes under the output directory) and
-inputs (launcher/inputs.py: reads under the input directory). The name comes
-from the AI, so potentially from a prompt injection; the directory is the
-user's choice and trusted.
+Shared by exports.py (writes under the output directory) and inputs.py (reads under the input
+directory). The name comes from the AI, so possibly from a prompt injection; the directory is
+the user's choice and trusted. :func:`split_relative_name` checks the name itself (characters,
+length, relative, no ``..``); callers add their own rules and open the last component relative
+to :attr:`TargetDir.fd`.
 
-What it blocks:
-
-* following a symlink anywhere below the root: the path is walked one
-  component at a time from an fd of the root with ``openat(O_DIRECTORY |
-  O_NOFOLLOW)``; a symlink at any component is refused (``ELOOP``/``ENOTDIR``),
-  never followed, and a symlink swapped in during the walk is caught too
-  (every step opens relative to the fd of the previous one, no path is ever
-  resolved again from the root);
-* with ``create``: missing sub-directories are made 0700 with ``mkdirat`` and
-  re-opened the same way; :meth:`TargetDir.remove_created` removes exactly
-  those again (deepest first, only if empty and still the same inode).
-
-:func:`split_relative_name` is the check of the name itself that both callers
-share (characters, length, relative, no ``..``); callers add their own rules
-(exports: no trailing dots/spaces, reserved temp names) and decide what the
-final component may be (they open it relative to :attr:`TargetDir.fd`).
-Bind mounts below the root are not detected (the user made them).
+Blocks: following a symlink anywhere below the root: the path is walked one component at a time
+from an fd of the root with ``openat(O_DIRECTORY | O_NOFOLLOW)``, so a symlink at any component,
+also one swapped in during the walk, is refused, never followed. With ``create``, the
+sub-directories it makes (0700) are removed again by :meth:`TargetDir.remove_created` (deepest
+first, only if empty and still the same inode). Does not block: bind mounts below the root (the
+user made them).
 """
 from __future__ import annotations
 

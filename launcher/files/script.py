@@ -1,33 +1,26 @@
 """The session's design as one runnable Python script (the ``script`` tool, ``export`` format ``py``).
 
-The session keeps its successful calls in its own process (jail/history.py):
-a failed call, a restore or a reset changes that list exactly as it changes
-the state. A disposable next sends the list (``history`` op); here it is
-checked and joined: ``from build123d import *``, then each call's code in
-order, imports (``import_file``) as the build123d reader call that reads the
-same file from ``INPUT_DIR`` outside the jail, each with a comment saying
-which call and file it came from.
+The session keeps its successful calls in its own process (jail/cad/history.py); a disposable
+next sends the list (``history`` op) and it is joined here: ``from build123d import *``, each
+call's code in order with a comment saying which call (and, for ``import_file``, which file read
+from ``INPUT_DIR``) it came from.
 
-The list comes from a jailed process, so it is untrusted: it is parsed as
-strict JSON, every entry's fields type-checked, the total capped
-(``MAX_SCRIPT_BYTES``), and control characters, bidi overrides/isolates and
-lone surrogates escaped (``\\x1b``, ``\\u202e``) so the script cannot hide or
-reorder code when shown in a terminal or an editor ("Trojan Source"). Such
-an escape changes what the code means only where the code itself held such
-a character. Not done: checking that the code is what really ran (a session
-may rewrite its own history); the script is text for the user to read and run.
+Blocks: an untrusted list breaking the launcher or the reader's screen: strict JSON, every
+entry's fields type-checked, the total capped (``MAX_SCRIPT_BYTES``), control characters, bidi
+overrides/isolates and lone surrogates escaped (``\\x1b``, ``\\u202e``) so the script cannot hide or
+reorder code in a terminal or an editor ("Trojan Source").
+Does not block: a session that rewrites its own history; the script is text for the user to
+read before running it.
 """
 from __future__ import annotations
 
 from jail.wire import protocol
 
-from launcher.replies import validate as replies
-
 from launcher.replies import sanitize
+from launcher.replies import validate as replies
 from launcher.session import SessionError
 
 MAX_SCRIPT_BYTES = 8 * 1024 * 1024   # the history blob accepted from the session
-MAX_SHOWN = 200 * 1024               # the script tool's text reply; longer: export it as .py
 
 
 def entries(session) -> list[dict]:
@@ -76,7 +69,7 @@ def build(items: list[dict], session_id: str = "") -> str:
     return "\n".join(head + body)
 
 
-def script(session) -> dict:
+def session_script(session) -> dict:
     """``{"script": text, "calls": n, "imports": k, "bytes": b}`` for ``session``."""
     items = entries(session)
     text = build(items, getattr(session, "id", ""))
@@ -85,17 +78,3 @@ def script(session) -> dict:
         raise SessionError(f"the script would be larger than {MAX_SCRIPT_BYTES} bytes")
     n_imp = sum(1 for e in items if e["note"] and e["note"].startswith("import_file:"))
     return {"script": text, "calls": len(items), "imports": n_imp, "bytes": len(data)}
-
-
-def render(result: dict) -> list[dict]:
-    from launcher.tools.table import text
-    s = result.get("script", "")
-    head = f"{result.get('calls', 0)} call(s), {result.get('imports', 0)} import(s), {result.get('bytes', 0)} bytes"
-    if len(s) > MAX_SHOWN:
-        return [text(f"{head}: too long to show here; write it with export(object_name='script', "
-                     f"filename='design.py')\n\n" + s[:4096] + "\n[... cut]")]
-    return [text(f"{head}:\n\n{s}")]
-
-
-def tool_script(ctx, session) -> dict:
-    return script(session)

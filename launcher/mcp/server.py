@@ -1,20 +1,13 @@
 """The MCP stdio server: the tools an assistant calls, over a backend.
 
-The tools (names, schemas, renderers) come from :mod:`launcher.tools.table`. The
-backend is either an embedded :class:`~launcher.tools.toolset.ToolSet` (the launcher
-runs in this process) or a client of the daemon's unix socket; both expose
-``call(tool, args, call_id) -> dict`` and ``cancel(call_id)``, so results are
-the same either way.
-
-* ``initialize`` and ``tools/list`` never wait for the jail (the zygote warms in
-  the background; the first tool call waits for it).
-* Every failed call (refused arguments, policy errors, exceptions in the user's
-  code, timeouts, crashes, refused exports, a jail that cannot start) has
-  ``isError: true``.
-* ``notifications/cancelled`` for a running call kills its child at once (the
-  session is left as before the call); the SDK sends no reply for a cancelled
-  request, as the spec says.
-* Blocking calls run in worker threads so the stdio loop stays responsive.
+The tools (names, schemas, annotations, renderers) come from :mod:`launcher.tools.table`. The
+backend is an embedded :class:`~launcher.tools.toolset.ToolSet` or a client of the daemon's unix
+socket; both expose ``call(tool, args, call_id) -> dict`` and ``cancel(call_id)``, so results are
+the same either way. ``initialize`` and ``tools/list`` never wait for the jail; every failed call
+(refused arguments, errors in the user's code, timeouts, crashes, refused exports, a jail that
+cannot start) has ``isError: true``; ``notifications/cancelled`` for a running call kills its
+child at once (the session is left as before the call). Blocking calls run in worker threads so
+the stdio loop stays responsive.
 """
 from __future__ import annotations
 
@@ -25,8 +18,9 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from launcher import __version__
-
-from launcher.tools import table as tooldefs
+from launcher.mcp import quickref
+from launcher.mcp.stdio import run_stdio
+from launcher.tools import content, table
 
 log = logging.getLogger("build123d_launcher.mcp")
 
@@ -56,11 +50,9 @@ def _content(blocks: list[dict]) -> list:
 
 def list_tools(profile=None) -> list[types.Tool]:
     return [types.Tool(name=t.name, title=t.title or None, description=t.describe(profile),
-                       input_schema=tooldefs.schema_for(t, profile),
-                       annotations=types.ToolAnnotations(title=t.title or None, read_only_hint=t.read_only,
-                                                         destructive_hint=not t.read_only,
-                                                         open_world_hint=False))
-            for t in tooldefs.TOOLS]
+                       input_schema=t.input_schema(profile),
+                       annotations=types.ToolAnnotations.model_validate({"title": t.title or None, **t.annotations}))
+            for t in table.TOOLS]
 
 
 def build_server(backend, profile=None) -> Server:
@@ -72,7 +64,7 @@ def build_server(backend, profile=None) -> Server:
 
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         name, args = params.name, dict(params.arguments or {})
-        tool = tooldefs.get(name)
+        tool = table.get(name)
         call_id = object()
         try:
             result = await anyio.to_thread.run_sync(backend.call, name, args, call_id, abandon_on_cancel=True)
@@ -88,12 +80,11 @@ def build_server(backend, profile=None) -> Server:
             log.exception("tool %s crashed", name)
             result = {"error": f"internal error in {name}: {type(e).__name__}: {e}"}
         if tool is None:
-            blocks = [tooldefs.text(f"Error: {result.get('error', 'unknown tool')}")]
+            blocks = [content.text(f"Error: {result.get('error', 'unknown tool')}")]
         else:
             blocks = tool.content(result)
-        return types.CallToolResult(content=_content(blocks), is_error=tooldefs.is_error(result))
+        return types.CallToolResult(content=_content(blocks), is_error=content.is_error(result))
 
-    from launcher.mcp import quickref
     ver = quickref.versions()
 
     async def on_list_resources(ctx, params) -> types.ListResourcesResult:
@@ -118,5 +109,4 @@ def build_server(backend, profile=None) -> Server:
 
 
 def serve_stdio(backend, profile=None) -> None:
-    from launcher.mcp.stdio import run_stdio
     anyio.run(run_stdio, build_server(backend, profile))

@@ -1,31 +1,26 @@
 """The outer format of a PNG that came back from a jailed ``render``: checked, never decoded.
 
-The renderer runs in a jailed process that may have run hostile user code, so its bytes are
-untrusted. The launcher passes them to the assistant untouched (as MCP image content) after
-checking only the container:
+The bytes come from a process that may have run hostile code; the launcher passes them on
+untouched (as MCP image content) after checking only the container.
 
-* a byte cap (``MAX_PNG_BYTES`` or the caller's smaller one) and the 8-byte PNG signature;
-* the chunk structure: every chunk's length fits in the data, its type is four ASCII letters,
-  its CRC-32 matches; the first chunk is ``IHDR`` (13 bytes), the last ``IEND`` (empty) and
-  nothing follows it; only the critical chunk types ``IHDR``, ``PLTE``, ``IDAT``, ``IEND`` are
-  allowed (no text or metadata chunks, no APNG), at least one ``IDAT``;
-* IHDR: width and height within 1..``max_dim`` (and equal to what was asked for when the caller
-  says so), a valid bit depth / colour type pair, compression 0, filter 0, interlace 0 or 1.
-
-What it does not do: decompress ``IDAT`` (a zlib bomb stays compressed here; the byte cap bounds
-what is forwarded, and the pixels are the viewer's business) or judge what the picture shows -
-a lying session can draw anything it likes of its *own* model. Pure functions; no I/O.
+Blocks: more than ``PNG_MAX_BYTES`` (or the caller's smaller cap), a bad signature, a malformed
+chunk walk (lengths, four-letter types, CRC-32s, IHDR first and 13 bytes, IEND last and empty,
+nothing after it, at least one IDAT), any chunk but IHDR/PLTE/IDAT/IEND (no text or metadata, no
+APNG), an IHDR size outside 1..``max_dim`` or other than what was asked for, invalid bit depth,
+colour type, compression, filter or interlace. Does not block: a zlib bomb inside IDAT (never
+decompressed here; the byte cap bounds what is forwarded) or a lying picture of the session's
+own model. Pure functions; no I/O.
 """
 from __future__ import annotations
 
 import struct
 import zlib
 
-__all__ = ["PngError", "check_png", "SIGNATURE", "MAX_PNG_BYTES", "MAX_DIM"]
+from jail.wire.caps import PNG_MAX_BYTES, RENDER_MAX_PX
+
+__all__ = ["PngError", "check_png", "SIGNATURE"]
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
-MAX_PNG_BYTES = 8 * 1024 * 1024
-MAX_DIM = 1600
 MAX_CHUNKS = 100_000
 ALLOWED = {b"IHDR", b"PLTE", b"IDAT", b"IEND"}
 _DEPTHS = {0: {1, 2, 4, 8, 16}, 2: {8, 16}, 3: {1, 2, 4, 8}, 4: {8, 16}, 6: {8, 16}}
@@ -35,13 +30,13 @@ class PngError(ValueError):
     """The bytes are not a PNG this launcher forwards; the message says which check failed."""
 
 
-def check_png(data: bytes, *, max_bytes: int = MAX_PNG_BYTES, max_dim: int = MAX_DIM,
+def check_png(data: bytes, *, max_bytes: int = PNG_MAX_BYTES, max_dim: int = RENDER_MAX_PX,
               expect_size: tuple[int, int] | None = None) -> tuple[int, int]:
     """Return ``(width, height)`` of a well-formed PNG container, else raise ``PngError``."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise PngError("not bytes")
     data = bytes(data)
-    cap = min(int(max_bytes), MAX_PNG_BYTES)
+    cap = min(int(max_bytes), PNG_MAX_BYTES)
     if len(data) > cap:
         raise PngError(f"image of {len(data)} bytes is over the cap of {cap} bytes")
     if not data.startswith(SIGNATURE):

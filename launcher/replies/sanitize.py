@@ -1,32 +1,17 @@
 """Text from the jail made safe to show: one place, applied where text enters the launcher.
 
-Everything a jailed process sends is untrusted, and its text ends up in MCP
-replies (read by an assistant and often shown in a terminal or a web view),
-in log lines and in the daemon's JSON frames. :func:`text` returns a string
-that
+Jailed text ends up in MCP replies (often shown in a terminal or a web view), in log lines and
+in the daemon's JSON frames. :func:`text` returns UTF-8-encodable text (lone surrogates written
+as ``\\ud800``) without C0/C1 controls other than the kept whitespace, DEL, bidi embeddings,
+overrides, isolates and marks, or line/paragraph separators, each written visibly (``\\x1b``,
+``\\u202e``), cut to a cap with a marker. :func:`log_token` keeps one word of a ``key=value`` log
+line to ``[A-Za-z0-9_.:-]``, so no value can add a field or a record.
 
-* is encodable as UTF-8: lone surrogates (a JSON ``"\\ud800"`` escape decodes
-  to one) are written as ``\\ud800`` instead of breaking the reply encoder;
-* holds no C0 control character except ``\\n`` and ``\\t`` (configurable), no
-  DEL, no C1 control (U+0080-U+009F, which includes the 8-bit CSI and OSC
-  introducers): each is written visibly as ``\\x1b``, ``\\r``, ``\\x9b``. ESC
-  is one of them, so an ANSI CSI or OSC sequence reaches no terminal: its
-  introducer is shown as ``\\x1b`` and the rest is plain text;
-* holds no Unicode bidi embedding/override/isolate/mark (U+202A-U+202E,
-  U+2066-U+2069, U+200E/U+200F, U+061C) and no line/paragraph separator
-  (U+2028/U+2029): written as ``\\u202e`` etc., so text cannot be made to read
-  differently from what it is, nor a line break be slipped past a logger;
-* is cut to a length cap (characters), with a visible marker.
-
-:func:`log_token` is stricter, for one word of a ``key=value`` log line: only
-``[A-Za-z0-9_.:-]`` survive, the rest is escaped, so no value can add a field
-or a record.
-
-Not done here: judging meaning (a reply may still lie about its own call),
-nor escaping characters that are merely unusual (zero-width spaces, other
-format characters are kept; they cannot move the cursor or reorder text).
-The escape is ambiguous with the same text written literally by the user
-(``print("\\\\x1b")``): that is harmless, it is only ever shown, not run.
+Blocks: ANSI CSI/OSC sequences reaching a terminal, text made to read differently from what it
+is, line breaks slipped past a logger. Does not block: lies (a reply may misreport its own call),
+or merely unusual characters (zero-width spaces and other format characters are kept: they
+cannot move the cursor or reorder text). The escape is ambiguous with the same text written
+literally by the user (``print("\\\\x1b")``): harmless, it is only ever shown, never run.
 """
 from __future__ import annotations
 
@@ -93,16 +78,6 @@ def text(s, cap: int | None = None, *, keep: str = "\n\t") -> str:
             if "\\" in s[-6:]:  # do not end in half an escape
                 s = s[:s.rfind("\\", max(0, len(s) - 6))]
     return s + " [cut]" if cut else s
-
-
-def cap_utf8(s: str, max_bytes: int) -> tuple[str, int]:
-    """The longest prefix of ``s`` (a safe string) whose UTF-8 encoding fits ``max_bytes``, and the
-    number of bytes left out."""
-    b = s.encode("utf-8")
-    if len(b) <= max_bytes:
-        return s, 0
-    head = b[:max(0, max_bytes)].decode("utf-8", "ignore")
-    return head, len(b) - len(head.encode("utf-8"))
 
 
 def log_token(s, cap: int = 64) -> str:

@@ -1,38 +1,25 @@
 """What the launcher keeps of a jailed process's reply: strict types, finite numbers, bounded size.
 
-A reply comes from a process that ran the user's code, so it may say anything
-within the wire format (``jail/protocol.py`` already refused non-finite numbers,
-huge integers, deep or oversized JSON). Here every field the launcher uses is
-rebuilt from scratch with its type checked, every string made safe
-(:mod:`launcher.replies.sanitize`) and cut, every list and dict capped in count and
-total size, so what reaches MCP, the daemon's frames and the logs is bounded by
-the profile's caps whatever the jail sent:
-
-* ``result`` (execute): stdout+stderr together at most ``max_output_bytes``
-  (UTF-8, after escaping); objects: at most ``MAX_OBJECTS`` summaries and about
-  ``max_result_bytes // 2`` of them in total, each with known fields only;
-  error fields cut (message 2000, source line 500 characters);
-* ``objects`` (state): the same object summaries;
-* ``evidence`` (probe, init): a generic bounded copy (depth, items, sizes);
-* export replies: ``ok``/``size`` strictly typed, ``error``/``view`` cut.
-
-Fields that the launcher does not know (a newer jail side may add some) are
-kept only as a generic bounded copy (:func:`bounded`), and only a few of them.
-A reply that fails to validate is never an exception: the caller gets a safe
-default. Not done here: checking that a reply is *true*; a process may lie
-about its own call.
+A reply comes from a process that ran the user's code, so it may say anything the wire format
+allows (jail/wire/protocol.py already refused non-finite numbers, huge integers, deep or
+oversized JSON). Every field the launcher uses is rebuilt with its type checked, every string
+made safe (sanitize.py) and cut, every list and dict capped in count and size: execute results
+(stdout+stderr within ``max_output_bytes``, at most ``MAX_OBJECTS`` summaries in about
+``max_result_bytes // 2``, error fields cut), state summaries, probe evidence, export replies.
+Unknown fields (a newer jail may add some) are kept only as a few bounded generic copies
+(:func:`bounded`). A reply that fails to validate is never an exception: the caller gets a safe
+default. Does not block: a reply that lies about its own call.
 """
 from __future__ import annotations
 
 import math
 
+from jail.wire.caps import MESSAGE_CAP, NAME_CAP, SOURCE_LINE_CAP, SUMMARY_MAX_OBJECTS
+
 from launcher.replies import sanitize
 
-MAX_OBJECTS = 201          # the runner's 200 summaries plus its "omitted" item
-NAME_CAP = 200
+MAX_OBJECTS = SUMMARY_MAX_OBJECTS + 1  # the runner's summaries plus its "omitted" item
 REPR_CAP = 240
-MESSAGE_CAP = 2000
-SOURCE_LINE_CAP = 500
 MAX_EXTRA_KEYS = 8         # unknown fields kept per dict
 _INT_MAX = 2 ** 53
 

@@ -1,20 +1,13 @@
-"""What the assistant reads back from ``execute`` and ``api``: short, and enough to act on.
+"""What the assistant reads back from ``execute``, ``session_state``, ``last_error`` and ``api``.
 
-An execute reply says, in this order and only when there is something to say:
-
-* ``OK (12 ms)`` or the error: ``Type at line N: message``, a few numbered source
-  lines around the failing line (``>`` marks it), for a frame in a function
-  ``in f(), defined in call 3, line 2`` with that call's lines, a ``Hint:`` for a
-  known mistake, and ``The session is unchanged.`` (once);
-* stdout / stderr (already capped in the jail and the launcher, head and tail kept);
-* ``= value`` of a trailing expression (REPL style);
-* one line per name the call added (``+``), changed (``~``) or deleted (``-``);
-  ``session_state`` still lists everything.
-
-Nothing is sent twice (no JSON copy of the text). All input here was already
-rebuilt by :mod:`launcher.replies.validate` (types checked, strings made safe and cut);
-this module only formats it and never trusts it to be true: a timed-out call's
-"where" is labelled as the session's own report.
+An execute reply says, in this order and only when there is something to say: ``OK (12 ms)`` or
+the error (``Type at line N: message``, numbered source lines around it, the defining call of a
+failing function, a ``Hint:`` for a known mistake, ``The session is unchanged.`` once); stdout
+and stderr (head and tail kept); ``= value`` of a trailing expression; one line per name the call
+added (``+``), changed (``~``) or deleted (``-``). :func:`describe` is the one phrase for an object
+summary, also used by ``session_state``. Nothing is sent twice (no JSON copy of the text).
+All input was already rebuilt by launcher/replies/validate.py; this module only formats it and
+never trusts it to be true: a timed-out call's "where" is labelled as the session's own report.
 """
 from __future__ import annotations
 
@@ -78,6 +71,20 @@ def describe(o: dict) -> str:
 _MARK = {"added": "+", "changed": "~"}
 
 
+def _object_line(o: dict) -> str:
+    d = describe(o)
+    d = "" if d == o.get("type") else d  # "rib: function", not "rib: function  function"
+    return f"{o.get('name')}: {o.get('type', '')}  {d}".rstrip()
+
+
+def state_text(objects) -> str:
+    """``session_state``: one line per top-level name, ``  name: type  summary``."""
+    objs = [o for o in objects or [] if isinstance(o, dict)]
+    if not objs:
+        return "(no objects)"
+    return "\n".join("  " + (describe(o) if o.get("kind") == "omitted" else _object_line(o)) for o in objs)
+
+
 def _where(e: dict) -> list[str]:
     out: list[str] = []
     ctx = [c for c in (e.get("context") or []) if isinstance(c, str)]
@@ -139,10 +146,7 @@ def execute_text(result: dict) -> str:
             if o.get("kind") == "omitted":
                 parts.append(describe(o))
                 continue
-            mark = _MARK.get(o.get("change"), "~")
-            d = describe(o)
-            d = "" if d == o.get("type") else d  # "+ rib: function", not "function  function"
-            parts.append(f"{mark} {o.get('name')}: {o.get('type', '')}  {d}".rstrip())
+            parts.append(f"{_MARK.get(o.get('change'), '~')} {_object_line(o)}")
         for n in result.get("deleted") or []:
             parts.append(f"- {n} (deleted)")
         if result.get("note"):

@@ -1,17 +1,12 @@
 """The tools of one client connection, independent of transport (embedded MCP server, daemon, CLI).
 
-What each tool is (schema, handler, renderer) is declared once in
-:mod:`launcher.tools.table`; a :class:`ToolSet` owns one session (created on first
-use), checks arguments against the declared schema and runs the handler. A
-session's own failures (exceptions, timeouts, crashes) come back as result
-dicts, never as exceptions: the session survives them.
-
-``cancel()`` may be called from another thread while a call runs: it kills the
-running child through the session (pidfd) and the call returns a "cancelled"
-error with the session as it was before the call.
-
-A launcher whose jail cannot start (``Launcher.start_error``) still serves:
-every call returns the explanation and the fix.
+A :class:`ToolSet` owns one session (created on first use), checks a call's arguments against
+the tool's declared schema (launcher/tools/table.py) and runs its handler, one call at a time.
+A session's own failures (exceptions, timeouts, crashes) come back as result dicts, never as
+exceptions: the session survives them. ``cancel()``, from any thread, kills the running child
+through the session (pidfd); the call returns a "cancelled" error with the session as it was.
+A launcher whose jail cannot start (``Launcher.start_error``) still serves: every call returns
+the explanation and the fix.
 """
 from __future__ import annotations
 
@@ -22,13 +17,11 @@ import time
 
 from jail.wire.errors import LayerError
 
-from launcher.tools import table as tooldefs
 from launcher.session import Session, SessionDead, SessionError
-from launcher.tools.table import ArgumentError, render_objects  # noqa: F401 - render_objects re-exported
+from launcher.tools import table
+from launcher.tools.schema import ArgumentError
 
 log = logging.getLogger("build123d_launcher.tools")
-
-TOOLS = tooldefs.NAMES
 
 
 class ToolSet:
@@ -93,11 +86,11 @@ class ToolSet:
     def call(self, tool: str, args: dict, call_id=None) -> dict:
         """Run one tool call. ``call_id`` (any hashable, e.g. an object()) lets ``cancel(call_id)``
         target this call only, also before it has started (it then never runs)."""
-        t = tooldefs.get(tool)
+        t = table.get(tool)
         if t is None:
-            return {"error": f"unknown tool {tool!r}; tools: {', '.join(TOOLS)}"}
+            return {"error": f"unknown tool {tool!r}; tools: {', '.join(table.NAMES)}"}
         try:
-            args = tooldefs.check_args(t, args)
+            args = t.check(args)
         except ArgumentError as e:
             return {"error": f"bad arguments for {tool}: {e}"}
         with self.lock:
@@ -144,28 +137,7 @@ class ToolSet:
                     return
             time.sleep(0.002)  # the call is between two cancellable waits: try again
 
-    def __getattr__(self, name):
-        """``ts.execute(code)``, ``ts.export(obj, filename)``...: ``call`` with positional arguments."""
-        t = tooldefs.get(name) if not name.startswith("_") else None
-        if t is None:
-            raise AttributeError(name)
-
-        def bound(*pos, **kw):
-            names = list(t.params)
-            if len(pos) > len(names):
-                raise TypeError(f"{name}() takes at most {len(names)} positional arguments")
-            args = dict(zip(names, pos))
-            args.update(kw)
-            if "timeout_s" in args and args["timeout_s"] is None:
-                del args["timeout_s"]
-            return self.call(name, args)
-        return bound
-
     def close(self) -> None:
         with self.lock:
             self.drop_session()
 
-
-def render(tool: str, result: dict) -> str:
-    """A result as the text an assistant reads (see :func:`launcher.tools.table.render_text`)."""
-    return tooldefs.render_text(tool, result)

@@ -16,8 +16,9 @@ import pytest
 
 from tests.helpers.faults import profile_path
 from launcher.core import Launcher
-from launcher.files.exports import ExportError, check_filename, measure_tree
-from launcher.tools.toolset import ToolSet
+from launcher.files.exports import ExportError, check_filename
+from launcher.files.quota import measure_tree
+from tests.helpers.toolcalls import ToolCalls
 from jail.wire.svgcheck import SvgRefused, check_svg
 
 GOOD_HEAD = b"<?xml version='1.0' encoding='utf-8'?>\n"
@@ -120,7 +121,7 @@ part = Box(4, 5, 6)
 def forging(tmp_path_factory):
     out = tmp_path_factory.mktemp("hf") / "out"
     with Launcher(profile_path("faults_os_only"), output_dir=out) as L:
-        ts = ToolSet(L)
+        ts = ToolCalls(L)
         try:
             yield ts, out
         finally:
@@ -222,7 +223,7 @@ def _quota_profile(tmp: Path, **limits) -> str:
 def test_output_dir_byte_quota(tmp_path):
     out = tmp_path / "out"
     with Launcher(_quota_profile(tmp_path, max_output_dir_bytes=40000), output_dir=out) as L:
-        ts = ToolSet(L)
+        ts = ToolCalls(L)
         try:
             assert ts.execute("b = Box(1, 2, 3)").get("ok")
             sizes = []
@@ -261,7 +262,7 @@ def test_output_dir_file_count_quota_and_hostile_trees(tmp_path):
     finally:
         os.close(fd)
     with Launcher(_quota_profile(tmp_path, max_output_dir_files=90), output_dir=out) as L:
-        ts = ToolSet(L)
+        ts = ToolCalls(L)
         try:
             assert ts.execute("b = Box(1, 2, 3)").get("ok")
             results = [ts.export("b", f"n{i}.svg", "") for i in range(40)]

@@ -28,7 +28,8 @@ from launcher.files import inputs
 from launcher.core import Launcher
 from launcher.files.inputs import InputError, list_inputs, read_input
 from launcher.profile import load_profile
-from launcher.tools.toolset import ToolSet, render
+from launcher.tools import render_text
+from tests.helpers.toolcalls import ToolCalls
 
 CAP = 1 << 20
 SECRET = b"TOP-SECRET-" + os.urandom(8).hex().encode()
@@ -337,11 +338,11 @@ def os_only(indir, tmp_path_factory):
 
 
 def _state(ts) -> tuple[str, str]:
-    return render("session_state", ts.session_state()), render("script", ts.script())
+    return render_text("session_state", ts.session_state()), render_text("script", ts.script())
 
 
-def _prepared(L) -> ToolSet:
-    ts = ToolSet(L)
+def _prepared(L) -> ToolCalls:
+    ts = ToolCalls(L)
     assert ts.execute("keep = Box(1, 2, 3)\nmarker = 'still-here'")["ok"]
     assert ts.import_file("box.step", "box")["ok"]
     return ts
@@ -355,7 +356,7 @@ def test_malformed_file_leaves_session_unchanged(launcher, name):
     try:
         before = _state(ts)
         r = ts.import_file(name, "bad")
-        text = render("import_file", r)
+        text = render_text("import_file", r)
         assert r.get("ok") is not True, text
         assert "Error" in text or "failed" in text, text
         assert "root:" not in text  # the external entity was never expanded
@@ -369,7 +370,7 @@ def test_step_too_big_to_parse_hits_the_timeout(indir, tmp_path):
     """The real OCCT reader on 25 MB of points (over a second of parsing on an idle host): killed at
     the profile's import_timeout_s (0.5 s here), the session unchanged."""
     with Launcher(_profile("faults", import_timeout_s=0.5), output_dir=tmp_path / "o", input_dir=indir) as L:
-        ts = ToolSet(L)
+        ts = ToolCalls(L)
         assert ts.execute("keep = Box(1, 2, 3)\nmarker = 'still-here'")["ok"]
         before = _state(ts)
         r = ts.import_file("huge.step", "huge")
@@ -381,7 +382,7 @@ def test_step_too_big_to_parse_hits_the_timeout(indir, tmp_path):
 
 def test_oversized_file_refused_before_the_jail(indir, tmp_path):
     with Launcher(_profile("faults", max_input_bytes=1024), output_dir=tmp_path / "o", input_dir=indir) as L:
-        ts = ToolSet(L)
+        ts = ToolCalls(L)
         r = ts.import_file("box.step", "box")
         assert "max_input_bytes" in r["error"], r
         assert ts.import_file("garbage.dxf", "x")["ok"] is False  # small files still go through
@@ -404,7 +405,7 @@ I.READERS['step'] = evil
 ])
 def test_parser_that_crashes_or_hangs(os_only, kind, body, expect):
     """The jailed reader replaced (in the session's own process) by one that misbehaves."""
-    ts = ToolSet(os_only)
+    ts = ToolCalls(os_only)
     try:
         assert ts.execute("keep = Box(1, 2, 3)\nmarker = 'still-here'")["ok"]
         assert ts.execute(PATCH.format(body=body))["ok"]
@@ -412,7 +413,7 @@ def test_parser_that_crashes_or_hangs(os_only, kind, body, expect):
         r = ts.import_file("box.step", "box")
         assert r.get("ok") is False, r
         assert r["error"]["type"] == expect, r
-        assert "unchanged" in render("import_file", r)
+        assert "unchanged" in render_text("import_file", r)
         assert _state(ts) == before
         assert ts.execute("print(marker, keep.volume)")["stdout"].strip() == "still-here 6.0"
     finally:
@@ -421,7 +422,7 @@ def test_parser_that_crashes_or_hangs(os_only, kind, body, expect):
 
 def test_user_code_cannot_reach_the_input_dir(os_only, indir):
     """OS layers only (no Python layers): the input directory is not in the jail's view."""
-    ts = ToolSet(os_only)
+    ts = ToolCalls(os_only)
     try:
         code = f"""\
 import os
@@ -444,7 +445,7 @@ print(out)
 
 def test_history_entry_cannot_forge_the_script_format(launcher):
     """Code with ANSI/bidi characters comes back escaped in the script, not raw."""
-    ts = ToolSet(launcher)
+    ts = ToolCalls(launcher)
     try:
         assert ts.execute("s = 'a\x1b[2Jb'  # \u202e hidden")["ok"]
         text = ts.script()["script"]
@@ -455,7 +456,7 @@ def test_history_entry_cannot_forge_the_script_format(launcher):
 
 
 def test_import_names_refused(launcher):
-    ts = ToolSet(launcher)
+    ts = ToolCalls(launcher)
     try:
         for bad in ("__builtins__", "class", "1x", "a-b", "ñ"):
             r = ts.import_file("box.step", bad)

@@ -71,8 +71,8 @@ def test_lying_partial_reply_is_bounded_sanitised_and_labelled(ts, launcher):
     assert all("\x1b" not in c for c in e.get("context") or [])
     o = e.get("origin") or {}
     assert o.get("call") is None and o.get("line") is None and o.get("context") == [], o
-    from launcher.tools.toolset import render
-    text = render("execute", r)
+    from launcher.tools import render_text
+    text = render_text("execute", r)
     assert "as reported by the session" in text and "\x1b" not in text
     assert_intact(ts)
 

@@ -226,7 +226,7 @@ def test_malformed_requests_get_errors(daemon):
         send_frame(s, {"tool": "execute", "args": {"code": 1, "extra": 2}})
         assert "bad arguments" in recv_frame(s)["error"]
         send_frame(s, {"tool": "execute", "args": {"code": 5}})
-        assert "code must be of type string" in recv_frame(s)["error"]  # the declared schema (tooldefs)
+        assert "code must be of type string" in recv_frame(s)["error"]  # the declared schema (launcher/tools)
         # oversize: read and dropped, an error, and the connection goes on
         info = DaemonBackend(str(daemon["sock"])).info
         cap = info["max_request_bytes"]
@@ -447,7 +447,7 @@ def test_mcp_via_daemon_and_embedded_agree(daemon, tmp_path):
 def test_fuzzed_requests_never_break_the_daemon(daemon):
     from hypothesis import HealthCheck, given, settings, strategies as st
 
-    from launcher.tools.toolset import TOOLS
+    from launcher.tools import NAMES
 
     json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 70, 2 ** 70), st.floats(allow_nan=False),
                           st.text(max_size=40))
@@ -456,7 +456,7 @@ def test_fuzzed_requests_never_break_the_daemon(daemon):
                             max_leaves=12)
     arg_names = st.sampled_from(["code", "name", "object_name", "filename", "format", "x", ""])
     request = st.one_of(
-        st.fixed_dictionaries({"tool": st.sampled_from(list(TOOLS) + ["_hello", "close", "__init__", ""]),
+        st.fixed_dictionaries({"tool": st.sampled_from(list(NAMES) + ["_hello", "close", "__init__", ""]),
                                "args": st.dictionaries(arg_names, json_val, max_size=3)}),
         json_val,
     )

@@ -14,7 +14,8 @@ import pytest
 from tests.helpers.cli import TEST_PROFILE
 
 from launcher.core import Launcher
-from launcher.tools.toolset import ToolSet, render
+from launcher.tools import render_text
+from tests.helpers.toolcalls import ToolCalls
 
 MODEL = """\
 with BuildPart() as bracket:
@@ -38,7 +39,7 @@ def env(tmp_path_factory):
     outside = base / "outside"    # symlink targets: nothing may ever appear here
     outside.mkdir()
     L = Launcher(TEST_PROFILE, output_dir=out)
-    ts = ToolSet(L)
+    ts = ToolCalls(L)
     r = ts.execute(MODEL)
     assert r["ok"], r
     try:
@@ -76,7 +77,7 @@ def test_3d_formats_reimport_to_the_same_volume(env, fmt, rel_tol):
         assert math.isclose(a, b, rel_tol=1e-3, abs_tol=1e-3)
     assert (env["out"].stat().st_mode & 0o777) == 0o700
     assert (p.parent.stat().st_mode & 0o777) == 0o700
-    text = render("export", res)
+    text = render_text("export", res)
     assert str(p) in text
     _no_temp_files(env)
 
@@ -121,7 +122,7 @@ def test_format_and_extension_must_agree(env):
     assert "does not match" in ts.export("part", "x.stl", "step")["error"]
     assert "cannot tell the format" in ts.export("part", "x.txt", "")["error"]
     assert "cannot tell the format" in ts.export("part", "noext", "")["error"]
-    assert "unknown format" in ts.export("part", "x.obj", "obj")["error"]
+    assert "format must be one of" in ts.export("part", "x.obj", "obj")["error"]  # the schema's enum
     assert not (env["out"] / "x.stl").exists()
 
 
@@ -160,7 +161,7 @@ def test_no_overwrite(env):
     ("a" * 4096 + ".step", "the limit is 1024"),
     ("a" * 256 + ".step", "the limit is 255"),
     ("/".join(["d" * 200] * 6) + "/x.step", "the limit is 1024"),
-    ("", "non-empty relative path"),
+    ("", "filename must not be empty"),
 ])
 def test_path_attacks_refused(env, name, msg):
     before = sorted(p for p in env["out"].rglob("*")) if env["out"].exists() else []
@@ -238,7 +239,7 @@ def lax(tmp_path_factory):
 
 def test_size_cap(lax):
     L, out = lax
-    ts = ToolSet(L)
+    ts = ToolCalls(L)
     try:
         assert ts.execute("b = Box(1, 2, 3)")["ok"]
         res = ts.export("b", "b.step", "")  # ~15 kB of STEP
@@ -254,7 +255,7 @@ def test_size_cap(lax):
 def test_numpy_stl_writer_fallback(lax):
     """The STL writer used when build123d has no Mesher.write_stream, run in the jail."""
     L, _out = lax
-    ts = ToolSet(L)
+    ts = ToolCalls(L)
     try:
         r = ts.execute("import sys\nser = sys.modules['jail.cad.serialize']\n"
                        "c = Cylinder(5, 10)\nd = ser._stl_from_tessellation(c)\n"
@@ -284,7 +285,7 @@ x = huge = badsize = Box(1, 1, 1)
 
 def test_a_lying_jail_cannot_steer_the_write(lax):
     L, out = lax
-    ts = ToolSet(L)
+    ts = ToolCalls(L)
     try:
         r = ts.execute(LIAR)
         assert r["ok"], r

@@ -122,6 +122,12 @@ def test_schemas_describe_every_parameter(tmp_path):
     assert tools["save_snapshot"].input_schema["properties"]["name"]["pattern"].startswith("^[A-Za-z0-9]")
     assert tools["session_state"].annotations.read_only_hint is True
     assert tools["execute"].annotations.read_only_hint is False
+    # the hints as declared (tests/unit/test_tool_annotations.py pins them all): export writes files,
+    # never over an existing one; a snapshot destroys nothing
+    assert tools["export"].annotations.read_only_hint is False and tools["export"].annotations.destructive_hint is False
+    assert tools["save_snapshot"].annotations.destructive_hint is False
+    assert all(t.annotations.idempotent_hint is not None and t.annotations.open_world_hint is False
+               for t in tools.values())
 
 
 # ------------------------------------------------------------------ cancellation

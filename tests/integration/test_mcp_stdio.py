@@ -18,7 +18,7 @@ from tests.helpers.proc import alive, children, proc_stat, settled_tree, wait_un
 
 from mcpclient import connect, running, server_params
 
-from launcher.tools.toolset import TOOLS
+from launcher.tools import NAMES
 
 PLATE = """\
 length, width, thickness = 80.0, 60.0, 10.0
@@ -43,7 +43,7 @@ def test_initialize_and_list_tools(client):
     assert client.init.server_info.name == "build123d-launcher"
     assert "sandboxed" in (client.init.instructions or "")
     tools = {t.name: t for t in client.list_tools().tools}
-    assert set(tools) == set(TOOLS)
+    assert set(tools) == set(NAMES)
     assert tools["execute"].input_schema["required"] == ["code"]
     assert set(tools["export"].input_schema["properties"]) == {"object_name", "filename", "format"}
     for t in tools.values():

@@ -27,7 +27,7 @@ from tests.helpers.cli import REPO, TEST_PROFILE, launcher_env
 from tests.helpers.proc import (alive, children, descendants, fd_count, next_pid, proc_stat, settled_tree,
                                 task_count, wait_until, zombie_children)
 from launcher.session import SessionError
-from launcher.tools.toolset import ToolSet, render
+from launcher.tools import ToolSet, render_text
 
 SETUP = """\
 x = {"a": 1, "b": [1, 2, 3]}
@@ -491,15 +491,15 @@ def test_session_state_and_last_error_tools(launcher):
     try:
         res = ts.call("last_error", {})
         assert res == {"last_error": None}
-        assert render("last_error", res) == "No error in this session yet."
+        assert render_text("last_error", res) == "No error in this session yet."
 
         assert ts.call("execute", {"code": "b = Box(2, 3, 4)\nn = 3\nlabel = 'plate'"})["ok"]
         st = ts.call("session_state", {})
         names = {o["name"]: o for o in st["objects"]}
         assert names["b"]["type"] == "Box" and abs(names["b"]["volume"] - 24) < 1e-6
-        text = render("session_state", st)
+        text = render_text("session_state", st)
         assert text.startswith("objects:")
-        assert "b: Box" in text and "volume=24" in text and "bbox=" in text
+        assert "b: Box" in text and "volume 24" in text and "bbox 2x3x4" in text
         assert "n: int" in text and "label: str" in text
 
         code = "w = 10\nh = w - 10\nratio = w / h\n"
@@ -510,10 +510,10 @@ def test_session_state_and_last_error_tools(launcher):
         assert le["message"] == "division by zero"
         assert le["line"] == 3
         assert le["source_line"] == "ratio = w / h"
-        text = render("last_error", {"last_error": le})
+        text = render_text("last_error", {"last_error": le})
         assert text.splitlines() == ["ZeroDivisionError at line 3: division by zero", "    1 | w = 10",
                                      "    2 | h = w - 10", "  > 3 | ratio = w / h"]
-        ex = render("execute", r)
+        ex = render_text("execute", r)
         assert "ZeroDivisionError at line 3" in ex and "unchanged" in ex
 
         r = ts.call("execute", {"code": "a = 1\nimport subprocess"})
@@ -524,14 +524,14 @@ def test_session_state_and_last_error_tools(launcher):
         ts.call("execute", {"code": "while True: pass"})
         le = ts.call("last_error", {})["last_error"]
         assert le["type"] == "ExecutionTimeout" and "2s" in le["message"]
-        assert render("last_error", {"last_error": le}).startswith("ExecutionTimeout at line 1: ")
+        assert render_text("last_error", {"last_error": le}).startswith("ExecutionTimeout at line 1: ")
         # none of the failures touched the state
-        assert render("session_state", ts.call("session_state", {})) == text_state(ts)
+        assert render_text("session_state", ts.call("session_state", {})) == text_state(ts)
         assert {o["name"] for o in ts.call("session_state", {})["objects"]} >= {"b", "n", "label"}
         assert "w" not in {o["name"] for o in ts.call("session_state", {})["objects"]}
 
         assert "error" in ts.call("restore_snapshot", {"name": "nope"})
-        assert "no snapshot named 'nope'" in render("restore_snapshot", ts.call("restore_snapshot", {"name": "nope"}))
+        assert "no snapshot named 'nope'" in render_text("restore_snapshot", ts.call("restore_snapshot", {"name": "nope"}))
         r = ts.call("nope", {})
         assert r["error"].startswith("unknown tool 'nope'; tools: ") and "execute" in r["error"], r
         assert "bad arguments" in ts.call("execute", {"cod": "1"})["error"]
@@ -540,4 +540,4 @@ def test_session_state_and_last_error_tools(launcher):
 
 
 def text_state(ts) -> str:
-    return render("session_state", ts.call("session_state", {}))
+    return render_text("session_state", ts.call("session_state", {}))

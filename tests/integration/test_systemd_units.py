@@ -240,18 +240,19 @@ except OSError as e:
     res["wx"] = e.errno
 with Launcher(profile, output_dir=out) as L:
     ts = ToolSet(L)
-    r = ts.execute("with BuildPart() as p:\n    Box(10, 20, 30)\n    Hole(3)\nprint('hi')\n")
+    r = ts.call("execute", {"code": "with BuildPart() as p:\n    Box(10, 20, 30)\n    Hole(3)\nprint('hi')\n"})
     res["execute"] = {"ok": r.get("ok"), "stdout": r.get("stdout"), "error": r.get("error")}
-    res["export_step"] = ts.export("p", "p.step", "")
-    res["export_stl"] = ts.export("p", "sub/p.stl", "")
-    r2 = ts.execute("with BuildSketch() as t:\n    Text('b123d', 8)\nlabel = extrude(t.sketch, 2)\n")
+    res["export_step"] = ts.call("export", {"object_name": "p", "filename": "p.step"})
+    res["export_stl"] = ts.call("export", {"object_name": "p", "filename": "sub/p.stl"})
+    r2 = ts.call("execute", {"code": "with BuildSketch() as t:\n    Text('b123d', 8)\nlabel = extrude(t.sketch, 2)\n"})
     res["text"] = {"ok": r2.get("ok"), "error": r2.get("error")}
-    res["more_exports"] = {f: ts.export("label", f"label.{f}", "") for f in ("3mf", "svg", "dxf", "brep")}
+    res["more_exports"] = {f: ts.call("export", {"object_name": "label", "filename": f"label.{f}"})
+                          for f in ("3mf", "svg", "dxf", "brep")}
     s = ts._session()
     res["evidence"] = {k: (v.get("status") if isinstance(v, dict) else v) for k, v in s.evidence.items()}
     probe = s.probe()
     res["probe"] = {k: probe.get(k) for k in ("Seccomp", "NoNewPrivs", "CapEff", "net_dev", "probes")}
-    bad = ts.execute("import socket\nsocket.socket(socket.AF_INET)")
+    bad = ts.call("execute", {"code": "import socket\nsocket.socket(socket.AF_INET)"})
     res["bad_ok"] = bad.get("ok")
     ts.close()
 print("RESULT " + json.dumps(res, default=str))

@@ -1,0 +1,131 @@
+"""What each tool's result looks like to the assistant, and the request rules a schema does not hold.
+
+Pure functions, no jail: content blocks (launcher/tools/content.py), the family renderers,
+render_request (launcher/tools/cad.py) and the format rules of exports and inputs.
+"""
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from launcher.files import exports, inputs
+from launcher.tools import content, get, render_text
+from launcher.tools.cad import CadError, render_request
+
+BOX = {"name": "b", "type": "Box", "kind": "shape", "volume": 24.0, "area": 52.0,
+       "bbox": {"min": [-1, -1.5, -2], "max": [1, 1.5, 2], "size": [2, 3, 4]},
+       "counts": {"solids": 1, "faces": 6, "edges": 12}, "valid": True}
+
+
+def test_blocks_and_their_text():
+    assert content.text("hi") == {"type": "text", "text": "hi"}
+    png = base64.b64encode(b"\x89PNG" + b"\0" * 95).decode()  # 99 bytes
+    assert content.image(png) == {"type": "image", "data": png, "mimeType": "image/png"}
+    assert content.as_text([content.text("a"), content.image(png)]) == "a\n[image image/png, 99 bytes]"
+
+
+@pytest.mark.parametrize("result,error", [({"ok": True}, False), ({}, False), ({"ok": False}, True),
+                                          ({"error": "x"}, True), ({"error": 5}, False), (None, True), ([], True)])
+def test_is_error(result, error):
+    assert content.is_error(result) is error
+
+
+def test_render_text_of_errors_and_unknown_tools():
+    assert render_text("measure", {"error": "bad arguments for measure: x"}) == "Error: bad arguments for measure: x"
+    assert render_text("nope", {"error": "unknown tool 'nope'"}) == "Error: unknown tool 'nope'"
+    assert render_text("nope", None) == "Error: invalid result"
+    assert render_text("nope", {"a": 1}) == '{\n "a": 1\n}'
+    assert render_text("restore_snapshot", {"restored": "a"}) == '{\n "restored": "a"\n}'  # JSON by default
+
+
+def test_session_state_uses_the_one_summary_renderer():
+    objs = [BOX, {"name": "n", "type": "int", "kind": "scalar", "repr": "3"},
+            {"name": "f", "type": "function", "kind": "function"},
+            {"name": "...", "type": "", "kind": "omitted", "count": 7}]
+    text = render_text("session_state", {"objects": objs})
+    assert text.splitlines() == [
+        "objects:",
+        "  b: Box  volume 24  area 52  bbox 2x3x4 [-1,-1.5,-2 .. 1,1.5,2]  1 solid, 6 faces, 12 edges  valid",
+        "  n: int  3",
+        "  f: function",
+        "  ... and 7 more names not shown"]
+    assert render_text("session_state", {"objects": []}) == "objects:\n(no objects)"
+
+
+def test_last_error_and_snapshots():
+    assert render_text("last_error", {"last_error": None}) == "No error in this session yet."
+    e = {"type": "ZeroDivisionError", "message": "division by zero", "line": 2, "source_line": "1/0"}
+    assert render_text("last_error", {"last_error": e}) == "ZeroDivisionError at line 2: division by zero\n    1/0"
+    assert render_text("list_snapshots", {"snapshots": []}) == "snapshots: none"
+    assert render_text("list_snapshots", {"snapshots": [{"name": "a"}, {"name": "b"}]}) == "snapshots: a, b"
+
+
+def test_cad_contents():
+    png = base64.b64encode(b"png").decode()
+    blocks = get("render").content({"ok": True, "caption": "top view", "png_b64": png})
+    assert blocks == [content.text("top view"), content.image(png)]
+    assert render_text("render", {"ok": False, "error": "no shapes"}) == "Error: no shapes"
+    m = {"name": "b", "counts": {"solids": 1, "shells": 1, "faces": 6, "edges": 12, "vertices": 8}, "volume": 24.0,
+         "bbox": {"min": [0, 0, 0], "max": [2, 3, 4], "size": [2, 3, 4], "center": [1, 1.5, 2]},
+         "center_of_mass": [1, 1.5, 2], "cylinders": [{"diameter": 8.0, "faces": 4, "hole": True, "area": 1.0}],
+         "valid": True, "closed": True, "manifold": True}
+    t = render_text("measure", {"ok": True, "measure": m}).splitlines()
+    assert t[0] == "b: 1 solid, 1 shell, 6 faces, 12 edges, 8 vertices" and t[1] == "volume: 24 mm^3"
+    assert "cylinders: d=8 x4 hole" in t and t[-1] == "valid=True closed=True manifold=True"
+    d = {"a": "a", "b": "b", "distance": 0.0, "point_a": [0, 0, 0], "point_b": [0, 0, 0], "intersect": True,
+         "overlap_volume": 500.0}
+    assert render_text("distance", {"ok": True, "distance": d}).endswith("they intersect: overlap volume 500 mm^3")
+    v = {"name": "s", "status": "FAIL", "reasons": ["no solid"], "warnings": [], "checks": [
+        {"check": "valid", "ok": True, "detail": "BRepCheck"}]}
+    assert render_text("validate", {"ok": True, "validate": v}) == "s: FAIL\n  FAIL: no solid\n  ok: valid: BRepCheck"
+
+
+def test_file_contents():
+    listing = {"input_dir": "/in", "files": [{"name": "a.step", "format": "step", "size": 10}],
+               "skipped": [{"name": "l", "why": "a symlink"}], "truncated": True}
+    assert render_text("list_inputs", listing).splitlines() == [
+        "input directory /in:", "  a.step  (step, 10 bytes)", "  skipped l: a symlink", "  [listing cut]"]
+    imported = {"ok": True, "wall_ms": 12, "objects": [dict(BOX, name="box", change="added")],
+                "imported": {"filename": "a.step", "format": "step", "size": 10, "name": "box"}}
+    t = render_text("import_file", imported).splitlines()
+    assert t[0] == "Imported 'a.step' (STEP, 10 bytes) as box." and t[1] == "OK (12 ms)" and t[2].startswith("+ box: Box")
+    failed = dict(imported, ok=False, error={"type": "ImportError", "message": "not STEP"})
+    assert render_text("import_file", failed).startswith("Import of 'a.step' failed.\nImportError: not STEP")
+    assert render_text("script", {"script": "x = 1\n", "calls": 1, "imports": 0, "bytes": 6}) == \
+        "1 call(s), 0 import(s), 6 bytes:\n\nx = 1\n"
+    long = render_text("script", {"script": "#" * 300_000, "calls": 1, "imports": 0, "bytes": 300_000})
+    assert "too long to show here" in long and len(long) < 5000
+
+
+def test_render_request_rules_beyond_the_schema():
+    assert render_request() == {"t": "render", "objects": None, "view": "iso", "width": 800, "height": 600,
+                                "section": None, "azimuth": None, "elevation": None}
+    r = render_request(["a"], "front", 30, None, 64, 64, {"axis": "y"})
+    assert r["section"] == {"axis": "y", "offset": 0.0} and r["azimuth"] == 30.0
+    assert render_request(section={"normal": [0, 0, 2]})["section"] == {"point": [0.0, 0.0, 0.0],
+                                                                          "normal": [0.0, 0.0, 2.0]}
+    for kw, msg in [({"section": {"axis": "z", "normal": [0, 0, 1]}}, "not both"),
+                    ({"section": {"point": [0, 0, 0]}}, "needs axis (+ offset) or normal"),
+                    ({"section": {}}, "needs axis (+ offset) or normal"),
+                    ({"section": {"normal": [0, 0, 0]}}, "normal must not be zero"),
+                    ({"view": "section"}, "needs a section plane"),
+                    ({"view": "sheet", "azimuth": 10}, "do not apply to view 'sheet'"),
+                    ({"view": "section", "section": {"axis": "z"}, "elevation": 10}, "do not apply")]:
+        with pytest.raises(CadError, match=msg.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")):
+            render_request(**kw)
+
+
+def test_format_rules():
+    assert exports.canonical_format("STP") == "step" and exports.canonical_format(".BRP") == "brep"
+    assert exports.canonical_format("obj") == "obj" and exports.canonical_format(".") == "." \
+        and exports.canonical_format(3) == 3
+    assert exports.resolve_format("v2/a.STP", "") == "step" and exports.resolve_format("a.py", "py") == "py"
+    with pytest.raises(exports.ExportError, match="does not match format 'step'"):
+        exports.resolve_format("a.stl", "step")
+    with pytest.raises(exports.ExportError, match="cannot tell the format"):
+        exports.resolve_format("noext", "")
+    assert exports.FORMATS[-1] == "py" and set(exports.FORMATS) - {"py"} == set(inputs.FORMATS)
+    assert inputs.resolve_format("a.stp", "") == "step" and inputs.resolve_format("a.x", "stp") == "step"
+    with pytest.raises(inputs.InputError, match="cannot tell the format"):
+        inputs.resolve_format("a.obj", "")
