@@ -6,7 +6,7 @@
 
 The tools table reads the tool declarations (``launcher.tools.TOOLS``): name, the first sentence
 of the description (profile placeholders filled from profiles/default.toml), whether the tool
-changes the session, and whether it writes files (its MCP ``readOnlyHint`` is false). The limits
+changes the session, and its MCP hints (read-only, destructive, idempotent). The limits
 table reads ``[limits]`` of profiles/default.toml with one line of meaning per limit (LIMIT_MEANINGS,
 from the comments in that file). Each table sits between ``<!-- NAME:begin -->`` and
 ``<!-- NAME:end -->`` in README.md; tests/unit/test_docs_tables.py fails when they differ.
@@ -72,27 +72,24 @@ def load_default():
 
 
 def load_tools():
-    import launcher.tools
-    tools = getattr(launcher.tools, "TOOLS", None)
-    if tools is None:  # before the tools package re-exports its table
-        from launcher.tools.table import TOOLS as tools
-    return tools
+    from launcher.tools import TOOLS
+    return TOOLS
 
 
-def writes_files(tool) -> bool:
-    """Not read-only for MCP: ``readOnlyHint`` false (MCP's default when the hint is absent)."""
-    return not tool.annotations.get("readOnlyHint", False)
+def hints(tool) -> str:
+    """The tool's MCP hints in words: read-only, or destructive and/or idempotent."""
+    a = tool.annotations
+    if a["readOnlyHint"]:
+        return "read-only"
+    return ", ".join(w for w, on in (("destructive", a["destructiveHint"]), ("idempotent", a["idempotentHint"])) if on) \
+        or "-"
 
 
 def tools_table(tools, profile) -> str:
-    missing = [a for a in ("annotations", "changes_session") if not hasattr(tools[0], a)]
-    if missing:
-        raise SystemExit(f"the tool declarations have no {' / '.join(missing)}: cannot say which tools change "
-                         "the session or write files")
-    rows = ["| tool | what it does | changes the session | writes files |", "|---|---|---|---|"]
+    rows = ["| tool | what it does | changes the session | MCP hints |", "|---|---|---|---|"]
     for t in tools:
         rows.append(f"| `{t.name}` | {_cell(first_sentence(t.describe(profile)))} "
-                    f"| {_yes(t.changes_session)} | {_yes(writes_files(t))} |")
+                    f"| {_yes(t.changes_session)} | {hints(t)} |")
     return "\n".join(rows)
 
 

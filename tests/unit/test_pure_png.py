@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from launcher.replies.png import MAX_DIM, SIGNATURE, PngError, check_png
+from jail.wire.caps import RENDER_MAX_PX as MAX_DIM
+from launcher.replies.png import SIGNATURE, PngError, check_png
 
 PROPS = settings(max_examples=200, deadline=None, database=None)
 DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (8, 16)}
