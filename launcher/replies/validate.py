@@ -71,13 +71,16 @@ def bounded(v, *, depth: int = 4, items: int = 64, str_cap: int = 2000, budget: 
     if depth <= 0 or budget.left <= 0:
         return None
     if isinstance(v, list):
+        budget.spend(2)  # the brackets: a structure of empty containers is charged too
         out = []
         for x in v[:items]:
             if budget.left <= 0:
                 break
+            budget.spend(1)
             out.append(bounded(x, depth=depth - 1, items=items, str_cap=str_cap, budget=budget))
         return out
     if isinstance(v, dict):
+        budget.spend(2)
         out = {}
         for k, x in list(v.items())[:items]:
             if budget.left <= 0:

@@ -126,8 +126,6 @@ def test_bounded_caps_scalars_by_its_budget():
     assert len(json.dumps(out)) < 3 * 4096
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: bounded() charges its budget for scalars only: nested empty "
-                                       "lists pass whole (bounded by the wire cap, not by the budget)")
 def test_bounded_caps_structure_by_its_budget():
     nested = [[[[] for _ in range(16)] for _ in range(16)] for _ in range(16)]  # 4k empty lists
     out = V.bounded(nested, depth=4, items=64, budget=V._Budget(1024))
