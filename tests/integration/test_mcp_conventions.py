@@ -21,7 +21,7 @@ import anyio
 import pytest
 
 from tests.helpers.cli import REPO, TEST_PROFILE, launcher_env
-from tests.helpers.proc import alive, children, live_descendants, wait_until
+from tests.helpers.proc import alive, children, live_descendants, proc_stat, wait_until
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -139,11 +139,14 @@ def _cancel_scenario(p: StdioServerParameters, errlog, session_root):
             r = await s.call_tool("execute", {"code": "kept = 41"})
             assert not r.is_error, r
             root = session_root()
-            before = set(live_descendants(root))
+            # the CPU each process had before the call: the next that will run it may already exist
+            # (the head forks it right after the last call, often before this line under load)
+            base = {q: cpu_ticks(q) for q in live_descendants(root)}
             busy: list[int] = []
 
-            def spinning():  # a new process of the session burns CPU: the loop runs
-                busy[:] = [q for q in set(live_descendants(root)) - before if cpu_ticks(q) >= 20]
+            def spinning():  # a process of the session runs and has burnt 0.2 s of CPU since: the loop
+                busy[:] = [q for q in live_descendants(root)
+                           if cpu_ticks(q) - base.get(q, 0) >= 20 and (proc_stat(q) or "?")[0] == "R"]
                 return busy
 
             result = {}
