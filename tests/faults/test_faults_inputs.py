@@ -373,10 +373,16 @@ def test_step_too_big_to_parse_hits_the_timeout(indir, tmp_path):
         ts = ToolCalls(L)
         assert ts.execute("keep = Box(1, 2, 3)\nmarker = 'still-here'")["ok"]
         before = _state(ts)
-        r = ts.import_file("huge.step", "huge")
-        assert r.get("ok") is False and r["error"]["type"] == "ExecutionTimeout", r
+        # Handing 25 MB to the next counts against the 0.5 s too: on a loaded host the hand-over
+        # itself can miss it (SessionNotReading, the session unchanged as well); try again then.
+        for _attempt in range(5):
+            r = ts.import_file("huge.step", "huge")
+            assert r.get("ok") is False and r["error"]["type"] in ("ExecutionTimeout", "SessionNotReading"), r
+            assert _state(ts) == before
+            if r["error"]["type"] == "ExecutionTimeout":
+                break
+        assert r["error"]["type"] == "ExecutionTimeout", r
         assert "0.5s wall-clock limit" in r["error"]["message"], r
-        assert _state(ts) == before
         assert ts.execute("print(marker, keep.volume)")["stdout"].strip() == "still-here 6.0"
 
 
