@@ -127,7 +127,7 @@ def assert_contained(s, what: str) -> None:
 
 def assert_state(s, value: int) -> None:
     r = s.execute("print('X', X)")
-    assert r["ok"], r
+    assert r["ok"], (r["error"], s.pids())
     assert f"X {value}" in r["stdout"], r
 
 
