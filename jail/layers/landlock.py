@@ -1,4 +1,4 @@
-"""Layer 4a: Landlock (unprivileged, stackable kernel access control), via ctypes. Applied in init.
+"""Layer 4b: Landlock (unprivileged, stackable kernel access control), via ctypes. Applied in init.
 
 Blocks, for this process and all it forks: every filesystem right the kernel's ABI knows is
 *handled*, and only two are granted: ``READ_FILE | READ_DIR`` beneath each existing read path,

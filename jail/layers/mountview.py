@@ -1,4 +1,4 @@
-"""Layer 4b: a read-only filesystem view in the session's own mount namespace. Applied in init.
+"""Layer 4a: a read-only filesystem view in the session's own mount namespace. Applied in init.
 
 Bubblewrap-style (ctypes ``mount``/``pivot_root``): a tmpfs root holding read-only, nosuid, nodev
 binds of each read path (symlinks on the way recreated, so the view has the host's layout), the

@@ -91,8 +91,8 @@ TABLE: tuple[Layer, ...] = (
     Layer("2", "namespaces", "keeper", _namespaces, "other processes, the network, host IPC, hostname, "
           "mounts and cgroup path; a per-session RLIMIT_NPROC", then=("init", _namespaces_in_init)),
     Layer("3", "rlimits", "init", _rlimits, "memory, processes, files, CPU per call, priority; every file write"),
-    Layer("4b", "mountview", "init", _mountview, "every path not listed (no existence oracle), every write"),
-    Layer("4a", "landlock", "init", _landlock, "opening anything outside the read paths, exec, TCP (ABI 4)"),
+    Layer("4a", "mountview", "init", _mountview, "every path not listed (no existence oracle), every write"),
+    Layer("4b", "landlock", "init", _landlock, "opening anything outside the read paths, exec, TCP (ABI 4)"),
     Layer("5", "privileges", "init", _privileges, "every capability, securebits, setuid gains (no_new_privs)"),
     Layer("6", "seccomp", "init", _seccomp, "every syscall outside the profile's groups (jail/layers/syscalls.py)"),
     Layer("7", "ast_policy", "call", None, "imports and calls outside the policy (jail/cad/policy.py, per call)"),

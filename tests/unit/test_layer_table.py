@@ -22,7 +22,7 @@ def _profile(**layers):
 
 def test_one_table_in_the_profile_order():
     assert tuple(layer.name for layer in TABLE) == LAYERS
-    assert [layer.number for layer in TABLE] == ["1", "2", "3", "4b", "4a", "5", "6", "7", "8"]
+    assert [layer.number for layer in TABLE] == ["1", "2", "3", "4a", "4b", "5", "6", "7", "8"]
     assert {layer.name: layer.stage for layer in TABLE} == {
         "userns": "zygote", "namespaces": "keeper", "rlimits": "init", "mountview": "init", "landlock": "init",
         "privileges": "init", "seccomp": "init", "ast_policy": "call", "builtins": "call"}
