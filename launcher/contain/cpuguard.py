@@ -9,6 +9,7 @@ more often than the watchdog's idle tick.
 """
 from __future__ import annotations
 
+import signal
 import threading
 import time
 
