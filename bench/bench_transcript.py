@@ -21,7 +21,6 @@ import os
 import subprocess
 import sys
 import tempfile
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent

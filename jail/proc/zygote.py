@@ -35,7 +35,7 @@ def warm_up() -> dict:
     import math, typing, collections, itertools, functools, copy  # noqa: F401
     import numpy  # noqa: F401
     import build123d
-    from build123d import Box, Cylinder, BuildPart, Locations, Hole, fillet, Axis, export_step, export_brep
+    from build123d import Box, BuildPart, Locations, Hole, fillet, Axis, export_step, export_brep
     try:
         from OCP.OSD import OSD_ThreadPool
         OSD_ThreadPool.DefaultPool_s(1)

@@ -64,7 +64,7 @@ def describe() -> dict:
               "the kernel's exact bound)" if "memory" in kernel else
               "memory: the launcher's watchdog (sum of the processes' PSS from /proc, checked every 0.1 s and at "
               "the end of every call; not a hard bound: no writable cgroup memory controller)",
-              f"processes: RLIMIT_NPROC in the session's user namespace" +
+              "processes: RLIMIT_NPROC in the session's user namespace" +
               (f" + {kernel['pids']} pids.max" if "pids" in kernel else ""),
               "cpu: cgroup v2 (cpu.max)" if "cpu" in h.v2_controllers else
               "cpu: the launcher's watchdog (SIGSTOP/SIGCONT throttling to session_cpus; no delegated cgroup v2 "
