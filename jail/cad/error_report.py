@@ -18,13 +18,12 @@ import sys
 
 from jail.cad import hints, history
 from jail.cad.names import cap
-from jail.wire.caps import MESSAGE_CAP, SOURCE_LINE_CAP
+from jail.wire.caps import FUNCTION_NAME_CAP, HINT_CAP, MESSAGE_CAP, SOURCE_LINE_CAP
 
 __all__ = ["error", "where", "user_frames_tb", "user_frames_stack", "did_you_mean", "source_line",
            "context"]
 
 CONTEXT_LINES = 2     # source lines shown on each side of a failing line
-HINT_CAP = 600
 
 
 def source_line(code_lines: list[str], line: int | None) -> str | None:
@@ -47,7 +46,7 @@ def context(code_lines: list[str], line: int | None, around: int = CONTEXT_LINES
 def frame_name(code) -> str:
     try:
         n = code.co_name
-        return cap(str.__str__(n), 100) if type(n) is str else "?"
+        return cap(str.__str__(n), FUNCTION_NAME_CAP) if type(n) is str else "?"
     except BaseException:  # noqa: BLE001
         return "?"
 

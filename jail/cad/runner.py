@@ -25,11 +25,11 @@ from jail.cad import changes, error_report, hints, history, partial, policy, sum
 from jail.cad.capture import BoundedOutput
 from jail.cad.names import cap, safe_str, star_exports, type_name
 from jail.cad.safe_builtins import make_builtins
+from jail.wire.caps import HINT_CAP, REPR_CAP
 
 __all__ = ["new_namespace", "warm", "run"]
 
 FILENAME = "<execute>"   # the filename warm() compiles with (calls use history.filename(N))
-NOTE_CAP = 600
 
 
 def new_namespace(allowed_imports: Sequence[str], blocked_calls: Sequence[str],
@@ -176,7 +176,7 @@ def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Seq
                 objects, deleted = changes.diff(namespace, summary.summarize(namespace, ids=ids), ids)
             except BaseException as e:  # noqa: BLE001
                 objects = [{"name": "(summary)", "type": "error", "kind": "error",
-                            "summary_error": safe_str(e, summary.REPR_CAP)}]
+                            "summary_error": safe_str(e, REPR_CAP)}]
     finally:
         partial.disarm()
         sys.stdout, sys.stderr = saved
@@ -187,7 +187,7 @@ def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Seq
         except BaseException:  # noqa: BLE001
             note = None
         if note:
-            out_note = cap(note, NOTE_CAP)
+            out_note = cap(note, HINT_CAP)
             r = result()
             r["note"] = out_note
             return r

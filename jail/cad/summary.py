@@ -21,12 +21,10 @@ import types
 from typing import Any
 
 from jail.cad.names import cap, is_dunder, is_user_value, safe_str, star_exports, type_name
-from jail.wire.caps import NAME_CAP, SUMMARY_MAX_OBJECTS
+from jail.wire.caps import NAME_CAP, REPR_CAP, SUMMARY_MAX_OBJECTS, VALUE_REPR_CAP
 
 __all__ = ["summarize", "summarize_value", "value_summary", "remember_shape"]
 
-REPR_CAP = 200
-VALUE_CAP = 1000      # a trailing expression's repr
 COLLECTION_MEASURE_MAX = 100  # shapes in a list measured one by one (more: counted by type only)
 
 _repr = reprlib.Repr()
@@ -36,7 +34,7 @@ _repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = _repr.maxfrozens
 _repr.maxlevel = 3
 
 _value_repr = reprlib.Repr()  # a trailing expression's value: more of it than a name's summary
-_value_repr.maxstring = _value_repr.maxother = VALUE_CAP
+_value_repr.maxstring = _value_repr.maxother = VALUE_REPR_CAP
 _value_repr.maxlist = _value_repr.maxtuple = _value_repr.maxdict = _value_repr.maxset = 30
 _value_repr.maxfrozenset = 30
 _value_repr.maxlevel = 4
@@ -281,6 +279,6 @@ def value_summary(value: Any) -> dict | None:
     except BaseException as e:  # noqa: BLE001
         out["summary_error"] = f"{type_name(e)}: {safe_str(e, REPR_CAP)}"
     if out.get("kind") in ("number", "str", "bool", "bytes", "object", "sequence", "mapping", "set", "array"):
-        out["repr"] = cap(safe_str(_value_repr.repr(value)), VALUE_CAP)
+        out["repr"] = cap(safe_str(_value_repr.repr(value)), VALUE_REPR_CAP)
     return out
 

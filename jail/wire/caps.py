@@ -17,6 +17,10 @@ PNG_MAX_BYTES = 8 * 1024 * 1024
 NAME_CAP = 200            # a top-level name, a type name
 MESSAGE_CAP = 2000        # an error message
 SOURCE_LINE_CAP = 500     # one source line shown with an error
+HINT_CAP = 600            # a hint for a known mistake; a call's note
+FUNCTION_NAME_CAP = 100   # the function a timed-out call was in
+REPR_CAP = 200            # a value's repr in an object summary (bytes: 40 more for their length)
+VALUE_REPR_CAP = 1000     # the repr of a call's trailing expression (REPL style)
 
 # object summaries and measurement lists
 SUMMARY_MAX_OBJECTS = 200  # summaries per reply (one more item may say how many were left out)

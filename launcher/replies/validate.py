@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import math
 
-from jail.wire.caps import MESSAGE_CAP, NAME_CAP, SOURCE_LINE_CAP, SUMMARY_MAX_OBJECTS
+from jail.wire.caps import (FUNCTION_NAME_CAP, HINT_CAP, MESSAGE_CAP, NAME_CAP, REPR_CAP as JAIL_REPR_CAP,
+                             SOURCE_LINE_CAP, SUMMARY_MAX_OBJECTS, VALUE_REPR_CAP)
 
 from launcher.replies import sanitize
 
 MAX_OBJECTS = SUMMARY_MAX_OBJECTS + 1  # the runner's summaries plus its "omitted" item
-REPR_CAP = 240
+REPR_CAP = JAIL_REPR_CAP + 40  # the jail's cap, and the length note of a bytes value
 MAX_EXTRA_KEYS = 8         # unknown fields kept per dict
 _INT_MAX = 2 ** 53
 
@@ -226,7 +227,7 @@ def objects(lst, budget_chars: int) -> list[dict]:
 
 
 # ------------------------------------------------------------------ execute results
-_ERR_STR = {"type": NAME_CAP, "rule": 64, "text": SOURCE_LINE_CAP, "hint": 600, "function": 100}
+_ERR_STR = {"type": NAME_CAP, "rule": 64, "text": SOURCE_LINE_CAP, "hint": HINT_CAP, "function": FUNCTION_NAME_CAP}
 _ERR_KNOWN = {"type", "message", "line", "col", "source_line", "rule", "text", "hint", "context", "origin",
               "function"}
 CONTEXT_MAX = 9            # source lines shown around a failing line
@@ -244,7 +245,7 @@ def origin(v) -> dict | None:
     if not isinstance(v, dict):
         return None
     return {"call": count(v.get("call"), 10 ** 9), "line": count(v.get("line"), 10 ** 9),
-            "function": line(v.get("function"), 100), "source_line": line(v.get("source_line"), SOURCE_LINE_CAP),
+            "function": line(v.get("function"), FUNCTION_NAME_CAP), "source_line": line(v.get("source_line"), SOURCE_LINE_CAP),
             "context": context(v.get("context"))}
 
 
@@ -323,9 +324,9 @@ def result(msg: dict, *, max_output_bytes: int, max_result_bytes: int) -> dict:
         "call": count(msg.get("call"), 10 ** 9),
     }
     if ok and isinstance(msg.get("note"), str):
-        r["note"] = line(msg["note"], 600)
+        r["note"] = line(msg["note"], HINT_CAP)
     if r["value"] is not None and isinstance(msg["value"].get("repr"), str):  # a REPL value: longer than a name's
-        r["value"]["repr"] = sanitize.text(msg["value"]["repr"], 1000, keep="\n")
+        r["value"]["repr"] = sanitize.text(msg["value"]["repr"], VALUE_REPR_CAP, keep="\n")
     _extras(msg, _RESULT_KNOWN, r, budget)
     return r
 
