@@ -9,7 +9,6 @@
 """
 from __future__ import annotations
 
-import os
 import random
 import subprocess
 import sys

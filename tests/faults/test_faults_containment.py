@@ -32,7 +32,7 @@ import pytest
 from tests.helpers.faults import profile_path
 
 from tests.helpers.cli import REPO, launcher_env
-from tests.helpers.proc import alive, children, next_pid, wait_until  # noqa: E402
+from tests.helpers.proc import alive, next_pid, wait_until  # noqa: E402
 
 from launcher.contain import cgroups  # noqa: E402
 

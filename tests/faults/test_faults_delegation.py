@@ -31,14 +31,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.faults import profile_path
 
-from tests.helpers.cli import REPO, launcher_env
+from tests.helpers.cli import launcher_env
 from tests.helpers.proc import wait_until  # noqa: E402
 
 from launcher.contain import cgroups  # noqa: E402

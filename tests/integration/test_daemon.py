@@ -22,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest

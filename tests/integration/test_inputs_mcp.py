@@ -236,7 +236,6 @@ def test_import_and_script_through_the_daemon(tmp_path):
     import io
     import subprocess
     from build123d import Box, export_step
-    from launcher.daemon.client import DaemonBackend
     from test_daemon import _private_dir, stop, wait_ready
     d = _private_dir("b123d-inputs-daemon-")
     indir = d / "in"

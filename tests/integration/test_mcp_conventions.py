@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 from contextlib import asynccontextmanager
 
 import anyio

@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-import build123d
 from build123d import (Box, BuildPart, Compound, Cylinder, Face, GridLocations, Hole, Line, Pos,
                        Sphere)
 
