@@ -17,7 +17,6 @@ import signal
 import socket
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from tests.helpers.proc import wait_until  # noqa: E402
 from launcher.selftest.audit import payloads  # noqa: E402
 from launcher.selftest.audit.canaries import Canaries  # noqa: E402
 from launcher.selftest.audit.checks import fs_changes  # noqa: E402
@@ -89,15 +89,6 @@ def test_substitute_only_known_names():
 
 
 
-def _wait(pred, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def test_canaries_fire_and_clean_up():
     """The host-side traps see what an escaped payload would do, and leave nothing behind."""
     with Canaries() as can:
@@ -118,7 +109,7 @@ def test_canaries_fire_and_clean_up():
         os.kill(int(v["SIGPID"]), signal.SIGUSR1)
         want = ["net:tcp4 ", "net:udp4 ", "net:unix-path ", "net:unix-abstract ", "net:unix-abstract-dgram ",
                 f"signal:recorder received SIG {int(signal.SIGUSR1)}"]
-        assert _wait(lambda: all(any(e.startswith(w) for e in can.events) for w in want)), can.events
+        assert wait_until(lambda: all(any(e.startswith(w) for e in can.events) for w in want), 10), can.events
         Path(v["SECRET_DIR"], v["MARK"] + ".x").write_text("x")
         Path("/tmp", v["MARK"] + ".y").write_text("y")
         assert fs_changes(snap0, can.fs_snapshot()) == [
@@ -128,9 +119,9 @@ def test_canaries_fire_and_clean_up():
         recorder = Path(f"/proc/{v['SIGPID']}")
     assert not Path(v["SECRET_DIR"]).exists() and not Path(v["TMP_SECRET"]).exists()
     assert not [p for p in Path("/tmp").iterdir() if v["MARK"] in p.name]
-    assert _wait(lambda: not recorder.exists())
+    assert wait_until(lambda: not recorder.exists(), 10)
     # the test process forks jailed children later: no canary thread may outlive the audit
-    assert _wait(lambda: not [t for t in threading.enumerate() if t.name.startswith("canary-")])
+    assert wait_until(lambda: not [t for t in threading.enumerate() if t.name.startswith("canary-")], 10)
 
 # ------------------------------------------------------------- the matrix
 @pytest.fixture(scope="module")
