@@ -289,16 +289,22 @@ def measure(namespace: dict, name: str) -> dict:
     return d
 
 
-def _common_volume(a, b) -> float:
+def common(a, b):
+    """The boolean common of two TopoDS shapes, computed single-threaded; None if OCCT fails."""
     from OCP.BRepAlgoAPI import BRepAlgoAPI_Common
     op = BRepAlgoAPI_Common(a, b)
     try:
         op.SetRunParallel(False)
     except Exception:  # noqa: BLE001
         pass
-    if not op.IsDone():
+    return op.Shape() if op.IsDone() else None
+
+
+def _common_volume(a, b) -> float:
+    shape = common(a, b)
+    if shape is None:
         raise MeasureError("the overlap of the two objects could not be computed")
-    return _props(op.Shape(), "volume").Mass()
+    return _props(shape, "volume").Mass()
 
 
 def _boxes_overlap(a, b) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import numpy as np
 
-from jail.cad.measure import f as _f
+from jail.cad.measure import common, f as _f
 from jail.cad.render_annotate import axis_names, fmt, legend, nice
 from jail.cad.render_mesh import ANGULAR, box_corners, has, mesh_deflection, mesh_shapes, shapes_bbox
 from jail.cad.render_shade import BG, GRID, compose, shade
@@ -59,15 +59,10 @@ def _big_face(p0, n, L):
 
 
 def _boolean(kind: str, a, b):
-    from OCP.BRepAlgoAPI import BRepAlgoAPI_Common
-    op = BRepAlgoAPI_Common(a, b)
-    try:
-        op.SetRunParallel(False)
-    except Exception:  # noqa: BLE001
-        pass
-    if not op.IsDone():
+    shape = common(a, b)
+    if shape is None:
         raise RenderError(f"the {kind} could not be computed for this shape")
-    return op.Shape()
+    return shape
 
 
 def section_faces(shapes: list, p0, n, L: float) -> list:
