@@ -218,7 +218,7 @@ class SessionContainment:
         for p in [head, *snapshots]:
             self._oom(p, 500)
 
-    def sweep(self, keep: set[int], head, snapshots, *, head_children_legit: bool) -> None:
+    def sweep(self, keep: set[int], head, snapshots, *, head_children_legit: bool) -> set[int]:
         """After a call, a snapshot change or a restore: kill every process in the session's
         cgroup that is not in ``keep`` (keeper, init, head, next, snapshots, already dying).
 
@@ -231,7 +231,8 @@ class SessionContainment:
         would wait for an RCU grace period). ``head_children_legit``: the head's direct children are kept too — a head
         forks its next on its own, at any time after a failed call — which is sound only while
         the seccomp filter refuses CLONE_PARENT (otherwise a call's child could be the head's);
-        without the filter they are killed and the head forks another next.
+        without the filter they are killed and the head forks another next. Returns the pids
+        killed: one may have said ``ready`` before the kill and still be dying.
         """
         for p in [head, *snapshots]:
             self._oom(p, 500)
@@ -239,28 +240,29 @@ class SessionContainment:
         for pid in [q for q in self._oom_set if q not in alive]:
             del self._oom_set[pid]
         if self.dir is None:
-            return
+            return set()
         if _ORPHANS:
             _tidy_orphans()
         if head_children_legit and head is not None:
             keep = keep | set(children_of(head.pid))
         if not set(cgroups.procs(self.dir)) - keep:
-            return
+            return set()
         if not cgroups.freeze(self.dir):
             log.warning("containment: %s did not freeze in time; killing the strays anyway", self.dir)
         try:
             if head_children_legit and head is not None:  # re-read while frozen
                 keep = set(keep) | set(children_of(head.pid))
-            n = self._kill_members(set(cgroups.procs(self.dir)) - keep)
+            killed = self._kill_members(set(cgroups.procs(self.dir)) - keep)
         finally:
             cgroups.thaw(self.dir)
-        self.killed_strays += n
-        if n:
-            log.info("containment: killed %d stray process(es) in %s", n, self.dir)
+        self.killed_strays += len(killed)
+        if killed:
+            log.info("containment: killed %d stray process(es) in %s", len(killed), self.dir)
+        return killed
 
-    def _kill_members(self, pids: set[int]) -> int:
+    def _kill_members(self, pids: set[int]) -> set[int]:
         rel = self.dir[len(self.hier.v2_mount):] if self.hier.v2_mount else None
-        n = 0
+        killed = set()
         for pid in pids:
             try:
                 fd = os.pidfd_open(pid)
@@ -269,12 +271,12 @@ class SessionContainment:
             try:
                 if cgroups.cgroup_of(pid) == rel:  # the pidfd now pins this very process
                     signal.pidfd_send_signal(fd, signal.SIGKILL)
-                    n += 1
+                    killed.add(pid)
             except OSError:
                 pass
             finally:
                 os.close(fd)
-        return n
+        return killed
 
     def close(self) -> None:
         """Kill everything in the session's cgroups; remove them now or, once empty, later."""

@@ -44,7 +44,7 @@ class Chain:
         self.closed = False
         self._dying: list[Proc] = []
         self._sweep_pending = False  # the after-call sweep could not run (out of fds): run before the next call
-        self._swept: set[int] = set()  # pids just killed by such a deferred sweep: never taken as the next
+        self._swept: set[int] = set()  # pids a sweep just killed (maybe still dying): never taken as the next
 
     @property
     def head(self) -> Proc | None:
@@ -252,8 +252,11 @@ class Chain:
         When a call *succeeds* its process becomes the head, and its children are whatever
         the user's code forked: then nothing but the known processes is kept.
         """
-        self.contain.sweep(self.known() | {self.keeper.pid}, self.head, [p for p, _ in self.snapshots.values()],
-                           head_children_legit=keep_head_children and clone_filtered(self.evidence))
+        # without the clone filter the cgroup sweep also kills the head's own fresh next; its ready may
+        # be read before it is dead, so what it killed is never taken as the next (like a deferred sweep)
+        self._swept |= self.contain.sweep(self.known() | {self.keeper.pid}, self.head,
+                                          [p for p, _ in self.snapshots.values()],
+                                          head_children_legit=keep_head_children and clone_filtered(self.evidence))
         if self.init is not None:
             keep = self.known()
             if keep_head_children and self.head is not None:
