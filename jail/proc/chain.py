@@ -16,6 +16,7 @@ been rewritten by it, so they can lie about their own session's results, but all
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import signal
@@ -133,9 +134,10 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
         got = protocol.recv_simple(sock)
         if got is None:
             os._exit(0)
-        msg, _ = got
+        msg, blob = got
         if msg.get("to") != nonce:
             continue
+        ctx = dataclasses.replace(ctx, blob=blob)
         op = ops.OPS.get(msg.get("t"))
         if op is None:
             send_or_exit(sock, {"t": "error", "reason": f"unknown op {str(msg.get('t'))[:40]!r}"})

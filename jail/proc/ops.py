@@ -37,6 +37,7 @@ class OpContext:
     namespace: dict
     profile: Any
     send: Callable[[dict], None] | None = None   # send a message to the launcher (partial replies)
+    blob: bytes = b""                            # the raw bytes sent after the request (a file's)
 
     def policy(self) -> dict:
         """The keyword arguments runner.run/warm take from the profile."""

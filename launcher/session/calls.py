@@ -66,7 +66,7 @@ class Calls:
 
     # ------------------------------------------------------------ transactions
     def execute(self, code: str, timeout_s: float | None = None, *, request: dict | None = None,
-                limit_s: float | None = None) -> dict:
+                limit_s: float | None = None, blob: bytes = b"") -> dict:
         """Run ``code``; ``timeout_s`` may shorten the profile's wall-clock limit, never extend it.
 
         ``request`` replaces the ``execute`` request with another transaction op (e.g. ``import``,
@@ -91,7 +91,7 @@ class Calls:
             self.channel.last_next_exit = None
             start = time.monotonic()
             try:
-                chain.send_next(request or {"t": "execute", "code": code}, start + limit)
+                chain.send_next(request or {"t": "execute", "code": code}, start + limit, blob)
             except SessionNotReading as e:
                 return self._record(error_result("SessionNotReading", str(e)), code, start, "not-reading")
             nxt = chain.next
@@ -215,15 +215,16 @@ class Calls:
         return result
 
     # ------------------------------------------------------------ disposable ops
-    def ask(self, request: dict, reply: str, timeout: float | None = None, cap: int | None = None):
-        """Serve a read-only request from a disposable next (it exits after replying); its reply
-        may be up to ``cap`` bytes (default: the profile's ``max_result_bytes``)."""
+    def ask(self, request: dict, reply: str, timeout: float | None = None, cap: int | None = None,
+            blob: bytes = b""):
+        """Serve a read-only request (plus raw ``blob`` bytes) from a disposable next (it exits after
+        replying); its reply may be up to ``cap`` bytes (default: the profile's ``max_result_bytes``)."""
         try:
-            return self._ask_served(request, reply, timeout, cap)
+            return self._ask_served(request, reply, timeout, cap, blob)
         finally:
             self.watch.at_call_boundary()  # nothing the CPU watchdog stopped is left stopped after a call
 
-    def _ask_served(self, request: dict, reply: str, timeout: float | None, cap: int | None):
+    def _ask_served(self, request: dict, reply: str, timeout: float | None, cap: int | None, blob: bytes):
         chain = self.chain
         with self.lock:
             chain.ensure_next()
@@ -231,7 +232,7 @@ class Calls:
             nxt = chain.next
             timeout = timeout or max(self.limits.timeout_s, 10.0)
             deadline = time.monotonic() + timeout
-            chain.send_next(request, deadline)
+            chain.send_next(request, deadline, blob)
             try:
                 _pid, msg, blob = self.cancellation.wait((reply,), nxt, deadline, cap=cap)
             except CallCancelled:

@@ -151,14 +151,14 @@ class Chain:
         except SessionDead:
             self.drop_head("died")
 
-    def send_next(self, obj: dict, deadline: float | None = None) -> None:
+    def send_next(self, obj: dict, deadline: float | None = None, blob: bytes = b"") -> None:
         """A request addressed to the current next by its nonce: a request left unread by a
         next that died stays in the socket, and the following next must not run it.
 
         SessionNotReading (after killing the next: the request may be half-sent) when the
         session does not take it before ``deadline``."""
         try:
-            self.channel.send({**obj, "to": self.next_nonce}, deadline)
+            self.channel.send({**obj, "to": self.next_nonce}, deadline, blob)
         except SessionNotReading:
             self.discard_next()
             raise

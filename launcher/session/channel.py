@@ -119,10 +119,11 @@ class Channel:
         except (TimeoutError, SessionDead, protocol.ProtocolError):
             pass
 
-    def send(self, obj: dict, deadline: float | None = None) -> None:
+    def send(self, obj: dict, deadline: float | None = None, blob: bytes = b"") -> None:
+        """``obj`` (plus raw ``blob`` bytes, e.g. a file's) to the session before ``deadline``."""
         deadline = deadline if deadline is not None else time.monotonic() + SEND_TIMEOUT
         try:
-            self.tx.send(obj, max(deadline, time.monotonic() + 0.5))
+            self.tx.send(obj, max(deadline, time.monotonic() + 0.5), blob)
         except protocol.SendTimeout:
             raise SessionNotReading(
                 "the session's process did not take the request (its socket stayed full): code run by an "

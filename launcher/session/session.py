@@ -105,13 +105,14 @@ class Session:
 
     # ------------------------------------------------------------ calls
     def execute(self, code: str, timeout_s: float | None = None, *, request: dict | None = None,
-                limit_s: float | None = None) -> dict:
+                limit_s: float | None = None, blob: bytes = b"") -> dict:
         """Run ``code`` as a transaction (see ``Calls.execute``)."""
-        return self.calls.execute(code, timeout_s, request=request, limit_s=limit_s)
+        return self.calls.execute(code, timeout_s, request=request, limit_s=limit_s, blob=blob)
 
-    def ask(self, request: dict, reply: str, timeout: float | None = None, cap: int | None = None):
+    def ask(self, request: dict, reply: str, timeout: float | None = None, cap: int | None = None,
+            blob: bytes = b""):
         """A read-only request served by a disposable next: (reply message, blob) (see ``Calls.ask``)."""
-        return self.calls.ask(request, reply, timeout, cap)
+        return self.calls.ask(request, reply, timeout, cap, blob)
 
     def state(self) -> list[dict]:
         msg, _ = self.ask({"t": "state"}, "state")
