@@ -12,6 +12,8 @@ reply field by field (launcher/replies/features.py) and checks it against the to
 """
 from __future__ import annotations
 
+from jail.cad import features_find as ff, features_patterns as fp
+from jail.cad.features_faces import Material, faces_of
 from jail.cad.measure import MeasureError, f, select_one
 from jail.wire.caps import FEATURES_LIST_CAP
 
@@ -79,8 +81,6 @@ def _order(h: dict) -> tuple:
 
 def find(shape, kinds=None) -> dict:
     """The features of a TopoDS shape as plain data (unrounded), every kind computed."""
-    from jail.cad import features_find as ff, features_patterns as fp
-    from jail.cad.features_faces import Material, faces_of
     infos = faces_of(shape)
     mat = Material(shape)
     used: set = set()

@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 from OCP.BRep import BRep_Tool
 from OCP.BRepAdaptor import BRepAdaptor_Surface
 from OCP.BRepClass3d import BRepClass3d_SolidClassifier
-from OCP.BRepGProp import BRepGProp_Face
+from OCP.BRepGProp import BRepGProp, BRepGProp_Face
+from OCP.GProp import GProp_GProps
 from OCP.BRepTools import BRepTools
 from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Plane, GeomAbs_Torus
 from OCP.TopAbs import TopAbs_EDGE, TopAbs_FACE, TopAbs_IN, TopAbs_SOLID, TopAbs_VERTEX
 from OCP.TopExp import TopExp, TopExp_Explorer
 from OCP.TopoDS import TopoDS
+from OCP.collections import IndexedDataMap_TopoDS_Shape_List_TopoDS_Shape_TopTools_ShapeMapHasher as DataMap
 from OCP.collections import IndexedMap_TopoDS_Shape_TopTools_ShapeMapHasher as _Map
 from OCP.gp import gp_Pnt, gp_Vec
 
@@ -126,8 +128,6 @@ def _axial(face, ad, origin, axis, umin, umax, vmin, vmax):
 
 
 def face_info(index: int, face) -> FaceInfo:
-    from OCP.GProp import GProp_GProps
-    from OCP.BRepGProp import BRepGProp
     g = GProp_GProps()
     BRepGProp.SurfaceProperties_s(face, g)
     ad = BRepAdaptor_Surface(face)
@@ -164,8 +164,6 @@ def face_info(index: int, face) -> FaceInfo:
 
 def faces_of(shape) -> list[FaceInfo]:
     """Every face of ``shape`` with its neighbours (faces sharing an edge)."""
-    from OCP.collections import (
-        IndexedDataMap_TopoDS_Shape_List_TopoDS_Shape_TopTools_ShapeMapHasher as DataMap)
     faces = [TopoDS.Face(f) for f in unique(shape, TopAbs_FACE)]
     index = _Map()
     for f in faces:
