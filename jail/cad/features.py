@@ -18,7 +18,7 @@ from jail.cad.measure import MeasureError, f, select_one
 from jail.wire.caps import FEATURES_LIST_CAP
 
 KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "patterns")
-CENTERS_CAP = 50  # centres listed per fillet/chamfer group
+CENTERS_CAP = 20  # centres listed per fillet/chamfer group (keeps a full reply well under the cap)
 
 
 def _v(p) -> list:

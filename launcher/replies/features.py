@@ -17,10 +17,9 @@ from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
 
 from launcher.replies import validate as replies
 from launcher.replies.cad import ReplyRefused
-from launcher.tools import schema
 
 KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "patterns")
-CENTERS_CAP = 50
+CENTERS_CAP = 20
 LIMIT = 1e12
 
 # ------------------------------------------------------------------ the schema
@@ -80,7 +79,7 @@ OUTPUT_SCHEMA = _obj({
     "truncated": {"type": "object", "additionalProperties": _COUNT,
                   "description": "kinds whose list was cut, with how many were found"},
 })
-_VALIDATOR = schema.validator(OUTPUT_SCHEMA)
+_VALIDATOR = []  # built on first use (launcher.tools imports this module)
 
 
 # ------------------------------------------------------------------ rebuilding
@@ -235,7 +234,10 @@ def features_reply(r, name: str) -> dict:
 
 def check(data) -> None:
     """ReplyRefused unless ``data`` conforms to :data:`OUTPUT_SCHEMA`."""
-    err = next(iter(_VALIDATOR.iter_errors(data)), None)
+    if not _VALIDATOR:
+        from launcher.tools import schema
+        _VALIDATOR.append(schema.validator(OUTPUT_SCHEMA))
+    err = next(iter(_VALIDATOR[0].iter_errors(data)), None)
     if err is not None:
         where = "/".join(str(p) for p in err.absolute_path) or "the reply"
         raise ReplyRefused(f"the features reply does not match its schema at {where}")
