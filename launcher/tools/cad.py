@@ -361,8 +361,8 @@ def features_content(result: dict) -> list[dict]:
 
 FEATURES = Tool(
     "features", "Find holes, bosses, fillets",
-    "Recognise one object's machining features from its exact geometry (OCCT): holes (centre of the entry "
-    "circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
+    "Find one object's holes, bosses, fillets, chamfers, slots and hole patterns from its exact geometry "
+    "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
     "slots, and patterns of holes or bosses (bolt circles, grids, linear arrays). The numbers are in "
