@@ -24,7 +24,7 @@ from typing import Any, Callable
 # Every handler's module is imported here, at the top: the keeper imports this module (through
 # jail.proc.chain) in the zygote's process tree before any layer is applied, and the zygote's
 # warm-up has already loaded and exercised all of them, so no jailed next imports anything new.
-from jail.cad import api, history, importer, measure, render, runner, serialize, summary
+from jail.cad import api, features, history, importer, measure, render, runner, serialize, summary
 from jail.proc import probe
 
 DISPOSABLE = "disposable"
@@ -113,6 +113,7 @@ OPS: dict[str, Op] = {
     "measure": Op(DISPOSABLE, "measure", measure.op_measure),
     "distance": Op(DISPOSABLE, "distance", measure.op_distance),
     "validate": Op(DISPOSABLE, "validate", measure.op_validate),
+    "features": Op(DISPOSABLE, "features", features.op_features),
     "snapshot": Op(SNAPSHOT, "snapshot_ok"),
 }
 

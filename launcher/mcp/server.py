@@ -6,7 +6,9 @@ socket; both expose ``call(tool, args, call_id) -> dict`` and ``cancel(call_id)`
 the same either way. ``initialize`` and ``tools/list`` never wait for the jail; every failed call
 (refused arguments, errors in the user's code, timeouts, crashes, refused exports, a jail that
 cannot start) has ``isError: true``; ``notifications/cancelled`` for a running call kills its
-child at once (the session is left as before the call). Blocking calls run in worker threads so
+child at once (the session is left as before the call). A tool with an ``output_schema`` lists it
+as ``outputSchema`` and returns, on success, ``structuredContent`` that conforms to it (checked
+here once more) beside its text (MCP 2025-06-18). Blocking calls run in worker threads so
 the stdio loop stays responsive.
 """
 from __future__ import annotations
@@ -50,7 +52,7 @@ def _content(blocks: list[dict]) -> list:
 
 def list_tools(profile=None) -> list[types.Tool]:
     return [types.Tool(name=t.name, title=t.title or None, description=t.describe(profile),
-                       input_schema=t.input_schema(profile),
+                       input_schema=t.input_schema(profile), output_schema=t.output_schema,
                        annotations=types.ToolAnnotations.model_validate({"title": t.title or None, **t.annotations}))
             for t in table.TOOLS]
 
@@ -79,11 +81,17 @@ def build_server(backend, profile=None) -> Server:
         except Exception as e:  # noqa: BLE001 - a bug must not end the server
             log.exception("tool %s crashed", name)
             result = {"error": f"internal error in {name}: {type(e).__name__}: {e}"}
+        structured = None
         if tool is None:
             blocks = [content.text(f"Error: {result.get('error', 'unknown tool')}")]
         else:
+            try:  # a tool with an outputSchema: structuredContent that conforms, or an error
+                structured = tool.structured(result)
+            except ValueError as e:
+                result = {"error": str(e)}
             blocks = tool.content(result)
-        return types.CallToolResult(content=_content(blocks), is_error=content.is_error(result))
+        return types.CallToolResult(content=_content(blocks), structured_content=structured,
+                                    is_error=content.is_error(result))
 
     ver = quickref.versions()
 

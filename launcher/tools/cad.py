@@ -1,4 +1,4 @@
-"""The CAD service tools: ``render``, ``measure``, ``distance``, ``validate``, ``api``.
+"""The CAD service tools: ``render``, ``measure``, ``distance``, ``validate``, ``api``, ``features``.
 
 Each handler sends one request to a *disposable* next of the session (the op runs in
 jail/cad/render.py, measure.py or api.py and the process exits afterwards), so the session is
@@ -15,6 +15,7 @@ import math
 from jail.wire.caps import NAME_CAP, PNG_MAX_BYTES, RENDER_MAX_OBJECTS, RENDER_MAX_PX, RENDER_MIN_PX
 
 from launcher.replies import cad as cad_replies
+from launcher.replies import features as feature_replies
 from launcher.replies import validate as replies
 from launcher.session import SessionError
 from launcher.tools import content, text
@@ -279,3 +280,97 @@ API = Tool(
                       "description": "Substring to search for among the build123d names (case-insensitive), "
                                      "e.g. 'fillet'."}},
     handler=api, renderer=api_content, changes_session=False, annotations=_READS)
+
+
+# ------------------------------------------------------------------ features
+FEATURE_KINDS = feature_replies.KINDS
+
+
+def features(ctx, session, object_name, kinds=None) -> dict:
+    req = {"t": "features", "name": object_name, "kinds": None if not kinds else list(dict.fromkeys(kinds))}
+    return _service(session, req, lambda r: feature_replies.features_reply(r, object_name))
+
+
+def _at(c) -> str:
+    return "(" + ", ".join(f"{x:.4g}" for x in c) + ")"
+
+
+def _axis_word(a) -> str:
+    names = {(0, 0, -1): "-Z", (0, 0, 1): "+Z", (0, -1, 0): "-Y", (0, 1, 0): "+Y", (-1, 0, 0): "-X", (1, 0, 0): "+X"}
+    key = tuple(round(x) if abs(abs(x) - round(abs(x))) < 1e-6 else None for x in a)
+    return names.get(key, "axis " + _at(a))
+
+
+def _hole_kind(h: dict) -> str:
+    s = "through" if h["through"] else f"blind depth {_g(h['depth'])}"
+    s += f" d={_g(h['diameter'])}"
+    if h["countersink"]:
+        s += f" countersink d={_g(h['countersink']['diameter'])} {_g(h['countersink']['angle'])}°"
+    if h["counterbore"]:
+        s += f" counterbore d={_g(h['counterbore']['diameter'])} depth {_g(h['counterbore']['depth'])}"
+    return s
+
+
+def _pattern_text(p: dict) -> str:
+    if p["type"] == "bolt_circle":
+        return f"bolt circle r={_g(p['radius'])} at {_at(p['center'])}"
+    if p["type"] == "grid":
+        return f"{p['counts'][0]}x{p['counts'][1]} grid pitch {_g(p['pitch'][0])} x {_g(p['pitch'][1])}"
+    return f"linear pitch {_g(p['pitch'])} along {_at(p['direction'])}"
+
+
+def features_content(result: dict) -> list[dict]:
+    """One line per kind found; holes grouped by kind with their entry centres (the numbers are in
+    structuredContent)."""
+    failed = _failed(result, "features")
+    if failed:
+        return failed
+    f = result["features"]
+    lines = [f"{f['name']}:"]
+    groups: dict[str, list[int]] = {}
+    for i, h in enumerate(f["holes"]):
+        groups.setdefault(f"{_hole_kind(h)} {_axis_word(h['axis'])}", []).append(i)
+    pats = {}
+    for p in f["patterns"]:
+        if p["of"] == "holes":
+            pats.setdefault(tuple(sorted(p["members"])), []).append(_pattern_text(p))
+    for kind, idx in groups.items():
+        on = pats.get(tuple(sorted(idx)))
+        where = (" on a " + " / ".join(on)) if on else ""
+        centres = ", ".join(_at(f["holes"][i]["center"]) for i in idx[:12]) + (" ..." if len(idx) > 12 else "")
+        lines.append(f"holes: {len(idx)} x {kind}{where} at {centres}")
+    for b in f["bosses"]:
+        lines.append(f"boss: d={_g(b['diameter'])} height {_g(b['height'])} {_axis_word(b['axis'])} "
+                     f"on {_at(b['center'])}")
+    for g in f["fillets"]:
+        lines.append(f"fillets: {g['count']} x r={_g(g['radius'])} ({'convex rounds' if g['convex'] else 'concave'})")
+    for g in f["chamfers"]:
+        size = _g(g["size"]) if g["size2"] is None else f"{_g(g['size'])} x {_g(g['size2'])}"
+        lines.append(f"chamfers: {g['count']} x {size}")
+    for s in f["slots"]:
+        lines.append(f"slot: {_g(s['length'])} x {_g(s['width'])} depth {_g(s['depth'])} at {_at(s['center'])}")
+    for p in f["patterns"]:
+        if p["of"] == "bosses" or tuple(sorted(p["members"])) not in {tuple(sorted(v)) for v in groups.values()}:
+            lines.append(f"pattern: {p['count']} {p['of']} on a {_pattern_text(p)}")
+    if len(lines) == 1:
+        lines.append("no holes, bosses, fillets, chamfers or slots found")
+    if f["truncated"]:
+        lines.append("lists cut: " + ", ".join(f"{k} ({n} found)" for k, n in f["truncated"].items()))
+    return [content.text("\n".join(lines))]
+
+
+FEATURES = Tool(
+    "features", "Find holes, bosses, fillets",
+    "Find one object's holes, bosses, fillets, chamfers, slots and hole patterns from its exact geometry "
+    "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
+    "{diameter, depth}), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
+    "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
+    "slots, and patterns of holes or bosses (bolt circles, grids, linear arrays). The numbers are in "
+    "structuredContent; the text is a summary. Read-only: runs in a disposable jailed process.",
+    params={"object_name": OBJECT,
+            "kinds": {"type": "array", "items": {"type": "string", "enum": list(FEATURE_KINDS)},
+                      "minItems": 1, "maxItems": len(FEATURE_KINDS),
+                      "description": "Only these kinds (default: all). The reply has every key; the others "
+                                     "are empty lists."}},
+    required=("object_name",), handler=features, renderer=features_content, changes_session=False,
+    annotations=_READS, output_schema=feature_replies.OUTPUT_SCHEMA)

@@ -3,7 +3,7 @@
 Each tool is declared once, in its family module, with one naming scheme: tool ``x`` is the
 declaration ``X = Tool("x", ...)``, its handler ``x(ctx, session, **args)`` and, when it has one,
 its content renderer ``x_content(result)``. Families: session.py (execute, session_state,
-last_error, reset), snapshots.py, cad.py (render, measure, distance, validate, api), files.py
+last_error, reset), snapshots.py, cad.py (render, measure, distance, validate, api, features), files.py
 (export, list_inputs, import_file, script). Adding a tool = one ``Tool(...)`` in a family and
 one line here (and, when it needs the jail, one op in jail/proc/ops.py).
 
@@ -21,7 +21,7 @@ TOOLS: tuple[Tool, ...] = (
     snapshots.SAVE_SNAPSHOT, snapshots.RESTORE_SNAPSHOT, snapshots.LIST_SNAPSHOTS, snapshots.DELETE_SNAPSHOT,
     session.RESET,
     files.EXPORT,
-    cad.API, cad.RENDER, cad.MEASURE, cad.DISTANCE, cad.VALIDATE,
+    cad.API, cad.RENDER, cad.MEASURE, cad.DISTANCE, cad.VALIDATE, cad.FEATURES,
     files.LIST_INPUTS, files.IMPORT_FILE, files.SCRIPT,
 )
 

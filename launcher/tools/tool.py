@@ -3,7 +3,8 @@
 A :class:`Tool` holds everything a front end needs: the name, title and description (with
 profile placeholders such as ``{timeout_s}``), the JSON schema of each parameter, the four MCP
 annotations (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``), whether
-it changes the session, the handler that serves it and the renderer of its result.
+it changes the session, the handler that serves it and the renderer of its result; optionally an
+``output_schema`` (MCP ``outputSchema``) that a successful result's structured part conforms to.
 
 Blocks: a call whose arguments do not match the schema (:meth:`Tool.check`, see schema.py) and a
 declaration that leaves out a hint or gives a non-bool one (at import).
@@ -37,6 +38,7 @@ class Tool:
     required: tuple[str, ...] = ()
     needs_session: bool = True         # False: handler(ctx, None, **args) manages the session itself
     normalize: Callable[[dict], dict] | None = None  # accepted spellings -> canonical, before check()
+    output_schema: dict | None = None  # MCP outputSchema: a successful result's ``result[name]`` conforms
 
     def __post_init__(self):
         if tuple(self.annotations) != ANNOTATION_KEYS or not all(type(v) is bool for v in self.annotations.values()):
@@ -65,6 +67,23 @@ class Tool:
         if self.normalize is not None and isinstance(args, dict):
             args = self.normalize(args)
         return schema.check_args(self.name, self._validator, self.required, args)
+
+    @cached_property
+    def _output_validator(self):
+        return None if self.output_schema is None else schema.validator(self.output_schema)
+
+    def structured(self, result) -> dict | None:
+        """The MCP ``structuredContent`` of a successful call: ``result[self.name]`` checked against
+        ``output_schema`` (ValueError when it does not conform); None for a failed call or a tool
+        without an output schema."""
+        if self.output_schema is None or content.is_error(result):
+            return None
+        data = result.get(self.name)
+        err = next(iter(self._output_validator.iter_errors(data)), None)
+        if err is not None:
+            where = "/".join(str(p) for p in err.absolute_path) or "the result"
+            raise ValueError(f"{self.name}: the result does not match the tool's output schema at {where}")
+        return data
 
     def content(self, result) -> list[dict]:
         """The result as MCP content blocks: ``Error: ...`` for a failed call, else the renderer's."""

@@ -29,6 +29,7 @@ PINNED = {
     "measure":          (True,  False, True,  False, False),
     "distance":         (True,  False, True,  False, False),
     "validate":         (True,  False, True,  False, False),
+    "features":         (True,  False, True,  False, False),
     "list_inputs":      (True,  False, True,  False, False),
     "import_file":      (False, True,  False, False, True),
     "script":           (True,  False, True,  False, False),

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""``features`` against ``measure`` on the same part in the same run (issue 22).
+
+    python bench/bench_features.py           # 20 calls of each
+    python bench/bench_features.py --quick   # 5 of each
+
+A real MCP stdio client (the ``mcp`` SDK) spawns ``build123d-launcher mcp --embedded`` on the
+default profile, builds the test plate of tests/unit/test_features.py (seven holes: through,
+blind, countersunk, counterbored; rounded corners) and times ``tools/call`` round trips of
+``features`` and ``measure`` on it, interleaved, after a 0.3 s pause each (the next process is
+forked and waiting, as in real use). Then the same two computations in this process (CPU time,
+no jail, no IPC). Printed: p50/p90 in ms and the ratio features/measure. Nothing is asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    k = (len(xs) - 1) * q / 100
+    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def plate_code() -> str:
+    from tests.unit import test_features as unit
+    return inspect.getsource(unit.plate) + "\npart = plate()\n"
+
+
+async def _mcp(n: int) -> dict[str, list[float]]:
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    tmp = tempfile.mkdtemp(prefix="bench-features-")
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME")}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "launcher", "mcp", "--embedded", "--profile",
+                                                                 "default", "--output-dir", tmp], env=env, cwd=str(REPO))
+    out: dict[str, list[float]] = {"features": [], "measure": []}
+    with open(os.path.join(tmp, "server-stderr.log"), "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            res = await s.call_tool("execute", {"code": plate_code()})
+            assert not res.is_error, res
+            for name in ("features", "measure"):  # first calls (warm-up) not counted
+                await s.call_tool(name, {"object_name": "part"})
+            for _ in range(n):
+                for name in ("features", "measure"):
+                    await anyio.sleep(0.3)
+                    t = time.perf_counter()
+                    res = await s.call_tool(name, {"object_name": "part"})
+                    out[name].append((time.perf_counter() - t) * 1000)
+                    assert not res.is_error, res
+    return out
+
+
+def cpu(n: int) -> dict[str, list[float]]:
+    from jail.cad import features, measure
+    ns: dict = {}
+    exec(compile("from build123d import *\n" + plate_code(), "<bench>", "exec"), ns)
+    ns = {"part": ns["part"]}
+    out: dict[str, list[float]] = {"features": [], "measure": []}
+    features.features(ns, "part")
+    measure.measure(ns, "part")
+    for _ in range(n):
+        for name, fn in (("features", features.features), ("measure", measure.measure)):
+            c = time.process_time()
+            fn(ns, "part")
+            out[name].append((time.process_time() - c) * 1000)
+    return out
+
+
+def report(title: str, d: dict[str, list[float]]) -> None:
+    f50, m50 = statistics.median(d["features"]), statistics.median(d["measure"])
+    print(f"{title}: features p50 {f50:.1f} ms (p90 {pct(d['features'], 90):.1f}), "
+          f"measure p50 {m50:.1f} ms (p90 {pct(d['measure'], 90):.1f}); ratio features/measure {f50 / m50:.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    n = 5 if a.quick else 20
+    import anyio
+    print(f"load {os.getloadavg()[0]:.2f}, {n} calls each")
+    report("MCP round trip (default profile, jailed disposable next)", anyio.run(_mcp, n))
+    report("CPU in process (no jail, no IPC)", cpu(n))
+
+
+if __name__ == "__main__":
+    main()

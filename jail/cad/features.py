@@ -1,0 +1,127 @@
+"""The ``features`` op: holes, bosses, fillets, chamfers, slots and patterns of one object.
+
+Runs in a jailed, disposable next like ``measure``: the object is resolved by name with
+``measure.select_one`` (same messages), its OCCT faces are read (``features_faces``), features
+are recognised (``features_find``) and patterns searched (``features_patterns``). The reply is
+plain JSON: every number rounded and finite (``measure.f``), every list capped
+(``FEATURES_LIST_CAP``, the count before the cap in ``truncated``), the six top-level keys always
+present (an empty list for a kind not asked for).
+
+Does not guarantee honest numbers once user code ran in this process; the launcher rebuilds the
+reply field by field (launcher/replies/features.py) and checks it against the tool's schema.
+"""
+from __future__ import annotations
+
+from jail.cad import features_find as ff, features_patterns as fp
+from jail.cad.features_faces import Material, faces_of
+from jail.cad.measure import MeasureError, f, select_one
+from jail.wire.caps import FEATURES_LIST_CAP
+
+KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "patterns")
+CENTERS_CAP = 20  # centres listed per fillet/chamfer group (keeps a full reply well under the cap)
+
+
+def _v(p) -> list:
+    return [0.0 if abs(x) < 1e-9 else f(x, 7) for x in p]
+
+
+def _opt(d: dict | None) -> dict | None:
+    return None if d is None else {k: f(v) for k, v in d.items()}
+
+
+def _hole(h: dict) -> dict:
+    return {"center": _v(h["center"]), "axis": _v(h["axis"]), "diameter": f(h["diameter"]),
+            "depth": None if h["depth"] is None else f(h["depth"]), "through": bool(h["through"]),
+            "countersink": _opt(h["countersink"]), "counterbore": _opt(h["counterbore"]),
+            "length": f(h["length"])}
+
+
+def _boss(b: dict) -> dict:
+    return {"center": _v(b["center"]), "axis": _v(b["axis"]), "diameter": f(b["diameter"]),
+            "height": f(b["height"])}
+
+
+def _group(g: dict, size_keys) -> dict:
+    out = {k: (None if g[k] is None else f(g[k])) for k in size_keys}
+    if "convex" in g:
+        out["convex"] = bool(g["convex"])
+    out["count"] = int(g["count"])
+    out["centers"] = [_v(c) for c in g["centers"][:CENTERS_CAP]]
+    return out
+
+
+def _slot(s: dict) -> dict:
+    return {"center": _v(s["center"]), "length": f(s["length"]), "width": f(s["width"]),
+            "axis": _v(s["axis"]), "direction": _v(s["direction"]), "depth": f(s["depth"])}
+
+
+def _pattern(p: dict) -> dict:
+    out: dict = {"type": p["type"], "of": p["of"], "count": int(p["count"]),
+                 "members": [int(m) for m in p["members"][:FEATURES_LIST_CAP]]}
+    if p["type"] == "bolt_circle":
+        out.update(center=_v(p["center"]), radius=f(p["radius"]), axis=_v(p["axis"]),
+                   pitch_angle=f(p["pitch_angle"]), start_angle=f(p["start_angle"]))
+    elif p["type"] == "grid":
+        out.update(counts=[int(n) for n in p["counts"]], pitch=_v(p["pitch"]),
+                   directions=[_v(d) for d in p["directions"]])
+    else:
+        out.update(pitch=f(p["pitch"]), direction=_v(p["direction"]))
+    return out
+
+
+def _sig(h: dict) -> tuple:
+    return (h["through"], h["countersink"] is not None, h["counterbore"] is not None,
+            None if h["depth"] is None else round(h["depth"], 3))
+
+
+def _order(h: dict) -> tuple:
+    c = h["center"]
+    return (round(-c[2], 4), round(c[1], 4), round(c[0], 4))
+
+
+def find(shape, kinds=None) -> dict:
+    """The features of a TopoDS shape as plain data (unrounded), every kind computed."""
+    infos = faces_of(shape)
+    mat = Material(shape)
+    used: set = set()
+    hs = sorted(ff.holes(infos, mat, used) if mat.solids else [], key=_order)
+    bs = sorted(ff.bosses(infos, mat, used) if mat.solids else [], key=_order)
+    sl = ff.slots(infos, used)
+    fl = ff.fillets(infos, used)
+    ch = ff.chamfers(infos, used)
+    items = [dict(h, sig=_sig(h)) for h in hs]
+    pats = fp.find(items, "holes")
+    pats += fp.find([dict(b, sig=round(b["height"], 3)) for b in bs], "bosses")
+    return {"holes": hs, "bosses": bs, "fillets": fl, "chamfers": ch, "slots": sl, "patterns": pats}
+
+
+def features(namespace: dict, name: str, kinds=None) -> dict:
+    if kinds is not None and (not isinstance(kinds, list) or not all(k in KINDS for k in kinds)):
+        raise MeasureError(f"kinds must be a list of: {', '.join(KINDS)}")
+    shape = select_one(namespace, name)
+    raw = find(shape)
+    want = set(kinds) if kinds else set(KINDS)
+    conv = {"holes": _hole, "bosses": _boss, "slots": _slot, "patterns": _pattern,
+            "fillets": lambda g: _group(g, ("radius",)), "chamfers": lambda g: _group(g, ("size", "size2"))}
+    out: dict = {}
+    truncated: dict = {}
+    for k in KINDS:
+        items = raw[k] if k in want else []
+        if len(items) > FEATURES_LIST_CAP:
+            truncated[k] = len(items)
+        out[k] = [conv[k](x) for x in items[:FEATURES_LIST_CAP]]
+    out["truncated"] = truncated
+    return out
+
+
+def warm_up(shape) -> None:
+    """For the zygote: run the recognisers once so forked sessions start warm."""
+    find(shape.wrapped if hasattr(shape, "wrapped") else shape)
+
+
+def op_features(msg: dict, ctx) -> tuple[dict, bytes]:
+    """``{"t": "features", "name", "kinds"}`` -> ``{"ok", "result"}``."""
+    try:
+        return {"ok": True, "result": features(ctx.namespace, msg.get("name"), msg.get("kinds"))}, b""
+    except MeasureError as e:
+        return {"ok": False, "error": str(e)}, b""

@@ -1,0 +1,205 @@
+"""The faces of a shape as the ``features`` op sees them: kind, axis, radius, span, material side.
+
+Each face of a solid becomes a :class:`FaceInfo`: its surface kind (plane, cylinder, cone, torus,
+other), for surfaces of revolution the axis line, the radius at both axial ends, the axial extent
+along the axis and the angular span it covers, and whether it is *concave* (the material is
+outside the surface: a hole wall) or convex (the material inside: a boss wall, a rounded corner).
+The material side comes from the face's orientation-aware outward normal (``BRepGProp_Face``),
+never from build123d's Python methods, which user code may have patched.
+
+Blocks nothing (a computation). Does not promise honest numbers once user code ran in this
+process: the launcher checks the reply. OCP is imported at the top: this module is only imported
+in jailed processes (via ``jail.proc.ops``) and in tests, never by the launcher.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from OCP.BRep import BRep_Tool
+from OCP.BRepAdaptor import BRepAdaptor_Surface
+from OCP.BRepClass3d import BRepClass3d_SolidClassifier
+from OCP.BRepGProp import BRepGProp, BRepGProp_Face
+from OCP.GProp import GProp_GProps
+from OCP.BRepTools import BRepTools
+from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Plane, GeomAbs_Torus
+from OCP.TopAbs import TopAbs_EDGE, TopAbs_FACE, TopAbs_IN, TopAbs_SOLID, TopAbs_VERTEX
+from OCP.TopExp import TopExp, TopExp_Explorer
+from OCP.TopoDS import TopoDS
+from OCP.collections import IndexedDataMap_TopoDS_Shape_List_TopoDS_Shape_TopTools_ShapeMapHasher as DataMap
+from OCP.collections import IndexedMap_TopoDS_Shape_TopTools_ShapeMapHasher as _Map
+from OCP.gp import gp_Pnt, gp_Vec
+
+TWO_PI = 2 * math.pi
+
+
+def unique(shape, kind) -> list:
+    m = _Map()
+    TopExp.MapShapes_s(shape, kind, m)
+    return [m.FindKey(i) for i in range(1, m.Extent() + 1)]
+
+
+# ------------------------------------------------------------------ small vector helpers
+def sub(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+def add(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+def mul(a, s):
+    return (a[0] * s, a[1] * s, a[2] * s)
+
+
+def dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def norm(a):
+    return math.sqrt(dot(a, a))
+
+
+def unit(a):
+    n = norm(a)
+    return (a[0] / n, a[1] / n, a[2] / n) if n > 1e-300 else (0.0, 0.0, 0.0)
+
+
+def canonical_dir(d):
+    """``d`` or ``-d``, whichever has its first clearly non-zero component positive."""
+    for c in d:
+        if abs(c) > 1e-9:
+            return d if c > 0 else mul(d, -1.0)
+    return d
+
+
+def _xyz(p):
+    return (p.X(), p.Y(), p.Z())
+
+
+# ------------------------------------------------------------------ faces
+@dataclass
+class FaceInfo:
+    index: int
+    face: object
+    kind: str                          # plane cylinder cone torus other
+    area: float
+    mid: tuple                         # a point on the face (mid UV)
+    normal: tuple | None = None        # outward normal at mid (planes: everywhere)
+    origin: tuple | None = None        # a point on the axis (revolution surfaces)
+    axis: tuple | None = None          # canonical unit direction of the axis
+    t0: float = 0.0                    # axial extent along ``axis`` from ``origin``
+    t1: float = 0.0
+    r0: float = 0.0                    # radius at t0 / t1 (cylinders: equal)
+    r1: float = 0.0
+    span: float = 0.0                  # angular span in radians (2*pi: all the way round)
+    concave: bool | None = None        # material outside the surface (a hole wall)
+    minor: float = 0.0                 # torus minor radius
+    neighbours: set = field(default_factory=set)
+
+
+def _normal_at(face, u, v):
+    p, n = gp_Pnt(), gp_Vec()
+    BRepGProp_Face(face).Normal(u, v, p, n)  # orientation-aware: points out of the material
+    return _xyz(p), unit((n.X(), n.Y(), n.Z()))
+
+
+def _axial(face, ad, origin, axis, umin, umax, vmin, vmax):
+    """(t0, r0, t1, r1): the extreme axial positions of the face and the radius there."""
+    pts = []
+    for u in (umin, (umin + umax) / 2):
+        for v in (vmin, vmax):
+            p = _xyz(ad.Value(u, v))
+            w = sub(p, origin)
+            t = dot(w, axis)
+            pts.append((t, norm(sub(w, mul(axis, t)))))
+    for vx in unique(face, TopAbs_VERTEX):  # trimmed faces: the vertices bound the extent too
+        p = _xyz(BRep_Tool.Pnt_s(TopoDS.Vertex(vx)))
+        w = sub(p, origin)
+        t = dot(w, axis)
+        pts.append((t, norm(sub(w, mul(axis, t)))))
+    lo = min(pts, key=lambda x: x[0])
+    hi = max(pts, key=lambda x: x[0])
+    return lo[0], lo[1], hi[0], hi[1]
+
+
+def face_info(index: int, face) -> FaceInfo:
+    g = GProp_GProps()
+    BRepGProp.SurfaceProperties_s(face, g)
+    ad = BRepAdaptor_Surface(face)
+    umin, umax, vmin, vmax = BRepTools.UVBounds_s(face)
+    um, vm = (umin + umax) / 2, (vmin + vmax) / 2
+    t = ad.GetType()
+    kind = {GeomAbs_Plane: "plane", GeomAbs_Cylinder: "cylinder", GeomAbs_Cone: "cone",
+            GeomAbs_Torus: "torus"}.get(t, "other")
+    try:
+        mid, n = _normal_at(face, um, vm)
+    except Exception:  # noqa: BLE001 - a degenerate point: keep the face as "other"
+        return FaceInfo(index, face, "other", g.Mass(), _xyz(ad.Value(um, vm)))
+    fi = FaceInfo(index, face, kind, g.Mass(), mid, n)
+    if kind in ("cylinder", "cone", "torus"):
+        gax = {"cylinder": ad.Cylinder, "cone": ad.Cone, "torus": ad.Torus}[kind]().Axis()
+        raw = _xyz(gax.Direction())
+        fi.axis = canonical_dir(raw)
+        fi.origin = _xyz(gax.Location())
+        fi.span = min(abs(umax - umin), TWO_PI)
+        fi.t0, fi.r0, fi.t1, fi.r1 = _axial(face, ad, fi.origin, fi.axis, umin, umax, vmin, vmax)
+        w = sub(mid, fi.origin)
+        radial = sub(w, mul(fi.axis, dot(w, fi.axis)))
+        if kind == "torus":
+            tor = ad.Torus()
+            fi.minor = tor.MinorRadius()
+            # the tube's centre-circle point nearest ``mid`` (the axis' location is the torus'
+            # centre): concave (a fillet inside a corner) when the normal points towards it
+            centre = add(fi.origin, mul(unit(radial), tor.MajorRadius()))
+            fi.concave = dot(sub(mid, centre), n) < 0
+        else:
+            fi.concave = dot(radial, n) < 0
+    return fi
+
+
+def faces_of(shape) -> list[FaceInfo]:
+    """Every face of ``shape`` with its neighbours (faces sharing an edge)."""
+    faces = [TopoDS.Face(f) for f in unique(shape, TopAbs_FACE)]
+    index = _Map()
+    for f in faces:
+        index.Add(f)
+    infos = [face_info(i, f) for i, f in enumerate(faces)]
+    m = DataMap()
+    TopExp.MapShapesAndAncestors_s(shape, TopAbs_EDGE, TopAbs_FACE, m)
+    for i in range(1, m.Extent() + 1):
+        owners = {index.FindIndex(f) - 1 for f in m.FindFromIndex(i)}
+        owners.discard(-1)
+        for a in owners:
+            infos[a].neighbours |= owners - {a}
+    return infos
+
+
+# ------------------------------------------------------------------ material probes
+class Material:
+    """Point-in-material tests against the solids of a shape."""
+
+    def __init__(self, shape, tol: float = 1e-7):
+        self.solids = [TopoDS.Solid(s) for s in unique(shape, TopAbs_SOLID)]
+        self.tol = tol
+
+    def inside(self, p) -> bool:
+        pnt = gp_Pnt(*p)
+        for so in self.solids:
+            c = BRepClass3d_SolidClassifier(so, pnt, self.tol)
+            if c.State() == TopAbs_IN:
+                return True
+        return False
+
+
+def edge_count(face) -> int:
+    n = 0
+    ex = TopExp_Explorer(face, TopAbs_EDGE)
+    while ex.More():
+        n += 1
+        ex.Next()
+    return n

@@ -1,0 +1,315 @@
+"""Recognise machining features on a solid's faces: holes, bosses, fillets, chamfers, slots.
+
+* **Holes**: concave (material outside) cylinders and cones grouped by their common axis line;
+  a run of coaxial segments with a full 360-degree cylinder is one hole. Each end is probed with
+  a point on the axis just beyond it (``BRepClass3d``): outside the material = open. Both ends
+  open = through; one = blind, entered from the open end. A cone at the entry that widens
+  towards it is a countersink, a wider cylinder at the entry a counterbore.
+* **Bosses**: convex full cylinders (with convex coaxial cones) whose one end sits on material
+  (the base) and the other is free.
+* **Fillets**: cylinders covering less than the full circle (a part's rounded corners are convex
+  ones: never holes or bosses) and tori; **slots**: two concave half cylinders facing each other;
+  **chamfers**: narrow planar faces whose normal lies between its two neighbours' (size from the
+  cut triangle), and cones that are neither hole nor boss.
+Heuristics on exact B-rep geometry; a face takes part in one feature at most.
+"""
+from __future__ import annotations
+
+import math
+
+from OCP.BRep import BRep_Tool
+from OCP.TopoDS import TopoDS
+
+from jail.cad.features_faces import (TWO_PI, TopAbs_VERTEX, FaceInfo, Material, add, canonical_dir, cross, dot, mul,
+                                     norm, sub,
+                                     unique, unit)
+
+FULL = 0.98 * TWO_PI
+
+
+def _scale(infos) -> float:
+    big = max((abs(c) for fi in infos for c in fi.mid), default=1.0)
+    return max(1.0, big)
+
+
+# ------------------------------------------------------------------ coaxial runs
+def _lines(faces: list[FaceInfo], tol: float) -> list[list[FaceInfo]]:
+    """Faces grouped by axis line (parallel axes, lines within ``tol``)."""
+    groups: list[tuple[tuple, tuple, list]] = []
+    for fi in faces:
+        for origin, axis, members in groups:
+            if abs(dot(axis, fi.axis)) < 1 - 1e-9:
+                continue
+            w = sub(fi.origin, origin)
+            if norm(sub(w, mul(axis, dot(w, axis)))) <= tol:
+                members.append(fi)
+                break
+        else:
+            groups.append((fi.origin, fi.axis, [fi]))
+    return [m for _, _, m in groups]
+
+
+def _segments(line: list[FaceInfo], tol: float) -> tuple[tuple, tuple, list[dict]]:
+    """(origin, axis, segments): faces of one line with t measured from the first's origin;
+    same-kind, same-radius faces over the same axial range merged (their spans added)."""
+    origin, axis = line[0].origin, line[0].axis
+    segs: list[dict] = []
+    for fi in line:
+        shift = dot(sub(fi.origin, origin), axis)
+        s = {"kind": fi.kind, "t0": fi.t0 + shift, "t1": fi.t1 + shift, "r0": fi.r0, "r1": fi.r1,
+             "span": fi.span, "faces": [fi]}
+        for m in segs:
+            if (m["kind"] == s["kind"] and abs(m["r0"] - s["r0"]) <= tol and abs(m["r1"] - s["r1"]) <= tol
+                    and abs(m["t0"] - s["t0"]) <= tol and abs(m["t1"] - s["t1"]) <= tol):
+                m["span"] += s["span"]
+                m["faces"] += s["faces"]
+                break
+        else:
+            segs.append(s)
+    return origin, axis, segs
+
+
+def _runs(segs: list[dict], tol: float) -> list[list[dict]]:
+    """Segments in axial order, cut where there is a gap along the axis."""
+    runs: list[list[dict]] = []
+    for s in sorted(segs, key=lambda s: (s["t0"], s["t1"])):
+        if runs and s["t0"] <= max(x["t1"] for x in runs[-1]) + tol:
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    return runs
+
+
+def _radius_at(run, t, tol) -> float:
+    best = 0.0
+    for s in run:
+        if abs(s["t0"] - t) <= tol:
+            best = max(best, s["r0"])
+        if abs(s["t1"] - t) <= tol:
+            best = max(best, s["r1"])
+    return best
+
+
+def _entry_first(axis) -> bool:
+    """For a through hole with the same ends: enter where ``axis`` (t growing) points down
+    (-Z), else towards -Y, else -X: a plate drilled from the top."""
+    for c in (axis[2], axis[1], axis[0]):
+        if abs(c) > 1e-9:
+            return c < 0
+    return True
+
+
+# ------------------------------------------------------------------ holes
+def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
+    tol = 1e-6 * _scale(infos) + 1e-6
+    cands = [fi for fi in infos if fi.kind in ("cylinder", "cone") and fi.concave and fi.span >= FULL * 0.5]
+    out = []
+    for line in _lines(cands, tol * 10):
+        origin, axis, segs = _segments(line, tol * 10)
+        segs = [s for s in segs if s["span"] >= FULL]
+        for run in _runs(segs, tol * 10):
+            cyl = [s for s in run if s["kind"] == "cylinder"]
+            if not cyl:
+                continue
+            ta, tb = min(s["t0"] for s in run), max(s["t1"] for s in run)
+            rmain = min(s["r0"] for s in cyl)
+            step = max(1e-4, 1e-3 * rmain)
+            open_a = not mat.inside(add(origin, mul(axis, ta - step)))
+            open_b = not mat.inside(add(origin, mul(axis, tb + step)))
+            if not (open_a or open_b):
+                continue  # a closed cavity, not a hole
+            ra, rb = _radius_at(run, ta, tol * 10), _radius_at(run, tb, tol * 10)
+            if open_a and open_b:
+                first = ra > rb + tol or (abs(ra - rb) <= tol and _entry_first(axis))
+            else:
+                first = open_a
+            sign = 1.0 if first else -1.0
+            t_entry = ta if first else tb
+            axis_in = mul(axis, sign)
+
+            def s_of(t):
+                return (t - ta) if first else (tb - t)
+            parts = []
+            for s in run:
+                a, b = s_of(s["t0"]), s_of(s["t1"])
+                r_near, r_far = (s["r0"], s["r1"]) if a <= b else (s["r1"], s["r0"])
+                parts.append({"kind": s["kind"], "s0": min(a, b), "s1": max(a, b), "r_near": r_near,
+                              "r_far": r_far})
+            parts.sort(key=lambda p: p["s0"])
+            through = open_a and open_b
+            countersink = counterbore = None
+            p0 = parts[0]
+            if p0["kind"] == "cone" and p0["s0"] <= tol * 10 and p0["r_near"] > p0["r_far"] + tol:
+                half = math.atan2(p0["r_near"] - p0["r_far"], max(p0["s1"] - p0["s0"], 1e-12))
+                countersink = {"diameter": 2 * p0["r_near"], "angle": math.degrees(2 * half)}
+            wide = [p for p in parts if p["kind"] == "cylinder" and p["r_near"] > rmain + tol * 10]
+            if wide and wide[0]["s0"] <= (parts[0]["s1"] if countersink else 0.0) + tol * 10:
+                counterbore = {"diameter": 2 * wide[0]["r_near"], "depth": wide[0]["s1"]}
+            depth = None if through else max(p["s1"] for p in parts if p["kind"] == "cylinder")
+            out.append({"center": add(origin, mul(axis, t_entry)), "axis": axis_in, "diameter": 2 * rmain,
+                        "depth": depth, "through": through, "countersink": countersink,
+                        "counterbore": counterbore, "length": tb - ta})
+            for s in run:
+                used.update(fi.index for fi in s["faces"])
+    return out
+
+
+# ------------------------------------------------------------------ bosses
+def bosses(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
+    tol = 1e-6 * _scale(infos) + 1e-6
+    cands = [fi for fi in infos if fi.index not in used and fi.kind in ("cylinder", "cone")
+             and fi.concave is False and fi.span >= FULL * 0.5]
+    out = []
+    for line in _lines(cands, tol * 10):
+        origin, axis, segs = _segments(line, tol * 10)
+        segs = [s for s in segs if s["span"] >= FULL]
+        for run in _runs(segs, tol * 10):
+            cyl = [s for s in run if s["kind"] == "cylinder"]
+            if not cyl:
+                continue
+            ta, tb = min(s["t0"] for s in run), max(s["t1"] for s in run)
+            r = max(s["r0"] for s in cyl)
+            mid = cyl[0]["faces"][0].mid
+            w = sub(mid, origin)
+            rdir = unit(sub(w, mul(axis, dot(w, axis))))
+            step = max(1e-4, 1e-3 * r)
+            probe = add(origin, mul(rdir, 0.95 * r))
+            in_a = mat.inside(add(probe, mul(axis, ta - step)))
+            in_b = mat.inside(add(probe, mul(axis, tb + step)))
+            if in_a == in_b:
+                continue  # a free cylinder (the whole part, a shaft end) or a neck
+            base, sign = (ta, 1.0) if in_a else (tb, -1.0)
+            base = _fillet_foot(infos, origin, axis, base, -sign, tol * 10)
+            out.append({"center": add(origin, mul(axis, base)), "axis": mul(axis, sign), "diameter": 2 * r,
+                        "height": abs((tb if in_a else ta) - base)})
+            for s in run:  # a chamfer on the boss' top stays a chamfer
+                used.update(fi.index for fi in s["faces"] if fi.kind == "cylinder")
+    return out
+
+
+def _fillet_foot(infos, origin, axis, t, outward: float, tol: float) -> float:
+    """``t`` moved past a concave coaxial torus (a fillet at the boss' foot) that starts at ``t``."""
+    for fi in infos:
+        if fi.kind != "torus" or not fi.concave or abs(abs(dot(fi.axis, axis)) - 1) > 1e-9:
+            continue
+        w = sub(fi.origin, origin)
+        if norm(sub(w, mul(axis, dot(w, axis)))) > tol:
+            continue
+        shift = dot(w, axis)
+        lo, hi = fi.t0 + shift, fi.t1 + shift
+        if outward < 0 and abs(hi - t) <= max(tol, 1e-6 * fi.minor):
+            return lo
+        if outward > 0 and abs(lo - t) <= max(tol, 1e-6 * fi.minor):
+            return hi
+    return t
+
+
+# ------------------------------------------------------------------ slots
+def slots(infos: list[FaceInfo], used: set) -> list[dict]:
+    tol = 1e-6 * _scale(infos) + 1e-6
+    halves = [fi for fi in infos if fi.index not in used and fi.kind == "cylinder" and fi.concave
+              and abs(fi.span - math.pi) <= 0.02 * math.pi]
+    out, taken = [], set()
+    for i, a in enumerate(halves):
+        if a.index in taken:
+            continue
+        for b in halves[i + 1:]:
+            if b.index in taken or abs(a.r0 - b.r0) > tol * 10 or abs(abs(dot(a.axis, b.axis)) - 1) > 1e-9:
+                continue
+            pa = add(a.origin, mul(a.axis, (a.t0 + a.t1) / 2))
+            pb_t = dot(sub(pa, b.origin), b.axis)
+            pb = add(b.origin, mul(b.axis, pb_t))
+            d = norm(sub(pb, pa))
+            if d <= tol or abs((b.t0 + b.t1) / 2 - pb_t) > max(a.t1 - a.t0, 1e-9):
+                continue
+            if dot(sub(a.mid, pa), sub(pb, pa)) >= 0 or dot(sub(b.mid, pb), sub(pa, pb)) >= 0:
+                continue  # the two ends must open towards each other
+            out.append({"center": mul(add(pa, pb), 0.5), "length": d + 2 * a.r0, "width": 2 * a.r0,
+                        "axis": a.axis, "direction": canonical_dir(unit(sub(pb, pa))), "depth": a.t1 - a.t0})
+            taken.update((a.index, b.index))
+            used.update((a.index, b.index))
+            break
+    return out
+
+
+# ------------------------------------------------------------------ fillets and chamfers
+def _where(groups: dict, key, fi: FaceInfo, extra: dict) -> None:
+    g = groups.setdefault(key, dict(extra, count=0, centers=[]))
+    g["count"] += 1
+    g["centers"].append(fi.mid)
+
+
+def fillets(infos: list[FaceInfo], used: set) -> list[dict]:
+    groups: dict = {}
+    for fi in infos:
+        if fi.index in used:
+            continue
+        if fi.kind == "cylinder" and fi.span < FULL:
+            r = fi.r0
+        elif fi.kind == "torus":
+            r = fi.minor
+        else:
+            continue
+        used.add(fi.index)
+        _where(groups, (round(r, 6), bool(not fi.concave)), fi, {"radius": r, "convex": bool(not fi.concave)})
+    return sorted(groups.values(), key=lambda g: (g["radius"], not g["convex"]))
+
+
+def _chamfer_legs(fi: FaceInfo, by_index) -> tuple[float, float] | None:
+    """The two legs of a planar chamfer face, or None when it does not look like one."""
+    planes = [by_index[j] for j in fi.neighbours if by_index[j].kind == "plane" and by_index[j].normal]
+    best = None
+    for i, a in enumerate(planes):
+        for b in planes[i + 1:]:
+            na, nb, n = a.normal, b.normal, fi.normal
+            phi = math.acos(max(-1.0, min(1.0, dot(na, nb))))
+            if phi < math.radians(20) or phi > math.radians(160):
+                continue
+            th_a = math.acos(max(-1.0, min(1.0, dot(n, na))))
+            th_b = math.acos(max(-1.0, min(1.0, dot(n, nb))))
+            if abs(th_a + th_b - phi) > 1e-4 or th_a < 1e-3 or th_b < 1e-3:
+                continue  # the normal is not between the two neighbours'
+            if fi.area >= min(a.area, b.area):
+                continue  # a chamfer is smaller than the faces it joins
+            # width of the strip: its area over its length along the common edge direction
+            edge_dir = unit(cross(na, nb))
+            length = _extent(fi, edge_dir)
+            if length <= 1e-9:
+                continue
+            w = fi.area / length
+            c = math.pi - th_a - th_b
+            if c <= 1e-6:
+                continue
+            legs = (w * math.sin(th_b) / math.sin(c), w * math.sin(th_a) / math.sin(c))
+            if best is None or sum(legs) < sum(best):
+                best = legs
+    return best
+
+
+def _extent(fi: FaceInfo, d) -> float:
+    ts = []
+    for vx in unique(fi.face, TopAbs_VERTEX):
+        p = BRep_Tool.Pnt_s(TopoDS.Vertex(vx))
+        ts.append(dot((p.X(), p.Y(), p.Z()), d))
+    return max(ts) - min(ts) if ts else 0.0
+
+
+def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
+    groups: dict = {}
+    for fi in infos:
+        if fi.index in used:
+            continue
+        if fi.kind == "plane" and fi.normal:
+            legs = _chamfer_legs(fi, infos)
+        elif fi.kind == "cone":
+            legs = (abs(fi.r1 - fi.r0), abs(fi.t1 - fi.t0))
+        else:
+            continue
+        if legs is None:
+            continue
+        a, b = sorted(legs, reverse=True)
+        equal = abs(a - b) <= 1e-4 * max(a, 1e-9) + 1e-7
+        used.add(fi.index)
+        key = (round(a, 5), None if equal else round(b, 5))
+        _where(groups, key, fi, {"size": a if not equal else (a + b) / 2, "size2": None if equal else b})
+    return sorted(groups.values(), key=lambda g: g["size"])

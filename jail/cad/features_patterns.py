@@ -1,0 +1,146 @@
+"""Patterns among holes (or bosses): bolt circles, grids and linear arrays.
+
+Members are grouped when they have the same diameter, the same kind (through/blind, countersink,
+counterbore) and parallel axes; their centres are projected onto the plane across the axis.
+
+* a **bolt circle**: three or more members on one circle, equally spaced all the way round;
+* a **grid**: the members of a group are exactly an ``nx x ny`` lattice (nx, ny >= 2) along two
+  directions of that plane (the part's axes when the holes run along X, Y or Z), equal pitch each;
+* a **linear array**: three or more members on one line with equal pitch (not already a grid).
+
+Pure Python on the numbers the hole finder made; nothing here touches OCCT. A group larger than
+``GROUP_CAP`` is not searched for bolt circles (the search is cubic).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+from jail.cad.features_faces import add, canonical_dir, cross, dot, mul, sub, unit
+
+GROUP_CAP = 40
+
+
+def _frame(axis):
+    """Two unit directions across ``axis``: the part's axes when ``axis`` is one of them."""
+    a = canonical_dir(unit(axis))
+    ref = (0.0, 0.0, 1.0)
+    if abs(a[2]) > 0.999:
+        return (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)
+    if abs(a[0]) > 0.999:
+        return (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
+    if abs(a[1]) > 0.999:
+        return (1.0, 0.0, 0.0), (0.0, 0.0, 1.0)
+    u = unit(cross(ref, a))
+    return u, unit(cross(a, u))
+
+
+def _groups(items: list[dict], tol: float) -> list[list[int]]:
+    groups: list[list[int]] = []
+    for i, it in enumerate(items):
+        for g in groups:
+            h = items[g[0]]
+            if (abs(h["diameter"] - it["diameter"]) <= tol and h["sig"] == it["sig"]
+                    and abs(abs(dot(h["axis"], it["axis"])) - 1) < 1e-6):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    return groups
+
+
+def _circle(p, q, r):
+    """Centre (2D) of the circle through three 2D points, or None when they are in line."""
+    ax, ay = p
+    bx, by = q
+    cx, cy = r
+    d = 2 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
+    if abs(d) < 1e-12:
+        return None
+    ux = ((ax * ax + ay * ay) * (by - cy) + (bx * bx + by * by) * (cy - ay) + (cx * cx + cy * cy) * (ay - by)) / d
+    uy = ((ax * ax + ay * ay) * (cx - bx) + (bx * bx + by * by) * (ax - cx) + (cx * cx + cy * cy) * (bx - ax)) / d
+    return ux, uy
+
+
+def _bolt_circles(idx, pts2, tol):
+    found = []
+    seen = set()
+    for a, b, c in itertools.combinations(range(len(idx)), 3):
+        ctr = _circle(pts2[a], pts2[b], pts2[c])
+        if ctr is None:
+            continue
+        rad = math.dist(ctr, pts2[a])
+        members = [k for k in range(len(idx)) if abs(math.dist(ctr, pts2[k]) - rad) <= tol]
+        key = tuple(members)
+        if len(members) < 3 or key in seen:
+            continue
+        seen.add(key)
+        angs = sorted(math.atan2(pts2[k][1] - ctr[1], pts2[k][0] - ctr[0]) for k in members)
+        gaps = [b2 - a2 for a2, b2 in zip(angs, angs[1:])] + [angs[0] + 2 * math.pi - angs[-1]]
+        step = 2 * math.pi / len(members)
+        if all(abs(g - step) <= max(1e-3, tol / max(rad, 1e-9)) for g in gaps):
+            found.append((ctr, rad, members, angs[0]))
+    # keep the largest circles; drop one whose members are all in a bigger one with the same centre
+    found.sort(key=lambda x: -len(x[2]))
+    out = []
+    for ctr, rad, members, a0 in found:
+        if any(set(members) <= set(m) and math.dist(ctr, c2) <= tol for c2, _, m, _ in out):
+            continue
+        out.append((ctr, rad, members, a0))
+    return out
+
+
+def _levels(vals, tol):
+    """Distinct values (clustered within ``tol``), sorted."""
+    out: list[float] = []
+    for v in sorted(vals):
+        if not out or v - out[-1] > tol:
+            out.append(v)
+    return out
+
+
+def _even(levels, tol) -> float | None:
+    if len(levels) < 2:
+        return None
+    steps = [b - a for a, b in zip(levels, levels[1:])]
+    return steps[0] if all(abs(s - steps[0]) <= tol for s in steps) else None
+
+
+def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
+    """Patterns among ``items`` (dicts with ``center``, ``axis``, ``diameter``, ``sig``); each
+    pattern names its members by index into ``items``."""
+    out: list[dict] = []
+    for g in _groups(items, tol):
+        if len(g) < 3:
+            continue
+        axis = items[g[0]]["axis"]
+        u, v = _frame(axis)
+        o = items[g[0]]["center"]
+        pts3 = [items[i]["center"] for i in g]
+        pts2 = [(dot(sub(p, o), u), dot(sub(p, o), v)) for p in pts3]
+        heights = [dot(sub(p, o), canonical_dir(unit(axis))) for p in pts3]
+        if len(g) <= GROUP_CAP:
+            for ctr, rad, members, a0 in _bolt_circles(g, pts2, tol):
+                h = sum(heights[k] for k in members) / len(members)
+                c3 = add(add(o, add(mul(u, ctr[0]), mul(v, ctr[1]))), mul(canonical_dir(unit(axis)), h))
+                out.append({"type": "bolt_circle", "of": of, "center": c3, "radius": rad,
+                            "count": len(members), "axis": canonical_dir(unit(axis)),
+                            "start_angle": math.degrees(a0), "pitch_angle": 360.0 / len(members),
+                            "members": [g[k] for k in members]})
+        us, vs = _levels([p[0] for p in pts2], tol), _levels([p[1] for p in pts2], tol)
+        cells = {(next(i for i, x in enumerate(us) if abs(x - p[0]) <= tol),
+                  next(j for j, y in enumerate(vs) if abs(y - p[1]) <= tol)) for p in pts2}
+        full = len(cells) == len(g) == len(us) * len(vs)
+        pu, pv = _even(us, tol), _even(vs, tol)
+        if full and len(us) >= 2 and len(vs) >= 2 and pu is not None and pv is not None:
+            out.append({"type": "grid", "of": of, "count": len(g), "counts": [len(us), len(vs)],
+                        "pitch": [pu, pv], "directions": [u, v], "members": list(g)})
+        elif full and len(g) >= 3 and (len(us) == 1 or len(vs) == 1):
+            levels, d = (us, u) if len(vs) == 1 else (vs, v)
+            p = _even(levels, tol)
+            if p is not None:
+                order = sorted(range(len(g)), key=lambda k: dot(sub(pts3[k], o), d))
+                out.append({"type": "linear", "of": of, "count": len(g), "pitch": p, "direction": d,
+                            "members": [g[k] for k in order]})
+    return out
+

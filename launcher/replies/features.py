@@ -1,0 +1,243 @@
+"""The ``features`` reply, rebuilt from untrusted input, and its JSON schema (the tool's outputSchema).
+
+The op ran in a disposable next of a session that may have run hostile code, so the reply is
+rebuilt field by field into exactly the shape of :data:`OUTPUT_SCHEMA`: known keys only, every
+number finite and within +-1e12 (``ReplyRefused`` otherwise, naming the field), vectors of three,
+booleans that are booleans, enums from the list, lists cut to ``FEATURES_LIST_CAP`` (the cut
+counted in ``truncated``). Nothing the jail sends is copied as text: the only strings kept are
+enum values. :func:`check` validates the rebuilt dict against the schema once more (the MCP
+server sends it as ``structuredContent``, which clients validate).
+
+Blocks: non-finite or huge numbers, wrong types, unknown keys, oversized lists, text of any kind.
+Does not block: a session that lies about its own model (wrong but well-formed numbers).
+"""
+from __future__ import annotations
+
+from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
+
+from launcher.replies import validate as replies
+from launcher.replies.cad import ReplyRefused
+
+KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "patterns")
+CENTERS_CAP = 20
+LIMIT = 1e12
+
+# ------------------------------------------------------------------ the schema
+_NUM = {"type": "number"}
+_POS = {"type": "number", "minimum": 0}
+_VEC = {"type": "array", "items": _NUM, "minItems": 3, "maxItems": 3}
+_OPT_POS = {"type": ["number", "null"], "minimum": 0}
+_COUNT = {"type": "integer", "minimum": 0}
+
+
+def _obj(props: dict, desc: str = "") -> dict:
+    d = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+    if desc:
+        d["description"] = desc
+    return d
+
+
+def _list(item: dict, cap: int = FEATURES_LIST_CAP) -> dict:
+    return {"type": "array", "items": item, "maxItems": cap}
+
+
+HOLE = _obj({
+    "center": dict(_VEC, description="centre of the entry circle (mm)"),
+    "axis": dict(_VEC, description="unit vector from the entry into the material"),
+    "diameter": dict(_POS, description="diameter of the hole's narrowest full cylinder (mm)"),
+    "depth": dict(_OPT_POS, description="blind: from the entry to the bottom of the cylinder (mm); through: null"),
+    "through": {"type": "boolean"},
+    "countersink": {"anyOf": [_obj({"diameter": _POS, "angle": dict(_POS, description="included angle, degrees")}),
+                              {"type": "null"}]},
+    "counterbore": {"anyOf": [_obj({"diameter": _POS, "depth": _POS}), {"type": "null"}]},
+    "length": dict(_POS, description="axial length of the whole hole (mm)"),
+})
+BOSS = _obj({"center": dict(_VEC, description="centre of the base circle (mm)"),
+             "axis": dict(_VEC, description="unit vector from the base to the top"),
+             "diameter": _POS, "height": _POS})
+FILLET = _obj({"radius": _POS, "convex": {"type": "boolean", "description": "a rounded outside edge"},
+               "count": _COUNT, "centers": _list(_VEC, CENTERS_CAP)})
+CHAMFER = _obj({"size": _POS, "size2": dict(_OPT_POS, description="the other leg when unequal, else null"),
+                "count": _COUNT, "centers": _list(_VEC, CENTERS_CAP)})
+SLOT = _obj({"center": _VEC, "length": _POS, "width": _POS, "axis": _VEC, "direction": _VEC, "depth": _POS})
+_MEMBERS = {"type": "array", "items": _COUNT, "maxItems": FEATURES_LIST_CAP}
+_OF = {"type": "string", "enum": ["holes", "bosses"]}
+PATTERN = {"anyOf": [
+    _obj({"type": {"const": "bolt_circle"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, "center": _VEC,
+          "radius": _POS, "axis": _VEC, "pitch_angle": _NUM, "start_angle": _NUM}),
+    _obj({"type": {"const": "grid"}, "of": _OF, "count": _COUNT, "members": _MEMBERS,
+          "counts": {"type": "array", "items": _COUNT, "minItems": 2, "maxItems": 2},
+          "pitch": {"type": "array", "items": _POS, "minItems": 2, "maxItems": 2},
+          "directions": {"type": "array", "items": _VEC, "minItems": 2, "maxItems": 2}}),
+    _obj({"type": {"const": "linear"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, "pitch": _POS,
+          "direction": _VEC}),
+]}
+OUTPUT_SCHEMA = _obj({
+    "name": {"type": "string"},
+    "holes": _list(HOLE), "bosses": _list(BOSS), "fillets": _list(FILLET), "chamfers": _list(CHAMFER),
+    "slots": _list(SLOT), "patterns": _list(PATTERN),
+    "truncated": {"type": "object", "additionalProperties": _COUNT,
+                  "description": "kinds whose list was cut, with how many were found"},
+})
+_VALIDATOR = []  # built on first use (launcher.tools imports this module)
+
+
+# ------------------------------------------------------------------ rebuilding
+class _Path:
+    def __init__(self, where: str):
+        self.where = where
+
+    def refuse(self, what: str):
+        raise ReplyRefused(f"the session's features reply was refused: {self.where} {what}")
+
+
+def _num(v, where: str, lo: float = -LIMIT, hi: float = LIMIT) -> float:
+    x = replies.number(v)
+    if x is None or not lo <= x <= hi:
+        _Path(where).refuse("is not a finite number in range")
+    return float(x)
+
+
+def _opt(v, where: str):
+    return None if v is None else _num(v, where, 0.0)
+
+
+def _vec(v, where: str) -> list:
+    if not isinstance(v, list) or len(v) != 3:
+        _Path(where).refuse("is not a 3-vector")
+    return [_num(x, f"{where}[{i}]") for i, x in enumerate(v)]
+
+
+def _bool(v, where: str) -> bool:
+    if not isinstance(v, bool):
+        _Path(where).refuse("is not a boolean")
+    return v
+
+
+def _int(v, where: str, hi: int = 10 ** 9) -> int:
+    n = replies.count(v, hi)
+    if n is None:
+        _Path(where).refuse("is not a count")
+    return n
+
+
+def _dict(v, where: str) -> dict:
+    if not isinstance(v, dict):
+        _Path(where).refuse("is not an object")
+    return v
+
+
+def _sub(v, where: str, keys) -> dict | None:
+    if v is None:
+        return None
+    d = _dict(v, where)
+    return {k: _num(d.get(k), f"{where}.{k}", 0.0) for k in keys}
+
+
+def _hole(h, w) -> dict:
+    h = _dict(h, w)
+    return {"center": _vec(h.get("center"), w + ".center"), "axis": _vec(h.get("axis"), w + ".axis"),
+            "diameter": _num(h.get("diameter"), w + ".diameter", 0.0), "depth": _opt(h.get("depth"), w + ".depth"),
+            "through": _bool(h.get("through"), w + ".through"),
+            "countersink": _sub(h.get("countersink"), w + ".countersink", ("diameter", "angle")),
+            "counterbore": _sub(h.get("counterbore"), w + ".counterbore", ("diameter", "depth")),
+            "length": _num(h.get("length"), w + ".length", 0.0)}
+
+
+def _boss(b, w) -> dict:
+    b = _dict(b, w)
+    return {"center": _vec(b.get("center"), w + ".center"), "axis": _vec(b.get("axis"), w + ".axis"),
+            "diameter": _num(b.get("diameter"), w + ".diameter", 0.0),
+            "height": _num(b.get("height"), w + ".height", 0.0)}
+
+
+def _centers(v, w) -> list:
+    if not isinstance(v, list):
+        _Path(w).refuse("is not a list")
+    return [_vec(c, f"{w}[{i}]") for i, c in enumerate(v[:CENTERS_CAP])]
+
+
+def _fillet(g, w) -> dict:
+    g = _dict(g, w)
+    return {"radius": _num(g.get("radius"), w + ".radius", 0.0), "convex": _bool(g.get("convex"), w + ".convex"),
+            "count": _int(g.get("count"), w + ".count"), "centers": _centers(g.get("centers"), w + ".centers")}
+
+
+def _chamfer(g, w) -> dict:
+    g = _dict(g, w)
+    return {"size": _num(g.get("size"), w + ".size", 0.0), "size2": _opt(g.get("size2"), w + ".size2"),
+            "count": _int(g.get("count"), w + ".count"), "centers": _centers(g.get("centers"), w + ".centers")}
+
+
+def _slot(s, w) -> dict:
+    s = _dict(s, w)
+    return {"center": _vec(s.get("center"), w + ".center"), "length": _num(s.get("length"), w + ".length", 0.0),
+            "width": _num(s.get("width"), w + ".width", 0.0), "axis": _vec(s.get("axis"), w + ".axis"),
+            "direction": _vec(s.get("direction"), w + ".direction"), "depth": _num(s.get("depth"), w + ".depth", 0.0)}
+
+
+def _pattern(p, w, n_items: dict) -> dict:
+    p = _dict(p, w)
+    kind, of = p.get("type"), p.get("of")
+    if kind not in ("bolt_circle", "grid", "linear") or of not in ("holes", "bosses"):
+        _Path(w).refuse("has an unknown type")
+    members = p.get("members")
+    if not isinstance(members, list):
+        _Path(w + ".members").refuse("is not a list")
+    out: dict = {"type": kind, "of": of, "count": _int(p.get("count"), w + ".count"),
+                 "members": [_int(m, f"{w}.members[{i}]", max(n_items[of] - 1, 0))
+                             for i, m in enumerate(members[:FEATURES_LIST_CAP])]}
+    if kind == "bolt_circle":
+        out.update(center=_vec(p.get("center"), w + ".center"), radius=_num(p.get("radius"), w + ".radius", 0.0),
+                   axis=_vec(p.get("axis"), w + ".axis"), pitch_angle=_num(p.get("pitch_angle"), w + ".pitch_angle"),
+                   start_angle=_num(p.get("start_angle"), w + ".start_angle"))
+    elif kind == "grid":
+        counts, pitch, dirs = p.get("counts"), p.get("pitch"), p.get("directions")
+        if not (isinstance(counts, list) and isinstance(pitch, list) and isinstance(dirs, list)
+                and len(counts) == len(pitch) == len(dirs) == 2):
+            _Path(w).refuse("is not a grid")
+        out.update(counts=[_int(c, f"{w}.counts[{i}]") for i, c in enumerate(counts)],
+                   pitch=[_num(x, f"{w}.pitch[{i}]", 0.0) for i, x in enumerate(pitch)],
+                   directions=[_vec(d, f"{w}.directions[{i}]") for i, d in enumerate(dirs)])
+    else:
+        out.update(pitch=_num(p.get("pitch"), w + ".pitch", 0.0), direction=_vec(p.get("direction"), w + ".direction"))
+    return out
+
+
+_REBUILD = {"holes": _hole, "bosses": _boss, "fillets": _fillet, "chamfers": _chamfer, "slots": _slot}
+
+
+def features_reply(r, name: str) -> dict:
+    """The reply rebuilt into the shape of :data:`OUTPUT_SCHEMA`; ReplyRefused when malformed.
+    ``name`` is the object asked for (the launcher's, already schema-checked)."""
+    r = _dict(r, "the reply")
+    out: dict = {"name": replies.line(name, NAME_CAP) or "?"}
+    truncated: dict = {}
+    src_trunc = r.get("truncated") if isinstance(r.get("truncated"), dict) else {}
+    for k in KINDS:
+        items = r.get(k, [])
+        if not isinstance(items, list):
+            _Path(k).refuse("is not a list")
+        if len(items) > FEATURES_LIST_CAP:
+            truncated[k] = len(items)
+        elif replies.count(src_trunc.get(k), 10 ** 9):
+            truncated[k] = src_trunc[k]
+        if k != "patterns":
+            out[k] = [_REBUILD[k](x, f"{k}[{i}]") for i, x in enumerate(items[:FEATURES_LIST_CAP])]
+    n_items = {"holes": len(out["holes"]), "bosses": len(out["bosses"])}
+    out["patterns"] = [_pattern(x, f"patterns[{i}]", n_items)
+                       for i, x in enumerate(r.get("patterns", [])[:FEATURES_LIST_CAP])]
+    out["truncated"] = truncated
+    check(out)
+    return out
+
+
+def check(data) -> None:
+    """ReplyRefused unless ``data`` conforms to :data:`OUTPUT_SCHEMA`."""
+    if not _VALIDATOR:
+        from launcher.tools import schema
+        _VALIDATOR.append(schema.validator(OUTPUT_SCHEMA))
+    err = next(iter(_VALIDATOR[0].iter_errors(data)), None)
+    if err is not None:
+        where = "/".join(str(p) for p in err.absolute_path) or "the reply"
+        raise ReplyRefused(f"the features reply does not match its schema at {where}")

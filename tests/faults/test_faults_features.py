@@ -1,0 +1,90 @@
+"""A session whose code patched the jail's ``features`` op (Python layers off: only the OS layers,
+profile ``os_only``) sends hostile replies: NaN, huge lists, wrong types, text with terminal
+sequences and bidi controls. Through the real MCP stdio server and the ``mcp`` SDK client (which
+validates ``structuredContent`` against the listed ``outputSchema`` and raises if it does not
+conform), every call is either a valid, conforming, safe reply or a clear error, and the session
+keeps answering.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.integration import mcpclient
+from tests.faults.test_faults_hostile_replies import ANSI, BAD_CHARS as BAD, PATCH_FORKS, assert_safe, call_within
+from tests.helpers.faults import profile_path
+from tests.unit import test_features as unit
+
+import inspect
+
+PLATE_CODE = inspect.getsource(unit.plate) + "\nplate = plate()\nn = 41\n"
+
+# user code: the forks of this head answer ``features`` with HOSTILE(real result)
+PATCH = PATCH_FORKS + r'''
+import jail.cad.features as F
+def hostile(real, ns, name, kinds=None):
+    return HOSTILE(real(ns, name, kinds))
+patch_forks(F, "features", hostile)
+'''
+
+CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substring of the error)
+    "nan": ("r['holes'][0]['diameter'] = float('nan'); return r", "error"),
+    "inf_center": ("r['holes'][0]['center'] = [float('inf'), 0, 0]; return r", "error"),
+    "string_number": ("r['holes'][0]['diameter'] = '6.6'; return r", "holes[0].diameter"),
+    "bool_as_int": ("r['fillets'][0]['count'] = True; return r", "fillets[0].count"),
+    "short_vector": ("r['holes'][1]['axis'] = [0, 0]; return r", "holes[1].axis"),
+    "ansi_type": (f"r['patterns'][0]['type'] = {ANSI!r}; return r", "patterns[0]"),
+    "ansi_keys": (f"r['holes'][0][{ANSI!r}] = {ANSI!r}; r[{ANSI!r}] = 1; return r", "ok"),
+    "many_holes": ("r['holes'] = r['holes'][:1] * 500; r['patterns'] = []; return r", "ok"),
+    "huge_list": ("r['fillets'] = [r['fillets'][0]] * 400000; return r", "error"),
+    "not_a_dict": ("return [1, 2, 3]", "error"),
+    "member_out_of_range": ("r['patterns'][0]['members'] = [10 ** 6]; return r", "patterns[0].members[0]"),
+    "ansi_error": (f"raise ValueError({ANSI!r} * 20)", "ValueError"),
+}
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    d = tmp_path_factory.mktemp("features-faults")
+    params = mcpclient.server_params(d / "out")
+    args = list(params.args)
+    args[args.index("--profile") + 1] = profile_path("os_only")
+    params = params.model_copy(update={"args": args})
+    with mcpclient.running(d / "out", d / "server-stderr.log", params=params) as c:
+        assert c.text("execute", {"code": PLATE_CODE}).startswith("OK")
+        yield c
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_hostile_features_reply(client, case):
+    body, expect = CASES[case]
+    code = "def HOSTILE(r):\n    " + body + "\n" + PATCH
+    assert client.text("execute", {"code": code}).startswith("OK")
+    res = call_within(lambda: client.call("features", {"object_name": "plate"}))  # the SDK checks the schema
+    text = "\n".join(c.text for c in res.content if c.type == "text")
+    assert not any(c in text for c in BAD), repr(text[:300])
+    assert len(text) < 20000
+    if expect == "ok":
+        assert res.is_error is False, text
+        data = res.structured_content
+        assert_safe(data)
+        assert len(data["holes"]) <= 100 and not any(isinstance(k, str) and "\x1b" in k for k in data)
+        if case == "many_holes":
+            assert data["truncated"] == {"holes": 500} and "holes (500 found)" in text
+    else:
+        assert res.is_error is True and res.structured_content is None, res
+        if expect != "error":
+            assert expect in text, text
+    # the session is intact: its own code still runs
+    assert "41" in client.text("execute", {"code": "print(n)"})
+
+
+def test_honest_reply_after_the_patches_are_gone(client):
+    assert client.text("execute", {"code": "import jail.cad.features as F\nF.features = F.features"}).startswith("OK")
+    client.text("reset")
+    assert client.text("execute", {"code": PLATE_CODE}).startswith("OK")
+    res = client.call("features", {"object_name": "plate"})
+    assert res.is_error is False
+    unit.check_plate(res.structured_content)
+    json.dumps(res.structured_content, allow_nan=False)

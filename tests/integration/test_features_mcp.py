@@ -1,0 +1,77 @@
+"""``features`` end to end over MCP stdio with the real ``mcp`` SDK client (which validates
+``structuredContent`` against the listed ``outputSchema`` itself: a reply that did not conform
+would raise in ``call_tool``).
+
+The test plate (four through holes on a bolt circle, a blind, a countersunk and a counterbored
+hole, rounded corners) is built in the session and, exported to STEP by this test, read back with
+``import_file``: both answer every hole within 0.05 mm, the corners as fillets, no boss.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+
+import pytest
+
+import mcpclient
+from tests.unit import test_features as unit
+
+PLATE_CODE = inspect.getsource(unit.plate) + "\nplate = plate()\n"
+BOSS_CODE = "boss = Box(60, 40, 8) + Pos(10, 5, 4) * Cylinder(6, 12, align=(Align.CENTER, Align.CENTER, Align.MIN))\n"
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    from build123d import export_step
+    d = tmp_path_factory.mktemp("features-mcp")
+    (d / "in").mkdir()
+    export_step(unit.plate(), str(d / "in" / "plate.step"))
+    (d / "in" / "plate.step").chmod(0o644)
+    with mcpclient.running(d / "out", d / "server-stderr.log", "--input-dir", str(d / "in")) as c:
+        yield c
+
+
+def features(client, args):
+    res = client.call("features", args)
+    assert res.is_error is False, res
+    assert [c.type for c in res.content] == ["text"], res
+    return res.structured_content, res.content[0].text
+
+
+def test_listed_with_an_output_schema(client):
+    tool = {t.name: t for t in client.list_tools().tools}["features"]
+    assert tool.output_schema["type"] == "object"
+    assert set(tool.output_schema["required"]) >= {"holes", "bosses", "fillets", "chamfers", "slots", "patterns"}
+    hole = tool.output_schema["properties"]["holes"]["items"]
+    assert set(hole["required"]) >= {"center", "axis", "diameter", "depth", "through", "countersink", "counterbore"}
+    assert tool.annotations.read_only_hint is True
+
+
+def test_the_plate_built_in_the_session(client):
+    assert client.text("execute", {"code": PLATE_CODE}).startswith("OK")
+    data, text = features(client, {"object_name": "plate"})
+    unit.check_plate(data)
+    assert "4 x through d=6.6 -Z on a bolt circle r=30" in text and "fillets: 4 x r=5 (convex rounds)" in text
+    assert len(text.splitlines()) <= 8
+
+
+def test_the_plate_imported_from_step(client):
+    client.text("import_file", {"filename": "plate.step", "name": "imported"})
+    data, _ = features(client, {"object_name": "imported"})
+    unit.check_plate(data)
+
+
+def test_a_boss_and_kinds(client):
+    assert client.text("execute", {"code": BOSS_CODE}).startswith("OK")
+    data, text = features(client, {"object_name": "boss", "kinds": ["bosses"]})
+    assert len(data["bosses"]) == 1 and data["holes"] == [] and data["fillets"] == []
+    b = data["bosses"][0]
+    assert math.dist(b["center"], (10, 5, 4)) < 0.05 and b["diameter"] == pytest.approx(12)
+    assert "boss: d=12 height 12 +Z" in text
+
+
+def test_errors_are_errors_without_structured_content(client):
+    msg = client.error("features", {"object_name": "nothing_here"})
+    assert "no object named" in msg
+    res = client.call("features", {"object_name": "plate", "kinds": ["holes", "gears"]})
+    assert res.is_error and res.structured_content is None

@@ -1,0 +1,195 @@
+"""jail/cad/features*.py in-process (our code, not user code) and launcher/replies/features.py.
+
+The test plate: four through holes on a bolt circle, a blind hole, a countersunk and a
+counterbored hole, rounded vertical corners. Every hole's centre within 0.05 mm, diameter,
+depth/through, countersink and counterbore right; the corners are convex fillets; no boss.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from build123d import (Align, Axis, Box, BuildPart, BuildSketch, CounterBoreHole, CounterSinkHole, Cylinder,
+                       GeomType, Hole, Locations, Mode, Plane, PolarLocations, Pos, SlotCenterToCenter, chamfer,
+                       export_step, extrude, fillet, import_step)
+
+from jail.cad import features
+from jail.cad.measure import MeasureError
+from launcher.replies import features as R
+from launcher.replies.cad import ReplyRefused
+from launcher.tools import table
+
+TOL = 0.05
+BOLT = [(30 * math.cos(math.radians(a)), 30 * math.sin(math.radians(a))) for a in (45, 135, 225, 315)]
+
+
+def plate():
+    """A 100x80x10 plate (z from -5 to 5), rounded vertical corners r=5."""
+    with BuildPart() as p:
+        Box(100, 80, 10)
+        fillet(p.edges().filter_by(Axis.Z), radius=5)
+        with Locations(Plane.XY.offset(5)):
+            with PolarLocations(30, 4, start_angle=45):
+                Hole(3.3)
+            with Locations((-35, 25)):
+                Hole(2.5, depth=6)
+            with Locations((35, 25)):
+                CounterSinkHole(3.3, 6.0, counter_sink_angle=90)
+            with Locations((-35, -25)):
+                CounterBoreHole(3.3, 5.5, 4.0)
+    return p.part
+
+
+def boss_part():
+    return Box(60, 40, 8) + Pos(10, 5, 4) * Cylinder(6, 12, align=(Align.CENTER, Align.CENTER, Align.MIN))
+
+
+def run(part, **kw):
+    d = features.features({"p": part}, "p", **kw)
+    return json.loads(json.dumps(d, allow_nan=False))
+
+
+def near(a, b, tol=TOL):
+    return all(abs(x - y) <= tol for x, y in zip(a, b))
+
+
+def hole_at(d, xy):
+    hs = [h for h in d["holes"] if near(h["center"][:2], xy)]
+    assert len(hs) == 1, (xy, d["holes"])
+    return hs[0]
+
+
+def check_plate(d):
+    assert len(d["holes"]) == 7, d["holes"]
+    for xy in BOLT:
+        h = hole_at(d, xy)
+        assert near(h["center"], (*xy, 5.0)) and near(h["axis"], (0, 0, -1), 1e-6)
+        assert h["diameter"] == pytest.approx(6.6, abs=1e-4) and h["through"] and h["depth"] is None
+        assert h["countersink"] is None and h["counterbore"] is None
+    blind = hole_at(d, (-35, 25))
+    assert blind["through"] is False and blind["depth"] == pytest.approx(6, abs=1e-4)
+    assert blind["diameter"] == pytest.approx(5, abs=1e-4) and near(blind["center"], (-35, 25, 5))
+    cs = hole_at(d, (35, 25))
+    assert cs["through"] and cs["countersink"]["diameter"] == pytest.approx(12, abs=1e-3)
+    assert cs["countersink"]["angle"] == pytest.approx(90, abs=0.01) and cs["counterbore"] is None
+    assert cs["diameter"] == pytest.approx(6.6, abs=1e-4)
+    cb = hole_at(d, (-35, -25))
+    assert cb["through"] and cb["counterbore"] == {"diameter": pytest.approx(11, abs=1e-4),
+                                                   "depth": pytest.approx(4, abs=1e-4)}
+    assert cb["countersink"] is None
+    assert d["bosses"] == []
+    assert [(g["radius"], g["convex"], g["count"]) for g in d["fillets"]] == [(5.0, True, 4)]
+    circles = [p for p in d["patterns"] if p["type"] == "bolt_circle"]
+    assert len(circles) == 1 and circles[0]["count"] == 4 and circles[0]["radius"] == pytest.approx(30, abs=1e-4)
+    assert near(circles[0]["center"], (0, 0, 5))
+    members = [d["holes"][i]["center"][:2] for i in circles[0]["members"]]
+    assert all(any(near(m, xy) for m in members) for xy in BOLT)
+
+
+def test_the_plate():
+    check_plate(run(plate()))
+
+
+def test_imported_step_plate(tmp_path):
+    path = tmp_path / "plate.step"
+    export_step(plate(), str(path))
+    check_plate(run(import_step(str(path))))
+
+
+def test_rounded_corners_alone_are_fillets_not_holes_or_bosses():
+    part = fillet(Box(40, 30, 6).edges().filter_by(Axis.Z), 4)
+    d = run(part)
+    assert d["holes"] == [] and d["bosses"] == []
+    assert [(g["radius"], g["convex"], g["count"]) for g in d["fillets"]] == [(4.0, True, 4)]
+
+
+def test_a_real_boss_and_a_free_cylinder():
+    d = run(boss_part())
+    assert len(d["bosses"]) == 1 and d["holes"] == []
+    b = d["bosses"][0]
+    assert near(b["center"], (10, 5, 4)) and near(b["axis"], (0, 0, 1), 1e-6)
+    assert b["diameter"] == pytest.approx(12) and b["height"] == pytest.approx(12)
+    assert run(Cylinder(5, 20))["bosses"] == []   # a whole part is not a boss on itself
+
+
+def test_boss_with_foot_fillet_and_top_chamfer():
+    part = Box(40, 40, 5) + Pos(0, 0, 2.5) * Cylinder(8, 10, align=(Align.CENTER, Align.CENTER, Align.MIN))
+    part = chamfer(part.edges().sort_by(Axis.Z)[-1], 1)
+    part = fillet(part.edges().filter_by(GeomType.CIRCLE).filter_by_position(Axis.Z, 2.4, 2.6), 1.5)
+    d = run(part)
+    assert len(d["bosses"]) == 1 and d["bosses"][0]["height"] == pytest.approx(10, abs=1e-4)
+    assert near(d["bosses"][0]["center"], (0, 0, 2.5))
+    assert [(g["radius"], g["convex"]) for g in d["fillets"]] == [(1.5, False)]
+    assert [(g["size"], g["size2"]) for g in d["chamfers"]] == [(pytest.approx(1.0), None)]
+
+
+def test_slot_chamfers_and_linear_array():
+    with BuildPart() as s:
+        Box(80, 40, 10)
+        chamfer(s.edges().filter_by(Axis.X).group_by(Axis.Z)[-1], length=2)
+        with BuildSketch(Plane.XY.offset(5)):
+            SlotCenterToCenter(20, 6)
+        extrude(amount=-10, mode=Mode.SUBTRACT)
+        with Locations(Plane.XY.offset(5)):
+            with Locations((-20, 12), (0, 12), (20, 12)):
+                Hole(1.5)
+    d = run(s.part)
+    assert [(x["length"], x["width"], x["depth"]) for x in d["slots"]] == [(26.0, 6.0, 10.0)]
+    assert near(d["slots"][0]["direction"], (1, 0, 0), 1e-6)
+    assert [(g["size"], g["count"]) for g in d["chamfers"]] == [(pytest.approx(2.0), 2)]
+    lin = [p for p in d["patterns"] if p["type"] == "linear"]
+    assert len(lin) == 1 and lin[0]["count"] == 3 and lin[0]["pitch"] == pytest.approx(20)
+
+
+def test_kinds_and_errors():
+    d = run(plate(), kinds=["fillets"])
+    assert set(d) == {*features.KINDS, "truncated"} and d["holes"] == [] and d["fillets"]
+    with pytest.raises(MeasureError, match="kinds"):
+        features.features({"p": Box(1, 1, 1)}, "p", ["bogus"])
+    with pytest.raises(MeasureError, match="no object named"):
+        features.features({"p": Box(1, 1, 1)}, "q")
+
+
+# ------------------------------------------------------------------ the launcher's side
+def test_rebuilt_reply_conforms_and_renders():
+    raw = run(plate())
+    out = R.features_reply(raw, "plate")
+    R.check(out)
+    tool = table.get("features")
+    assert tool.structured({"ok": True, "features": out}) == out
+    text = table.render_text("features", {"ok": True, "features": out})
+    assert "4 x through d=6.6 -Z on a bolt circle r=30" in text and "countersink d=12 90°" in text
+    assert "fillets: 4 x r=5 (convex rounds)" in text and len(text.splitlines()) <= 8
+
+
+@pytest.mark.parametrize("patch", [
+    ("holes", 0, "diameter", float("nan")), ("holes", 0, "center", [1, 2]), ("holes", 0, "through", 1),
+    ("holes", 0, "center", [1e300, 0, 0]), ("fillets", 0, "convex", "yes"), ("holes", 0, "countersink", "x"),
+    ("patterns", 0, "type", "\x1b[2J"), ("patterns", 0, "members", [99]),
+])
+def test_hostile_fields_refuse_the_reply(patch):
+    raw = run(plate())
+    kind, i, key, value = patch
+    raw[kind][i][key] = value
+    with pytest.raises(ReplyRefused, match=rf"{kind}\[{i}\]"):
+        R.features_reply(raw, "plate")
+
+
+def test_hostile_lists_are_capped_and_unknown_keys_dropped():
+    raw = run(plate())
+    raw["holes"] = raw["holes"][:1] * 5000
+    raw["holes"][0] = dict(raw["holes"][0], evil="\u202e")
+    raw["patterns"] = []
+    raw["extra"] = "\x1b]0;x\x07"
+    out = R.features_reply(raw, "plate\x1b[2J")
+    assert len(out["holes"]) == R.FEATURES_LIST_CAP and out["truncated"] == {"holes": 5000}
+    assert "evil" not in out["holes"][0] and "extra" not in out and "\x1b" not in out["name"]
+    R.check(out)
+
+
+def test_output_schema_is_listed_only_for_features():
+    from launcher.mcp.server import list_tools
+    with_schema = {t.name: t.output_schema for t in list_tools() if t.output_schema}
+    assert list(with_schema) == ["features"]
+    assert set(with_schema["features"]["required"]) >= set(features.KINDS)
