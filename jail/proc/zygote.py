@@ -63,11 +63,12 @@ def warm_up() -> dict:
         serialize.warm_up(part)
     except Exception:
         pass
-    try:  # render/measure ops: Pillow, its fonts, the rasteriser and OCCT queries, used once
+    try:  # render/measure/features ops: Pillow, its fonts, the rasteriser and OCCT queries, used once
         from jail.cad import render
-        from jail.cad import measure
+        from jail.cad import features, measure
         render.warm_up(part)
         measure.warm_up(part)
+        features.warm_up(part)
     except Exception:
         pass
     try:  # import_file: the readers (STEP stream, sewing, expat, zipfile, SVG) used once
