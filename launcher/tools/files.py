@@ -11,7 +11,7 @@ from __future__ import annotations
 from jail.wire.caps import NAME_CAP
 
 from launcher.files import exports, inputs
-from launcher.files.script import session_script
+from launcher.files.script import import_code, session_script
 from launcher.tools import content
 from launcher.tools.session import execute_content
 from launcher.tools.tool import Tool, hints
@@ -94,7 +94,9 @@ def import_file(ctx, session, filename, name, format="") -> dict:
         return {"error": NO_INPUT_DIR}
     limits = ctx.profile.limits
     req, note, info = inputs.import_request(d, filename, name, format, limits.max_input_bytes)
-    result = session.execute(note, request=req, limit_s=limits.import_timeout_s)
+    result = session.execute(note, request=req, limit_s=limits.import_timeout_s,
+                             record=(import_code(name, info["format"], info["filename"]),
+                                     f"import_file: {info['filename']}"))
     result["imported"] = {**info, "name": name}
     return result
 
