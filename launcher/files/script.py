@@ -70,10 +70,11 @@ def parse_import(code: str) -> tuple[str, str, str] | None:
         return None
     if not isinstance(path, str) or not path.startswith("/"):
         return None
-    for fmt in _IMPORT_TPL:
-        if import_code(n.group(1), fmt, path[1:]) == code:
-            return n.group(1), fmt, path[1:]
-    return None
+    fmts = [f for f in _IMPORT_TPL if import_code(n.group(1), f, path[1:]) == code]
+    if not fmts:
+        return None
+    ext = path.rsplit(".", 1)[-1].lower()  # STL and 3MF read alike: the extension tells
+    return n.group(1), ext if ext in fmts else fmts[0], path[1:]
 
 
 def build(items, session_id: str = "") -> tuple[str, list[str]]:
@@ -111,6 +112,9 @@ def capped(changes: list[str]) -> list[str]:
 def session_script(session) -> dict:
     """``{"script", "calls", "imports", "bytes", "changes"}`` for ``session``, from the launcher's
     history only; SessionError when the script cannot be made (too big, a call refused)."""
+    lost = getattr(getattr(session, "chain", None), "head_lost", None)
+    if lost:  # the head was killed after its calls: there is no state the script could rebuild
+        raise SessionError(f"{lost}; the script has no calls until a snapshot is restored or the session reset")
     items = tuple(session.history)
     try:
         text, changes = build(items, getattr(session, "id", ""))
