@@ -61,12 +61,12 @@ def exported(tmp_path_factory, marker):
               "--input-dir", str(d / "in")],
         env=launcher_env(), cwd=str(REPO))
     with mcpclient.running(None, d / "mcp-stderr.log", params=params) as c:
+        t = c.text("execute", {"code": hostile(marker)})
+        assert t.startswith("OK") and "jailed" in t, t
         assert c.text("execute", {"code": "part = Box(3, 4, 5)"}).startswith("OK")
         assert "error" not in c.text("export", {"object_name": "part", "filename": "part.step"}).lower()
         shutil.copy(d / "proj" / "out" / "part.step", d / "in" / "part.step")
         assert c.text("import_file", {"filename": "part.step", "name": "base"}).startswith("Imported")
-        t = c.text("execute", {"code": hostile(marker)})
-        assert t.startswith("OK") and "jailed" in t, t
         assert c.text("execute", {"code": "\u0440\u0430rt = base.moved(Location((10, 0, 0)))  # \u202e note"}
                       ).startswith("OK")
         c.error("execute", {"code": "raise ValueError('failed-call')"})
@@ -121,7 +121,7 @@ def test_pytest_collecting_it_refuses(exported, marker, tmp_path):
 def test_run_runs_it_jailed(exported, marker, tmp_path):
     path, indir, _, _ = exported
     p = run_cli("run", str(path), "--profile", PROFILE, "--output-dir", str(tmp_path / "out"))
-    assert p.returncode == 2 and "call 2 of" in p.stderr and "--input-dir" in p.stderr, p.stderr
+    assert p.returncode == 2 and "call 3 of" in p.stderr and "--input-dir" in p.stderr, p.stderr
     p = run_cli("run", str(path), "--profile", PROFILE, "--output-dir", str(tmp_path / "out"),
                 "--input-dir", str(indir))
     assert p.returncode == 0, p.stdout + p.stderr
