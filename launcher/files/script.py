@@ -20,6 +20,7 @@ import re
 
 from launcher.files import reviewable
 from launcher.session import SessionError
+from launcher.session.history import MAX_BYTES as MAX_HISTORY_BYTES
 
 MAX_SCRIPT_BYTES = 8 * 1024 * 1024   # the script's size cap (the history of a long session)
 MAX_CHANGES = 100                    # changes listed (header and reply); the rest are counted
@@ -115,6 +116,10 @@ def session_script(session) -> dict:
     lost = getattr(getattr(session, "chain", None), "head_lost", None)
     if lost:  # the head was killed after its calls: there is no state the script could rebuild
         raise SessionError(f"{lost}; the script has no calls until a snapshot is restored or the session reset")
+    hist = getattr(getattr(session, "chain", None), "history", None)
+    if hist is not None and not hist.complete:
+        raise SessionError(f"this session has run more than {MAX_HISTORY_BYTES} bytes of code: the launcher no "
+                           "longer keeps it, so there is no script; reset to start a new one")
     items = tuple(session.history)
     try:
         text, changes = build(items, getattr(session, "id", ""))

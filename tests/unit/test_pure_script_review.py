@@ -151,7 +151,7 @@ def test_history_snapshots_are_copies():
     assert [tuple(e) for e in h.entries()] == [(1, "a = 1", None)]
     assert h.record("c = 3") == 2
     h.lose_head()
-    assert h.entries() == () and h.next_call() == 1
+    assert h.entries() == () and h.next_call() == 1 and h.complete
     h.restore("s")
     assert [e.code for e in h.entries()] == ["a = 1"]
     h.delete("s")
@@ -159,3 +159,19 @@ def test_history_snapshots_are_copies():
     assert h.entries() == ()
     with pytest.raises(TypeError):
         h.record(b"x")
+
+
+def test_history_is_bounded():
+    """Past MAX_BYTES recorded in all, calls are counted and no code is kept (the script says so)."""
+    from launcher.session import history
+    h = History()
+    big = "#" * (history.MAX_BYTES // 4)
+    for i in range(1, 4):
+        assert h.record(big) == i
+    h.save("s")
+    assert h.record(big) == 4 and h.complete and len(h.entries()) == 4
+    assert h.record("x = 1") == 5 and not h.complete and h.entries() == ()
+    assert h.record("y = 1") == 6 and not h.complete
+    h.restore("s")
+    assert h.complete and len(h.entries()) == 3
+    assert h.record("z = 1") == 4 and not h.complete  # what the session recorded in all counts
