@@ -39,6 +39,10 @@ def _launcher(args):
 
 
 def cmd_run(args) -> int:
+    """Run a build123d file in a fresh jailed session. A script exported by the launcher (its guard
+    line exactly as written) runs call by call: each under its own time limit, errors naming the
+    call and its line in the file, imports through ``import_file`` from ``--input-dir``."""
+    from launcher.files import script
     from launcher.tools import ToolSet, render_text
     try:
         code = sys.stdin.read() if args.file == "-" else open(args.file, encoding="utf-8").read()
@@ -46,13 +50,54 @@ def cmd_run(args) -> int:
         print(f"build123d-launcher run: cannot read {args.file}: {getattr(e, 'strerror', None) or e}",
               file=sys.stderr)
         return 2
+    calls = script.split(code)
     with _launcher(args) as launcher:
+        if calls is not None:
+            need = [c for c in calls if script.parse_import(c["code"])]
+            if need and launcher.input_dir is None:
+                print(f"build123d-launcher run: call {need[0]['call']} of {args.file} imports a file: give "
+                      "--input-dir DIR, the folder that holds the imported files", file=sys.stderr)
+                return 2
         ts = ToolSet(launcher)
         ts.session = launcher.new_session()  # a layer that cannot be applied raises here: exit 3
-        res = ts.call("execute", {"code": code})
-        print(render_text("execute", res) if not args.json else json.dumps(res, indent=1))
-        ts.close()
-        return 0 if res.get("ok") else 1
+        try:
+            if calls is None:  # a plain build123d file: one call
+                res = ts.call("execute", {"code": code})
+                print(render_text("execute", res) if not args.json else json.dumps(res, indent=1))
+                return 0 if res.get("ok") else 1
+            return _run_calls(ts, calls, args, render_text)
+        finally:
+            ts.close()
+
+
+def _run_calls(ts, calls: list[dict], args, render_text) -> int:
+    from launcher.files import script
+    if not args.json:
+        print(f"build123d-launcher run: {args.file} is a script exported by build123d-launcher (untrusted code "
+              f"an AI session wrote): running its {len(calls)} call(s) one by one in a fresh jailed session\n")
+    done = []
+    for c in calls:
+        label = f"call {c['call']}" if c["call"] else "the lines before the first call"
+        imp = script.parse_import(c["code"])
+        if imp is not None:
+            name, fmt, filename = imp
+            tool, res = "import_file", ts.call("import_file", {"filename": filename, "name": name, "format": fmt})
+        else:
+            tool, res = "execute", ts.call("execute", {"code": c["code"]})
+        done.append({"call": c["call"], "line": c["line"], "tool": tool, "result": res})
+        if not args.json:
+            print(f"--- {label} (line {c['line']} of {args.file}):\n{render_text(tool, res)}\n")
+        if not res.get("ok"):
+            if args.json:
+                print(json.dumps(done, indent=1))
+            err = res.get("error")
+            line = err.get("line") if isinstance(err, dict) else None
+            at = f", line {c['line'] + line - 1} of the file" if isinstance(line, int) and line > 0 else ""
+            print(f"build123d-launcher run: {label} failed{at}; the calls after it did not run", file=sys.stderr)
+            return 1
+    if args.json:
+        print(json.dumps(done, indent=1))
+    return 0
 
 
 def cmd_demo(args) -> int:
@@ -170,10 +215,12 @@ def main(argv=None) -> int:
     p.add_argument("--socket", default=None, help="socket path (default $XDG_RUNTIME_DIR/build123d-launcher.sock)")
     p.set_defaults(fn=cmd_serve)
     p = add("run", "run a file (or - for stdin) in a fresh jailed session",
-            "Run one build123d Python file in a fresh jailed session and print the result. "
+            "Run one build123d Python file in a fresh jailed session and print the result. A script exported "
+            "by build123d-launcher (script / export format py) runs jailed call by call, its guard line "
+            "skipped; its imports read --input-dir. "
             "Exit 0 on success, 1 if the code failed, 2 for a usage error, 3 if the jail cannot start.")
     common(p)
-    p.add_argument("file", help="a .py file, or - to read the code from stdin")
+    p.add_argument("file", help="a .py file (an exported session script too), or - to read the code from stdin")
     p.add_argument("--json", action="store_true", help="print the raw result as JSON")
     p.set_defaults(fn=cmd_run)
     p = add("demo", "run a small model through the jail",

@@ -1,15 +1,14 @@
-"""The session's successful code blocks, kept in the session's own process (the ``script`` tool).
+"""Call numbers for error reports: the session's successful code blocks, in the session's process.
 
-Each successful ``execute`` and ``import_file`` appends one entry: its call number, the code, an
-optional note. The list is a module global appended in the ``next`` that ran the call, so a failed
-call's process is discarded with its entry, a promoted next carries the list plus its own entry,
-and snapshots, restores and resets keep it exactly right (each holds its own copy). Call N's code
-is compiled with the filename ``<execute-N>`` (:func:`filename`), so a frame in a function an
-earlier call defined can be attributed ("defined in call 7, line 3").
+Each successful ``execute`` and ``import_file`` appends one entry (its call number, the code, an
+optional note) in the ``next`` that ran it, so the numbers follow promotions, snapshots, restores
+and resets like the state does. Call N's code is compiled with the filename ``<execute-N>``
+(:func:`filename`), so a frame in a function an earlier call defined can be attributed ("defined
+in call 7, line 3", with that line's source).
 
-Blocks: nothing. User code can read or rewrite the list (with the Python layers off, or by any
-trick): nothing built from it is trusted by the launcher beyond being text from the session,
-capped and sanitised like every reply.
+This is not the session's history as the user sees it: the script is built only from the
+launcher's own record (launcher/session/history.py), and no op sends this list out of the jail.
+Blocks: nothing. User code can read or rewrite the list; then only its own error reports lie.
 """
 from __future__ import annotations
 

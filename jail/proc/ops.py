@@ -24,7 +24,7 @@ from typing import Any, Callable
 # Every handler's module is imported here, at the top: the keeper imports this module (through
 # jail.proc.chain) in the zygote's process tree before any layer is applied, and the zygote's
 # warm-up has already loaded and exercised all of them, so no jailed next imports anything new.
-from jail.cad import api, features, history, importer, measure, render, runner, serialize, summary
+from jail.cad import api, features, importer, measure, render, runner, serialize, summary
 from jail.proc import probe
 
 DISPOSABLE = "disposable"
@@ -90,12 +90,6 @@ def op_export(msg: dict, ctx: OpContext):
     return {"ok": True, "size": len(data), **meta}, data
 
 
-def op_history(msg: dict, ctx: OpContext):
-    """script: the session's successful calls (``history``) as JSON in the blob."""
-    entries = history.entries()
-    return {"ok": True, "count": len(entries)}, json.dumps(entries).encode("utf-8", "surrogatepass")
-
-
 def op_probe(msg: dict, ctx: OpContext):
     """doctor / audit: what this jailed process can see and do (``probe.probe_evidence``)."""
     return {"evidence": probe.probe_evidence(msg)}, b""
@@ -106,7 +100,6 @@ OPS: dict[str, Op] = {
     "import": Op(TRANSACTION, "result", op_import),
     "state": Op(DISPOSABLE, "state", op_state),
     "export": Op(DISPOSABLE, "export", op_export),
-    "history": Op(DISPOSABLE, "history", op_history),
     "probe": Op(DISPOSABLE, "probe", op_probe),
     "api": Op(DISPOSABLE, "api", api.op_api),
     "render": Op(DISPOSABLE, "render", render.op_render),

@@ -66,13 +66,21 @@ class Calls:
 
     # ------------------------------------------------------------ transactions
     def execute(self, code: str, timeout_s: float | None = None, *, request: dict | None = None,
-                limit_s: float | None = None, blob: bytes = b"") -> dict:
+                limit_s: float | None = None, blob: bytes = b"",
+                record: tuple[str, str | None] | None = None) -> dict:
         """Run ``code``; ``timeout_s`` may shorten the profile's wall-clock limit, never extend it.
 
         ``request`` replaces the ``execute`` request with another transaction op (e.g. ``import``,
         launcher/files/inputs.py) served the same way; ``code`` is then only what the log records, and
-        ``limit_s`` (e.g. the profile's ``import_timeout_s``) replaces ``timeout_s`` as the limit."""
+        ``limit_s`` (e.g. the profile's ``import_timeout_s``) replaces ``timeout_s`` as the limit.
+        On success (a promotion that took) the head's history (``chain.history``) gains
+        ``record`` = ``(script_code, note)``, by default ``(code, None)``, and the result's ``call``
+        is its number there; nothing is recorded for a call that failed in any way."""
         chain, cancellation = self.chain, self.cancellation
+        rec = (code, None) if record is None else record
+        if not (isinstance(rec, tuple) and len(rec) == 2 and isinstance(rec[0], str)
+                and (rec[1] is None or isinstance(rec[1], str))):
+            raise TypeError("record must be (script_code: str, note: str | None) or None")
         with self.lock:
             lim = self.limits
             limit = lim.timeout_s if limit_s is None else float(limit_s)
@@ -137,7 +145,9 @@ class Calls:
             if over:  # the state it would leave is over session_memory_mb (no kernel bound here)
                 chain.discard_next()
                 return self._record(error_result("SessionMemoryLimit", over), code, start, "memory")
-            if not chain.promote(nxt):  # success: nxt becomes head
+            if chain.promote(nxt):  # success: nxt becomes head, and the launcher's history gains the call
+                result["call"] = chain.history.record(*rec)
+            else:  # the head was dropped (chain.drop_head): its history with it
                 result["stderr"] += ("\n[launcher: the call ran, but its process then stopped reading and was "
                                      "killed: the session's state is gone; restore a snapshot or reset]\n")
             return self._record(result, code, start, "ok")

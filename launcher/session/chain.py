@@ -21,6 +21,7 @@ from launcher.contain.containment import SessionContainment, clone_filtered
 from launcher.contain.procs import Proc, children_of, kill_strays, ppid_of
 from launcher.session.channel import Channel, nonce_of
 from launcher.session.errors import SessionDead, SessionError, SessionNotReading
+from launcher.session.history import History
 
 log = logging.getLogger("build123d_launcher.session")
 
@@ -40,6 +41,7 @@ class Chain:
         self.next: Proc | None = None
         self.next_nonce = ""
         self.snapshots: dict[str, tuple[Proc, float]] = {}
+        self.history = History()  # the launcher's record of the head's and each snapshot's calls
         self.evidence: dict = {}
         self.closed = False
         self._dying: list[Proc] = []
@@ -192,6 +194,7 @@ class Chain:
         self.bury(self.head)
         self.bury(self.next, reads_socket=True)
         self.head, self.next, self.next_nonce = None, None, ""
+        self.history.lose_head()  # its state is gone: so are its calls, until a snapshot is restored
         self.channel.early_ready.clear()
         self.sweep()
         self.head_lost = (f"the session's head process {why} (code run by an earlier successful call can do "

@@ -105,9 +105,16 @@ class Session:
 
     # ------------------------------------------------------------ calls
     def execute(self, code: str, timeout_s: float | None = None, *, request: dict | None = None,
-                limit_s: float | None = None, blob: bytes = b"") -> dict:
-        """Run ``code`` as a transaction (see ``Calls.execute``)."""
-        return self.calls.execute(code, timeout_s, request=request, limit_s=limit_s, blob=blob)
+                limit_s: float | None = None, blob: bytes = b"",
+                record: tuple[str, str | None] | None = None) -> dict:
+        """Run ``code`` as a transaction (see ``Calls.execute``); on success the launcher's history
+        gains ``record`` (``(script_code, note)``, default ``(code, None)``)."""
+        return self.calls.execute(code, timeout_s, request=request, limit_s=limit_s, blob=blob, record=record)
+
+    @property
+    def history(self) -> tuple:
+        """The launcher's record of the head's successful calls: ``(Entry(call, code, note), ...)``."""
+        return self.chain.history.entries()
 
     def ask(self, request: dict, reply: str, timeout: float | None = None, cap: int | None = None,
             blob: bytes = b""):

@@ -51,6 +51,7 @@ class Snapshots:
                 c.discard_next()
                 raise SessionError("the snapshot could not be taken (its process did not answer)") from None
             c.snapshots[name] = (nxt, time.time())
+            c.history.save(name)  # the parked next is a fork of the head: it holds the head's calls
             c.next = None
             return {"name": name, "snapshots": sorted(c.snapshots)}
 
@@ -62,6 +63,7 @@ class Snapshots:
             snap, _ = c.snapshots[name]
             if not snap.alive():
                 del c.snapshots[name]
+                c.history.delete(name)
                 raise SessionError(f"snapshot {name!r} no longer exists (its process was killed)")
             old_head, old_next = c.head, c.next
             snap.kill(signal.SIGUSR1)
@@ -76,6 +78,7 @@ class Snapshots:
                     raise SessionError(f"snapshot {name!r} did not fork a new head; the session is unchanged") \
                         from None
                 c.snapshots.pop(name, None)
+                c.history.delete(name)
                 c.bury(snap)
                 raise SessionError(f"snapshot {name!r} no longer exists (its process was killed); "
                                    "the session is unchanged") from None
@@ -88,6 +91,7 @@ class Snapshots:
             c.bury(old_head)
             c.bury(old_next, reads_socket=True)
             c.head, c.next, c.next_nonce = new_head, None, ""
+            c.history.restore(name)
             c.head_lost = None
             # what old_head forked untracked (the next it made after the last call): killed here by pidfd
             # and known as dying, so the sweep below finds nothing unknown and needs no cgroup freeze
@@ -109,6 +113,7 @@ class Snapshots:
             if name not in c.snapshots:
                 raise SessionError(f"no snapshot named {name!r}")
             snap, _ = c.snapshots.pop(name)
+            c.history.delete(name)
             c.bury(snap)
             return {"deleted": name, "snapshots": sorted(c.snapshots)}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from jail.wire.caps import NAME_CAP
 
 from launcher.files import exports, inputs
-from launcher.files.script import session_script
+from launcher.files.script import import_code, session_script
 from launcher.tools import content
 from launcher.tools.session import execute_content
 from launcher.tools.tool import Tool, hints
@@ -94,7 +94,9 @@ def import_file(ctx, session, filename, name, format="") -> dict:
         return {"error": NO_INPUT_DIR}
     limits = ctx.profile.limits
     req, note, info = inputs.import_request(d, filename, name, format, limits.max_input_bytes)
-    result = session.execute(note, request=req, limit_s=limits.import_timeout_s)
+    result = session.execute(note, request=req, limit_s=limits.import_timeout_s,
+                             record=(import_code(name, info["format"], info["filename"]),
+                                     f"import_file: {info['filename']}"))
     result["imported"] = {**info, "name": name}
     return result
 
@@ -133,19 +135,45 @@ def script(ctx, session) -> dict:
     return session_script(session)
 
 
+UNTRUSTED = ("UNTRUSTED code written by this AI session: it ran in the jail; run with python it would run as "
+             "the user, outside it. Read all of it; run it jailed with `build123d-launcher run FILE`.")
+
+
+def shown_lines(s: str, cap: int) -> tuple[int, int]:
+    """How many whole lines of ``s`` fit in ``cap`` bytes, and how many lines it has."""
+    lines = s.split("\n")
+    used = k = 0
+    for ln in lines:
+        used += len(ln.encode("utf-8", "surrogatepass")) + 1
+        if used > cap:
+            break
+        k += 1
+    return k, len(lines)
+
+
 def script_content(result: dict) -> list[dict]:
     s = result.get("script", "")
-    head = f"{result.get('calls', 0)} call(s), {result.get('imports', 0)} import(s), {result.get('bytes', 0)} bytes"
-    if len(s) > MAX_SHOWN:
-        return [content.text(f"{head}: too long to show here; write it with export(object_name='script', "
-                             f"filename='design.py')\n\n" + s[:4096] + "\n[... cut]")]
-    return [content.text(f"{head}:\n\n{s}")]
+    head = (f"{UNTRUSTED}\n{result.get('calls', 0)} call(s), {result.get('imports', 0)} import(s), "
+            f"{result.get('bytes', 0)} bytes")
+    changes = result.get("changes") or []
+    if changes:
+        head += "\nChanged by the launcher so that what you read is what runs:\n" + "\n".join(f"  {c}" for c in changes)
+    k, n = shown_lines(s, MAX_SHOWN)
+    if k >= n:
+        return [content.text(f"{head}:\n\n{s}")]
+    cut = (f"[lines {k + 1}\u2013{n} of {n} are not shown: write the script with export(object_name='script', "
+           f"filename='design.py') and read it there]")
+    return [content.text(f"{head}; {cut}\n\n" + "\n".join(s.split("\n")[:k]) + f"\n{cut}")]
 
 
 SCRIPT = Tool(
     "script", "Session as a script",
-    "The session's successful code, in order, as one runnable Python script (`from build123d import *` "
-    "first; imported files noted and read from INPUT_DIR). Failed calls, restored-away and reset calls are "
-    "not in it. To write it to a file: export(object_name='script', filename='design.py').",
+    "The session's successful code, in order, as one Python script of UNTRUSTED code: it ran in the jail, and "
+    "run with python it would run as the user, outside it. The launcher records the calls itself; the script "
+    "starts with a header saying so and a guard line that stops python, import and pytest; the user runs it "
+    "jailed with `build123d-launcher run FILE`. Non-ASCII names are renamed to ASCII, hidden characters "
+    "escaped and long lines flagged (the reply lists every change); code that cannot be shown faithfully is "
+    "refused. Failed, restored-away and reset calls are not in it. Shown up to " + str(MAX_SHOWN) + " bytes (the "
+    "reply says which lines are not); to write it: export(object_name='script', filename='design.py').",
     params={}, handler=script, renderer=script_content, changes_session=False,
     annotations=hints(read_only=True, destructive=False, idempotent=True, open_world=False))

@@ -92,10 +92,27 @@ def test_file_contents():
     assert t[0] == "Imported 'a.step' (STEP, 10 bytes) as box." and t[1] == "OK (12 ms)" and t[2].startswith("+ box: Box")
     failed = dict(imported, ok=False, error={"type": "ImportError", "message": "not STEP"})
     assert render_text("import_file", failed).startswith("Import of 'a.step' failed.\nImportError: not STEP")
-    assert render_text("script", {"script": "x = 1\n", "calls": 1, "imports": 0, "bytes": 6}) == \
-        "1 call(s), 0 import(s), 6 bytes:\n\nx = 1\n"
+    t = render_text("script", {"script": "x = 1\n", "calls": 1, "imports": 0, "bytes": 6})
+    assert t.startswith("UNTRUSTED code written by this AI session") and "build123d-launcher run FILE" in t, t
+    assert t.endswith("1 call(s), 0 import(s), 6 bytes:\n\nx = 1\n"), t
+    t = render_text("script", {"script": "x = 1\n", "calls": 1, "imports": 0, "bytes": 6,
+                               "changes": ["call 1: identifier '\\u0430' written as _u0430"]})
+    assert "Changed by the launcher" in t and "written as _u0430" in t, t
+
+
+def test_script_never_hides_lines_silently():
+    """Past the cap, the reply says exactly which lines it does not show (issue 20)."""
+    from launcher.tools.files import MAX_SHOWN
     long = render_text("script", {"script": "#" * 300_000, "calls": 1, "imports": 0, "bytes": 300_000})
-    assert "too long to show here" in long and len(long) < 5000
+    assert "lines 1\u20131 of 1 are not shown" in long and len(long) < 5000, long[:500]
+    lines = [f"x{i} = {i}  # " + "y" * 90 for i in range(4000)]
+    text = "\n".join(lines)
+    t = render_text("script", {"script": text, "calls": 4000, "imports": 0, "bytes": len(text)})
+    shown = [ln for ln in t.split("\n") if ln.startswith("x")]
+    k = len(shown)
+    assert 0 < k < 4000 and shown == lines[:k]
+    assert t.count(f"lines {k + 1}\u20134000 of 4000 are not shown") == 2, t[:400]  # at the top and at the end
+    assert len(t.encode()) < MAX_SHOWN + 4096
 
 
 def test_render_request_rules_beyond_the_schema():
