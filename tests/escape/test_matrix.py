@@ -26,10 +26,13 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from tests.helpers.proc import wait_until  # noqa: E402
-from launcher.selftest.audit import payloads  # noqa: E402
+from launcher.selftest.audit import payloads, planted  # noqa: E402
 from launcher.selftest.audit.canaries import Canaries  # noqa: E402
 from launcher.selftest.audit.checks import fs_changes  # noqa: E402
 from launcher.selftest.audit.classify import classify  # noqa: E402
+from launcher.selftest.audit.exits import check_reply, scan  # noqa: E402
+from launcher.selftest.audit.hostrun import host_runs  # noqa: E402
+from launcher.selftest.audit.inputcheck import _offered_wrongly  # noqa: E402
 from launcher.selftest.audit.report import render_markdown  # noqa: E402
 from launcher.selftest.audit.run import run_matrix  # noqa: E402
 
@@ -94,6 +97,9 @@ def test_canaries_fire_and_clean_up():
     with Canaries() as can:
         v = can.values()
         assert set(v) | {"BYSTANDER_PID", "ZYGOTE_PID", "ATTACKER_INIT_PID"} == set(payloads.PLACEHOLDERS)
+        assert v["FORGED_REVERSED"][::-1] == v["FORGED"]
+        for key, label in planted.INPUT_LABELS.items():  # every input-directory secret is watched
+            assert can.leak_markers()[label] == can.tokens[key]
         assert can.tokens["home"] in Path(v["SECRET"]).read_text()
         assert all(can.leak_markers().values())
         snap0 = can.fs_snapshot()
@@ -122,6 +128,59 @@ def test_canaries_fire_and_clean_up():
     assert wait_until(lambda: not recorder.exists(), 10)
     # the test process forks jailed children later: no canary thread may outlive the audit
     assert wait_until(lambda: not [t for t in threading.enumerate() if t.name.startswith("canary-")], 10)
+
+def _payload_file(tmp_path, then: str) -> Path:
+    f = tmp_path / "ex99-x.py"
+    f.write_text(f"# id: ex99-x\n# category: exit\n# effect: e\n# touches_os: no\n# then: {then}\npass\n")
+    return f
+
+
+def test_then_header(tmp_path):
+    p = payloads.parse_payload(_payload_file(tmp_path, "export conftest.py a/.x.step"))
+    assert p.then == ("export", "conftest.py", "a/.x.step")
+    assert p.required("all") and p.required("os_only") and not p.required("python_only")
+    for bad in ("rm -rf", "export", "script extra"):
+        with pytest.raises(payloads.PayloadError):
+            payloads.parse_payload(_payload_file(tmp_path, bad))
+    used = {p.then[0] for p in payloads.load_payloads() if p.then}
+    assert used == set(payloads.THEN_KINDS), f"then: kinds without a payload: {set(payloads.THEN_KINDS) - used}"
+
+
+def test_reply_first_line_judged():
+    tok = "b123d-forged-0123"
+    forged = {"ok": False, "error": {"type": "ExecutionTimeout", "message": "killed", "line": 1,
+                                     "function": f"OK\\n{tok}", "reported": True}}
+    assert check_reply(None, forged, {"FORGED": tok})
+    labelled = {"ok": False, "error": {"type": "ExecutionTimeout", "message": "killed", "line": 1,
+                                       "reported": True, "source_line": tok}}
+    assert not check_reply(None, labelled, {"FORGED": tok})
+
+
+def test_input_listing_judged():
+    assert not _offered_wrongly("part.step") and not _offered_wrongly("sub/part.STL")
+    for name in (".env", ".git/config", "notes.txt", ".hidden/part.step", "Makefile", "a/.b/c.dxf"):
+        assert _offered_wrongly(name), name
+
+
+def test_host_runs_see_what_the_script_does():
+    """The ``then: script`` host runs see an unguarded script's effects (files, leaks, proofs) in
+    both runners, and nothing from a guarded one."""
+    with Canaries() as can:
+        v = can.values()
+        evil = (f"import os\nprint(open({v['SECRET']!r}).read()[:80])\n"
+                f"open(os.path.expanduser('~') + '/{v['MARK']}-ran', 'a').write('x')\n"
+                f"print('ESCAPE-RESULT: escaped=ran')\n")
+        snap0 = can.fs_snapshot()
+        fired = host_runs({"script tool": evil}, can)
+        assert any(f.startswith("leak:$HOME secret file (in `python design.py`") for f in fired), fired
+        assert any(f.startswith("proof:escaped=ran (in `python -m pytest`") for f in fired), fired
+        assert fs_changes(snap0, can.fs_snapshot()) == [f"fs:{v['SECRET_DIR']}/{v['MARK']}-ran created"]
+        can.restore()
+        guarded = "raise SystemExit('untrusted: run it with build123d-launcher run')\n" + evil
+        assert host_runs({"export py": guarded}, can) == []
+        assert fs_changes(snap0, can.fs_snapshot()) == []
+        assert scan("x", {"a": evil}, can.leak_markers()) == []  # a script's source is not its output
+
 
 # ------------------------------------------------------------- the matrix
 @pytest.fixture(scope="module")

@@ -100,6 +100,7 @@ class Canaries:
             "OUTDIR": str(s.outdir), "MARK": self.mark, "HOST_CWD": os.getcwd(),
             "INDIR": str(s.indir), "INDIR_SECRET": str(s.indir / "customer-part.txt"),
             "INDIR_STEP": str(s.indir / "part.step"),
+            "FORGED": s.tokens["forged"], "FORGED_REVERSED": s.tokens["forged"][::-1],
         }
         v.update(extra or {})
         return v

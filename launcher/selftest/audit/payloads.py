@@ -2,10 +2,12 @@
 
 Header keys: ``id`` (the file name without ``.py``), ``category``, ``effect``, ``touches_os``
 (yes: the ``os_only`` column must block it too), ``destructive`` (yes: never run without the OS
-layers), ``fast`` (yes: run on the ``*_fast`` profiles, for DoS payloads). ``{NAME}`` placeholders
-are replaced with the canaries' values (:data:`PLACEHOLDERS`) before the code runs. A payload may
-print ``ESCAPE-RESULT: key=value ...`` lines (``escaped=<what>`` proves an effect; ``errno=`` and
-``layer=`` say what stopped it).
+layers), ``fast`` (yes: run on the ``*_fast`` profiles, for DoS payloads), ``then`` (what leaves
+the jail after the call, exercised by the driver through the real tools and judged by canaries:
+:data:`THEN_KINDS`, :mod:`.exits`; such a payload is required in ``all`` and ``os_only`` alike).
+``{NAME}`` placeholders are replaced with the canaries' values (:data:`PLACEHOLDERS`) before the
+code runs. A payload may print ``ESCAPE-RESULT: key=value ...`` lines (``escaped=<what>`` proves
+an effect; ``errno=`` and ``layer=`` say what stopped it).
 """
 from __future__ import annotations
 
@@ -18,9 +20,23 @@ from launcher.resources import data_dir
 
 PAYLOAD_DIR = data_dir("payloads")  # tests/escape/payloads, or the installed package's copy
 
-HEADER_KEYS = ("id", "category", "effect", "touches_os", "destructive", "fast")
+HEADER_KEYS = ("id", "category", "effect", "touches_os", "destructive", "fast", "then")
 CATEGORIES = ("file-read", "file-write", "network", "process", "introspection", "native", "resource",
-              "signal", "kernel", "cross-session", "timing", "protocol")
+              "signal", "kernel", "cross-session", "timing", "protocol", "exit")
+#: ``# then: KIND [ARGS]``: after the payload's call, the driver (:mod:`.exits`) ...
+THEN_KINDS = {
+    "script": "exports the session's script (export format py and the script tool), runs it on the host with "
+              "`python FILE` and `python -m pytest` (as a test file in the output directory's parent): nothing "
+              "of the session's may run there, and no {FORGED} text may be in it",
+    "reply": "renders the call's reply as the execute tool shows it: its first line must not carry {FORGED}",
+    "export": "asks export to write each name given (format '' and 'step'): each must be refused, with "
+              "nothing appearing in the output directory",
+    "inputs": "calls list_inputs and import_file (with and without format=) on the input directory's dot-files "
+              "and non-CAD files (must be refused) and its malformed CAD files: no input secret in any reply",
+    "daemon-slots": "starts a daemon with the column's profile, fills its slots with silent and one-byte-"
+                    "trickling connections: a real client must be served within the bound, an idle "
+                    "established client must keep its session",
+}
 ESCAPE_LINE = re.compile(r"ESCAPE-RESULT:\s*(.*)")
 PLACEHOLDER = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
 
@@ -55,6 +71,10 @@ PLACEHOLDERS = {
     "INDIR_STEP": "a STEP file in the input directory, geometry at x = SECRET_NUM",
     "MARK": "a per-run marker: use it in every file name a payload tries to create",
     "HOST_CWD": "the launcher's working directory",
+    "FORGED": "a token for text the session forges (a call that never ran, a launcher-looking line): "
+              "it must never reach the human as real (see THEN_KINDS)",
+    "FORGED_REVERSED": "FORGED reversed: build FORGED at run time ([::-1]) when the payload's own recorded "
+                       "source must not carry it",
 }
 
 
@@ -68,9 +88,11 @@ class Payload:
     fast: bool
     path: Path
     code: str
+    then: tuple[str, ...] = ()   # (kind, *args): see THEN_KINDS
 
     def required(self, column: str) -> bool:
-        return column == "all" or (column == "os_only" and self.touches_os)
+        # a `then:` check guards what leaves the jail: the launcher's job whatever the Python layers do
+        return column == "all" or (column == "os_only" and (self.touches_os or bool(self.then)))
 
     def skipped(self, column: str) -> str | None:
         if column == "python_only" and self.destructive:
@@ -103,9 +125,14 @@ def parse_payload(path: Path) -> Payload:
             raise PayloadError(f"{path.name}: {key} must be yes or no, not {v!r}")
         return v == "yes"
 
+    then = tuple(head.get("then", "").split())
+    if then and then[0] not in THEN_KINDS:
+        raise PayloadError(f"{path.name}: unknown then: {then[0]!r} (use one of {', '.join(THEN_KINDS)})")
+    if then and (then[0] == "export") != (len(then) > 1):
+        raise PayloadError(f"{path.name}: then: export takes file names, and only export does")
     return Payload(id=head["id"], category=head["category"], effect=head["effect"],
                    touches_os=yn("touches_os"), destructive=yn("destructive"), fast=yn("fast"),
-                   path=path, code=text)
+                   path=path, code=text, then=then)
 
 
 def load_payloads(only: str | None = None, directory: Path = PAYLOAD_DIR) -> list[Payload]:

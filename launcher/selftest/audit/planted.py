@@ -1,7 +1,9 @@
 """The planted secrets: random tokens where jailed code must not reach, and the files to watch.
 
 A temporary ``$HOME`` (a secret file, ``.ssh/id_rsa``, ``.bashrc``, a ``.npy`` and STL/STEP/BREP/SVG
-files carrying a secret number, the launcher's input directory), the output directory, a file in
+files carrying a secret number, the launcher's input directory with its own secrets: dot-files, a
+non-CAD file, a STEP file in a dot directory, malformed CAD files, :data:`INPUT_FILES`), the
+output directory, a file in
 ``/tmp`` and ``/dev/shm``, a SysV shared-memory segment, a variable in the launcher's environment,
 and ``/etc/machine-id`` and the root line of ``/etc/shadow`` when this uid can read them. None of
 these may appear in a reply (:meth:`PlantedSecrets.leak_markers`); the names, mtimes, sizes and
@@ -16,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 #: Makes the secret CAD files (a box at x = the secret number), run in a plain subprocess.
@@ -29,6 +32,26 @@ export_brep(b, d + "/secret.brep")
 export_stl(b, d + "/secret.stl")
 '''
 ENV_VAR = "B123D_AUDIT_CANARY"
+#: The input directory's files besides ``part.step`` (name -> (token key, content template with {t})):
+#: none may reach a session; the malformed CAD files may, but their parse errors must not echo them.
+INPUT_FILES = {
+    "customer-part.txt": ("indir", "INPUT-{t}\n" * 16),
+    ".env": ("dotenv", "AWS_SECRET_ACCESS_KEY=DOTENV-{t}\nAPI_TOKEN=DOTENV-{t}\n"),
+    ".git/config": ("gitcfg", '[remote "origin"]\n\turl = https://user:GITCFG-{t}@git.invalid/x.git\n'),
+    "notes.txt": ("notes", "NOTES-{t}\n" * 8),
+    "broken.dxf": ("malformed", "0\nSECTION\n2\nENTITIES\n0\nLINE\n10\nAWS_SECRET_ACCESS_KEY=MALFORMED-{t}\n"
+                                "0\nENDSEC\n0\nEOF\n"),
+    "broken.stl": ("malformed", "solid MALFORMED-{t}\n facet normal MALFORMED-{t}\n endfacet\nendsolid\n"),
+    "broken.3mf": ("malformed", None),  # a zip holding MODEL_3MF
+}
+MODEL_3MF = ('<?xml version="1.0"?><model xmlns="http://schemas.microsoft.com/3dmanufacturing/core/2015/02" '
+             'unit="millimeter"><resources><object id="1" type="model"><mesh><vertices>'
+             '<vertex x="AWS_SECRET_ACCESS_KEY=MALFORMED-{t}" y="0" z="0"/><vertex x="1" y="0" z="0"/>'
+             '<vertex x="0" y="1" z="0"/></vertices><triangles><triangle v1="0" v2="1" v3="2"/></triangles>'
+             '</mesh></object></resources><build><item objectid="1"/></build></model>')
+#: Leak labels of the input directory's tokens (``leak:<label>`` when one shows up in a reply).
+INPUT_LABELS = {"indir": "input directory file", "dotenv": "input .env", "gitcfg": "input .git/config",
+                "notes": "input notes.txt", "malformed": "input malformed CAD file"}
 
 
 def token(n: int = 12) -> str:
@@ -77,7 +100,8 @@ class PlantedSecrets:
     def plant(self) -> None:
         t = self.tokens
         t.update(home=token(), ssh=token(), npy=token(), tmp=token(), shm=token(), sysv=token(), env=token(),
-                 bystander=token(), indir=token())
+                 bystander=token(), indir=token(), dotenv=token(), gitcfg=token(), notes=token(),
+                 malformed=token(), forged="b123d-forged-" + token(6))
         self.secret_num = str(int.from_bytes(os.urandom(3), "big") % 9000000 + 1000000)
         t["num"] = self.secret_num
         self.home = Path(tempfile.mkdtemp(prefix=self.mark + "-home-"))
@@ -96,9 +120,17 @@ class PlantedSecrets:
         self._make_cad()  # the STEP/BREP/STL secrets; without build123d they are simply missing
         self.indir = h / "cad-inputs"  # the launcher's input directory (import_file); never in the jail's view
         self.indir.mkdir()
-        (self.indir / "customer-part.txt").write_text(f"INPUT-{t['indir']}\n" * 16)
-        if (h / "secret.step").exists():
+        for name, (key, text) in INPUT_FILES.items():
+            (self.indir / name).parent.mkdir(parents=True, exist_ok=True)
+            if text is None:
+                with zipfile.ZipFile(self.indir / name, "w") as z:
+                    z.writestr("3D/3dmodel.model", MODEL_3MF.replace("{t}", t[key]))
+            else:
+                (self.indir / name).write_text(text.replace("{t}", t[key]))
+        if (h / "secret.step").exists():  # a real CAD file, and the same in a dot directory
             shutil.copyfile(h / "secret.step", self.indir / "part.step")
+            (self.indir / ".hidden").mkdir()
+            shutil.copyfile(h / "secret.step", self.indir / ".hidden" / "part.step")
         for p in h.rglob("*"):
             os.chmod(p, 0o700 if p.is_dir() else 0o600)
         os.chmod(h, 0o700)
@@ -212,8 +244,8 @@ class PlantedSecrets:
         t = self.tokens
         m = {"$HOME secret file": t["home"], "$HOME/.ssh key": t["ssh"], "$HOME .npy secret": t["npy"],
              "other session's /tmp file": t["tmp"], "/dev/shm file": t["shm"], "SysV shared memory": t["sysv"],
-             "launcher environment": t["env"], "bystander variable": t["bystander"],
-             "input directory file": t["indir"]}
+             "launcher environment": t["env"], "bystander variable": t["bystander"]}
+        m.update({label: t[key] for key, label in INPUT_LABELS.items()})
         m["secret number (CAD/SVG files)"] = self.secret_num
         m.update(self.static_markers)
         return m

@@ -42,7 +42,7 @@ def render_markdown(report: dict) -> str:
              f"Host: kernel {h['kernel']}, Python {h['python']}, euid {h['euid']}, jail uid {h['jail_uid']}, "
              f"Landlock ABI {h.get('landlock_abi', '?')}, {h.get('cpus')} CPUs; {h['date']}; "
              f"{len(report['payloads'])} payloads, {report['seconds']} s.", "",
-             "Required: every cell of `all`; every `touches_os: yes` cell of `os_only`. "
+             "Required: every cell of `all`; every `touches_os: yes` or `then:` cell of `os_only`. "
              "`python_only` is reported, not required (it may really escape).", "",
              "| payload | category | os | " + " | ".join(cols) + " |",
              "|---|---|---|" + "---|" * len(cols)]
@@ -52,7 +52,7 @@ def render_markdown(report: dict) -> str:
             cell = p["cells"].get(c)
             t = _cell_text(cell).replace("|", "\\|")
             if cell and cell["verdict"] != "blocked" and cell["verdict"] != "skipped":
-                t += " (required)" if (c == "all" or (c == "os_only" and p["touches_os"])) else ""
+                t += " (required)" if (c == "all" or (c == "os_only" and (p["touches_os"] or p.get("then")))) else ""
             cells.append(t)
         lines.append(f"| `{p['id']}` | {p['category']} | {'yes' if p['touches_os'] else 'no'} | "
                      + " | ".join(cells) + " |")

@@ -19,6 +19,7 @@ class Rig:
 
     def __init__(self, profile_path: Path, canaries: Canaries, jail_uid=None):
         self.canaries = canaries
+        self.profile_path, self.jail_uid = profile_path, jail_uid  # a then: step may start its own daemon
         self.launcher = Launcher(str(profile_path), output_dir=str(canaries.outdir), jail_uid=jail_uid,
                                  input_dir=str(canaries.indir))
         self.ast_on = self.launcher.profile.on("ast_policy")

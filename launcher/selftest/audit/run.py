@@ -5,8 +5,9 @@ payload in ``python_only``) or ``error`` (no session could start). Beyond the ho
 (:mod:`.canaries`) and the launcher-side ones (:mod:`.checks`), a cell checks that nothing the call
 started outlives it, that the attacker session still answers (and, where the AST policy is on,
 still refuses ``import os``: no persistent disabling of a layer), that the bystander session kept
-its variable, that the zygote is alive and that the host did not stall. Required: every cell of
-``all`` and every ``touches_os: yes`` cell of ``os_only`` (:meth:`Payload.required`).
+its variable, that the zygote is alive and that the host did not stall. A payload with a ``then:``
+step then has what leaves the jail exercised and judged (:mod:`.exits`). Required: every cell of
+``all`` and every ``touches_os: yes`` or ``then:`` cell of ``os_only`` (:meth:`Payload.required`).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from launcher.resources import data_dir
 from launcher.selftest.audit.canaries import Canaries
 from launcher.selftest.audit.checks import fd_count, fs_changes, reply_findings, reset_peak_rss
 from launcher.selftest.audit.classify import classify
+from launcher.selftest.audit.exits import run_then
 from launcher.selftest.audit.payloads import Payload, substitute
 from launcher.selftest.audit.report import host_info
 from launcher.selftest.audit.rig import Rig
@@ -43,6 +45,7 @@ class Cell:
     detail: str = ""
     canaries: list = dataclasses.field(default_factory=list)
     wall_ms: float = 0.0
+    then_ms: float = 0.0         # the then: step's time (host runs, tool calls, a daemon)
     error_type: str | None = None
     notes: list = dataclasses.field(default_factory=list)
 
@@ -128,7 +131,8 @@ def _bystander_and_launcher(rig: Rig) -> list[str]:
 
 def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     can = rig.canaries
-    code = substitute(payload.code, can.values(rig.substitutions()))
+    values = can.values(rig.substitutions())
+    code = substitute(payload.code, values)
     snap0 = can.fs_snapshot()
     ev0 = len(can.events)
     fds0 = fd_count()
@@ -142,6 +146,11 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     fired = reply_findings(res, can.leak_markers(), rig.launcher.profile.limits, rss0_kb)
     next_ok, stray = _strays(rig)
     fired += stray
+    then_ms = 0.0
+    if payload.then:  # before the health check's own calls join the session's history
+        t1 = time.monotonic()
+        fired += run_then(rig, payload, res, values)
+        then_ms = round((time.monotonic() - t1) * 1000, 1)
     _add_death_reason(rig, res)
     healthy = _attacker_healthy(rig, next_ok, notes)
     fired += _bystander_and_launcher(rig)
@@ -158,13 +167,13 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
             rig.new_attacker()
         except Exception as e:
             fired.append(f"launcher: cannot start a new session after this payload ({e})")
-    elif res.get("ok"):
-        rig.new_attacker()  # its names stay in the namespace: back to a clean state
+    elif res.get("ok") or payload.then:
+        rig.new_attacker()  # its names (or a then: step's imports) stay in the namespace: back to a clean state
     layer, detail = classify(res)
     err = res.get("error") or {}
     if fired:
-        return Cell("ESCAPED", layer, detail, fired, round(wall, 1), err.get("type"), notes)
-    return Cell("blocked", layer, detail, [], round(wall, 1), err.get("type"), notes)
+        return Cell("ESCAPED", layer, detail, fired, round(wall, 1), then_ms, err.get("type"), notes)
+    return Cell("blocked", layer, detail, [], round(wall, 1), then_ms, err.get("type"), notes)
 
 
 def _run_column(col: str, profiles: tuple, payloads: list[Payload], results: dict, can: Canaries, *,
@@ -211,7 +220,7 @@ def run_matrix(payloads: list[Payload], columns=("all", "os_only", "python_only"
     profiles = {**COLUMNS, **(column_profiles or {})}
     started = time.time()
     results = {p.id: {"id": p.id, "category": p.category, "effect": p.effect, "touches_os": p.touches_os,
-                      "destructive": p.destructive, "cells": {}} for p in payloads}
+                      "then": " ".join(p.then), "destructive": p.destructive, "cells": {}} for p in payloads}
     col_info = {}
     with Canaries(jail_uid=jail_uid) as can:
         for col in columns:
