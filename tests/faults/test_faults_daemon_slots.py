@@ -6,7 +6,7 @@ until it hung up: two silent connections locked the user's next client out for g
 client trickling a byte a second held its slot forever. Now a connection takes a slot only
 with its first whole request, which must come within ``HANDSHAKE_S`` of connecting; a request
 that has started must be whole within ``FRAME_S``; an admitted client idle between requests,
-or waiting for a long call, keeps its session. As root the slot test also runs with the
+or waiting for a long call, keeps its session; ``_cancel`` reaches a full daemon. As root the slot test also runs with the
 daemon and its clients as uid 65533 (``user_env``). Every wait is a poll with a deadline.
 """
 from __future__ import annotations
@@ -314,6 +314,34 @@ def test_call_longer_than_every_bound_is_not_cut(daemon):
     finally:
         raw.close()
         waiting.close()
+
+
+def test_cancel_reaches_a_full_daemon(daemon):
+    """``_cancel`` comes on a second connection: it is answered before that connection would take a
+    slot, so a client can cancel its call while every slot is taken (before: "already serves")."""
+    sock, _p, _log = daemon
+    victim, why = _real_client(sock, "n = 7")
+    assert victim is not None, why
+    other, why = _real_client(sock)
+    assert other is not None, why  # both slots taken now
+    call_id = object()
+    result = {}
+    t = threading.Thread(target=lambda: result.update(r=victim.call(
+        "execute", {"code": "n = 8\nwhile True: pass"}, call_id)), daemon=True)
+    t.start()
+    try:
+        assert wait_until(lambda: victim._inflight, SLACK_S)  # the request is on the wire
+        victim.cancel(call_id)
+        t.join(SLACK_S)
+        assert not t.is_alive(), "the cancel never reached the daemon (the call runs to its 60 s limit)"
+        err = result["r"].get("error")
+        # cancelled while it ran, or (the request just read) before it started: the daemon got it either way
+        assert (isinstance(err, dict) and err.get("type") == "Cancelled") \
+            or (isinstance(err, str) and "cancelled before it started" in err), result
+        assert victim.call("execute", {"code": "print(n)"})["stdout"] == "7\n"
+    finally:
+        victim.close()
+        other.close()
 
 
 # ----------------------------------------------------------------- unprivileged
