@@ -1,8 +1,11 @@
 """``build123d-launcher serve``: the launcher as a daemon on a unix socket.
 
 * Every connection is checked with ``SO_PEERCRED``: a peer whose uid is not the daemon's is
-  refused (one error frame, then the connection is closed); so is one over the profile's
-  ``max_sessions`` connections.
+  refused (one error frame, then the connection is closed).
+* A connection takes one of the profile's ``max_sessions`` slots only with its first whole request
+  (:mod:`.admission`: before that it is bounded in time and number and holds no slot); one over
+  the limit is refused. Once admitted it may idle between requests for hours, but a request that
+  has started must arrive whole within :data:`.request.FRAME_S`, or the connection is dropped.
 * One connection = one :class:`~launcher.tools.toolset.ToolSet` = one isolated session set; it is
   closed (processes killed) when the connection ends, at once if the client goes away mid-call
   (:mod:`.watch`). Wire format: :mod:`.client`; requests: :mod:`.request`. Nothing a client sends
@@ -28,9 +31,10 @@ import time
 from launcher import __version__
 from launcher.core import Launcher
 from launcher.daemon.activation import activated_socket, bind_socket, sd_notify
+from launcher.daemon.admission import HANDSHAKE_S, MAX_PENDING, Pending, Refuser, hang_up
 from launcher.daemon.client import default_socket_path, send_frame
 from launcher.daemon.logfmt import event, setup_logging
-from launcher.daemon.request import read_request
+from launcher.daemon.request import FRAME_S, read_request
 from launcher.daemon.watch import DisconnectWatcher, kill_session
 from launcher.tools.toolset import ToolSet
 
@@ -49,7 +53,10 @@ class Daemon:
         lim = launcher.profile.limits
         self.max_request = lim.max_code_bytes + 64 * 1024
         self.max_connections = max(1, lim.max_sessions)
-        self.conns: dict[int, tuple[socket.socket, object, threading.Thread]] = {}
+        self.conns: dict[int, tuple[socket.socket, object]] = {}  # admitted: each holds a slot
+        self.threads: dict[int, threading.Thread] = {}  # every connection's thread, pending or admitted
+        self.pending = Pending(MAX_PENDING)
+        self.refuser = Refuser()
         self.lock = threading.Lock()
         self.ids = 0
         self.cancel_keys: dict[int, str] = {}  # conn id -> the key its client cancels its calls with
@@ -89,6 +96,7 @@ class Daemon:
             self._admit(conn)
 
     def _admit(self, conn: socket.socket) -> None:
+        """Check the peer's uid and start the connection's thread; it takes a slot with its first request."""
         try:
             creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
             pid, uid, gid = struct.unpack("3i", creds)
@@ -98,85 +106,91 @@ class Daemon:
         if uid != self.uid:
             event("refused", logging.WARNING, reason="peer uid is not the daemon's", peer_pid=pid, peer_uid=uid,
                   daemon_uid=self.uid)
-            self._refuse(conn, f"permission denied: this daemon serves uid {self.uid} only")
+            self.refuser.refuse(conn, f"permission denied: this daemon serves uid {self.uid} only")
             return
         with self.lock:
-            if len(self.conns) >= self.max_connections:
-                full = True
-            else:
-                full = False
-                self.ids += 1
-                cid = self.ids
-        if full:
-            event("refused", logging.WARNING, reason="too many connections", peer_pid=pid)
-            self._refuse(conn, f"the daemon already serves {self.max_connections} connections")
-            return
-        ts = ToolSet(self.launcher)
-        t = threading.Thread(target=self._serve_conn, args=(cid, conn, ts), name=f"conn-{cid}", daemon=True)
+            self.ids += 1
+            cid = self.ids
+        t = threading.Thread(target=self._serve_conn, args=(cid, conn, time.monotonic()), name=f"conn-{cid}",
+                             daemon=True)
         with self.lock:
-            self.conns[cid] = (conn, ts, t)
+            self.threads[cid] = t
         event("connect", conn=cid, peer_pid=pid, peer_uid=uid)
-        t.start()
+        for old in self.pending.add(cid, conn):
+            event("dropped", logging.WARNING, conn=old, stage="handshake",
+                  reason=f"more than {MAX_PENDING} connections wait for their first request; the oldest goes")
+        try:
+            t.start()
+        except RuntimeError:
+            event("accept_failed", logging.ERROR, error="no thread for the connection")
+            self._close_conn(cid, conn, None)
 
-    @staticmethod
-    def _refuse(conn: socket.socket, message: str) -> None:
-        """Send one error frame and hang up, in a short-lived thread (never blocks accepting).
-
-        The peer's unread request is drained first: closing a unix socket with unread
-        data resets the connection and the peer would not see the error.
-        """
-        def run():
-            try:
-                conn.settimeout(1.0)
-                send_frame(conn, {"error": message})
-                conn.shutdown(socket.SHUT_WR)
-                got = 0
-                while got < (1 << 20):
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        break
-                    got += len(chunk)
-            except OSError:
-                pass
-            finally:
-                conn.close()
-        threading.Thread(target=run, name="refuse", daemon=True).start()
+    def _promote(self, cid: int, conn: socket.socket) -> tuple[object | None, str | None]:
+        """Give pending connection ``cid`` a slot: (its ToolSet, None), or (None, why it is refused;
+        None when it was dropped meanwhile to make room)."""
+        if not self.pending.take(cid):
+            return None, None
+        with self.lock:
+            if len(self.conns) < self.max_connections:
+                ts = ToolSet(self.launcher)
+                self.conns[cid] = (conn, ts)
+                return ts, None
+        event("refused", logging.WARNING, conn=cid, reason="too many connections")
+        return None, f"the daemon already serves {self.max_connections} connections"
 
     # ---------------------------------------------------------- one connection
-    def _serve_conn(self, cid: int, conn: socket.socket, ts) -> None:
-        """One connection's thread: requests in order until EOF, a fatal request or a client gone mid-call."""
+    def _serve_conn(self, cid: int, conn: socket.socket, accepted: float) -> None:
+        """One connection's thread: requests in order until EOF, a fatal request, a deadline missed
+        or a client gone mid-call. Pending until its first request (``ts`` None), then admitted."""
+        ts = None
         calls = 0
+        farewell = None  # the error the peer gets before the hang-up, if any
         try:
             while not self.stopping.is_set():
                 try:
-                    kind, val = read_request(conn, self.max_request)
+                    kind, val = read_request(conn, self.max_request,
+                                             deadline=None if ts is not None else accepted + HANDSHAKE_S)
                 except OSError:
                     break
                 if kind == "eof":
                     break
-                if kind == "fatal":
-                    event("bad_request", logging.WARNING, conn=cid, reason=val)
-                    try:
-                        send_frame(conn, {"error": val})
-                    except OSError:
-                        pass
+                if kind in ("fatal", "late"):
+                    farewell = val if kind == "fatal" else self._late(cid, ts is not None, val)
+                    if kind == "fatal":
+                        event("bad_request", logging.WARNING, conn=cid, reason=val)
                     break
                 if kind == "error":
                     event("bad_request", logging.WARNING, conn=cid, reason=val)
                     res = {"error": val}
-                elif val["tool"] == "_hello":
-                    res = self._hello(cid)
                 elif val["tool"] == "_cancel":
                     res = self._cancel(val.get("args", {}))
                 else:
-                    res, gone = self._call(cid, conn, ts, val)
-                    calls += 1
-                    if gone:
-                        break
+                    if ts is None:
+                        ts, farewell = self._promote(cid, conn)
+                        if ts is None:
+                            break
+                    if val["tool"] == "_hello":
+                        res = self._hello(cid)
+                    else:
+                        res, gone = self._call(cid, conn, ts, val)
+                        calls += 1
+                        if gone:
+                            break
                 if not self._reply(cid, conn, res):
                     break
         finally:
-            self._close_conn(cid, calls)
+            self._close_conn(cid, conn, ts, calls, farewell)
+
+    @staticmethod
+    def _late(cid: int, admitted: bool, started: bool) -> str:
+        """Log and word the drop of a connection that missed its deadline."""
+        if admitted:
+            why = f"a request did not arrive whole within {FRAME_S:g} s of its first byte"
+        else:
+            why = (f"no whole request within {HANDSHAKE_S:g} s of connecting"
+                   + (" (one was started)" if started else ""))
+        event("dropped", logging.WARNING, conn=cid, stage="frame" if admitted else "handshake", reason=why)
+        return why + ("; closing the connection and its session" if admitted else "; closing the connection")
 
     def _call(self, cid: int, conn: socket.socket, ts, val: dict) -> tuple[dict | None, bool]:
         """Run one tool call; (result, the client went away meanwhile: send nothing)."""
@@ -222,7 +236,8 @@ class Daemon:
         key = self.cancel_keys.setdefault(cid, secrets.token_hex(16))
         return {"server": "build123d-launcher", "version": __version__, "conn": cid, "pid": os.getpid(),
                 "profile": self.launcher.profile.name, "output_dir": str(self.launcher.output_dir),
-                "max_request_bytes": self.max_request, "cancel_key": key}
+                "max_request_bytes": self.max_request, "cancel_key": key,
+                "handshake_s": HANDSHAKE_S, "frame_s": FRAME_S}
 
     def _cancel(self, args: dict) -> dict:
         """``{"tool": "_cancel", "args": {"conn": N, "key": K, "seq": S}}``, sent on a second connection:
@@ -239,28 +254,33 @@ class Daemon:
         event("cancel", conn=cid, seq=seq if isinstance(seq, int) else "-")
         return {"cancelled": True}
 
-    def _close_conn(self, cid: int, calls: int = 0) -> None:
+    def _close_conn(self, cid: int, conn: socket.socket, ts, calls: int = 0, farewell: str | None = None) -> None:
+        """Free the connection's slot, close its session, then hang up (after ``farewell``, if any)."""
+        self.pending.take(cid)
         with self.lock:
-            entry = self.conns.pop(cid, None)
+            self.conns.pop(cid, None)
             self.cancel_keys.pop(cid, None)
+            self.threads.pop(cid, None)
         self.watcher.forget(cid)
-        if entry is None:
-            return
-        conn, ts, _t = entry
-        try:
-            ts.close()
-        except Exception:  # noqa: BLE001
-            event("session_close_failed", logging.ERROR, exc_info=True, conn=cid)
-        try:
-            conn.close()
-        except OSError:
-            pass
+        if ts is not None:
+            try:
+                ts.close()
+            except Exception:  # noqa: BLE001
+                event("session_close_failed", logging.ERROR, exc_info=True, conn=cid)
+        if farewell:
+            self.refuser.refuse(conn, farewell)
+        else:
+            try:
+                conn.close()
+            except OSError:
+                pass
         event("disconnect", conn=cid, calls=calls)
 
     # ---------------------------------------------------------- shutdown
     def shutdown(self) -> None:
         sd_notify("STOPPING=1")
-        event("stopping", connections=len(self.conns), sessions=len(self.launcher.sessions))
+        event("stopping", connections=len(self.conns), pending=len(self.pending),
+              sessions=len(self.launcher.sessions))
         try:
             self.listener.close()
         except OSError:
@@ -275,16 +295,16 @@ class Daemon:
         for s in list(self.launcher.sessions.values()):
             kill_session(s)
         with self.lock:
-            entries = list(self.conns.items())
-        for _cid, (conn, _ts, _t) in entries:
-            try:
-                conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        for _cid, (_conn, _ts, t) in entries:
+            socks = [conn for conn, _ts in self.conns.values()]
+            threads = list(self.threads.values())
+        for conn in socks + self.pending.sockets():
+            hang_up(conn)
+        for t in threads:
             t.join(timeout=5.0)
-        for cid, _entry in entries:
-            self._close_conn(cid)
+        with self.lock:
+            left = list(self.conns.items())  # threads that did not finish in time
+        for cid, (conn, ts) in left:
+            self._close_conn(cid, conn, ts)
         self.launcher.close()
         self.watcher.close(timeout=2.0)
         for fd in (self.wake_r, self.wake_w):
