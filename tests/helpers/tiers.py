@@ -29,6 +29,8 @@ EXPLICIT: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     # needs root (and most of these then run the launcher as uid 65533 through setpriv or setuid)
     "tests/faults/test_faults_containment.py::test_unprivileged_launcher_contains_clone_children":
         {"root", "unprivileged"},
+    "tests/faults/test_faults_daemon_slots.py::test_silent_connections_hold_no_slot_unprivileged":
+        {"root", "unprivileged"},
     "tests/faults/test_faults_delegation.py": {"root", "unprivileged"},
     "tests/faults/test_faults_inputs.py::test_devices_refused": {"root"},
     "tests/faults/test_faults_resources.py::test_disk_full_gives_errors_not_crashes": {"root"},
