@@ -78,3 +78,20 @@ def session_script(session) -> dict:
         raise SessionError(f"the script would be larger than {MAX_SCRIPT_BYTES} bytes")
     n_imp = sum(1 for e in items if e["note"] and e["note"].startswith("import_file:"))
     return {"script": text, "calls": len(items), "imports": n_imp, "bytes": len(data)}
+
+
+# Minimal stand-in, written by H2 for its tests; H1's launcher.files.script.import_code replaces it.
+_IMPORT_CODE = {"step": "{name} = import_step(INPUT_DIR + {path!r})",
+                "brep": "{name} = import_brep(INPUT_DIR + {path!r})",
+                "svg": "{name} = Compound(list(import_svg(INPUT_DIR + {path!r})))",
+                "stl": "{name} = Mesher().read(INPUT_DIR + {path!r})[0]",
+                "3mf": "{name} = Mesher().read(INPUT_DIR + {path!r})[0]"}
+
+
+def import_code(name: str, fmt: str, filename: str) -> str:
+    """build123d code that reads ``INPUT_DIR/filename`` as import_file did."""
+    tpl = _IMPORT_CODE.get(fmt)
+    if tpl is None:
+        return (f"# {name}: imported from {filename!r} by import_file; build123d has no {fmt.upper()} reader, "
+                f"so this script cannot rebuild it\n{name} = None")
+    return tpl.format(name=name, path="/" + filename)
