@@ -116,7 +116,8 @@ def main() -> None:
     git = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h"], capture_output=True, text=True)
     print(f"## import_file memory: launcher process, file of {len(data)} bytes (cap {cap}), "
           f"ToolSets in threads of one launcher, commit {git.stdout.strip()}\n")
-    print("| N clients | RSS before (MiB) | peak VmHWM (MiB) | growth (MiB) | growth / N=1 | wall (s) | refused by parser |")
+    print("| N clients | RSS before (MiB) | peak VmHWM (MiB) | growth (MiB) | growth / N=1 | wall (s) "
+          "| refused by parser |")
     print("|---|---|---|---|---|---|---|")
     base = None
     for r in rows:

@@ -129,7 +129,7 @@ def run_import(msg: dict, namespace: dict, blob: bytes = b"") -> dict:
         return _fail(e.reason, fmt, t0, line=e.line, col=e.col, kinds=e.kinds)
     except MemoryError:
         return _fail("out-of-memory", fmt, t0, type_="MemoryError")
-    except Exception:  # noqa: BLE001 - OCCT's Standard_Failure and anything a reader raises: its text may quote the file
+    except Exception:  # noqa: BLE001 - OCCT's Standard_Failure, anything a reader raises (its text may quote the file)
         return _fail("reader-failed", fmt, t0)
     change = "changed" if name in namespace else "added"
     namespace[name] = obj

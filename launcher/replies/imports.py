@@ -52,7 +52,8 @@ def _failure(err: dict, outcome: str, fmt: str, shown: str, lines: int) -> dict:
         msg = err.get("message") if isinstance(err.get("message"), str) else ""
         if outcome == "died":  # names a signal the session's head reported: only one of ours
             m, e = _DIED_SIG.match(msg), _DIED_EXIT.match(msg)
-            msg = (f"the parser's process died from {m.group(1)}: {_SIGNALS[m.group(1)]}" if m and m.group(1) in _SIGNALS
+            sig = m.group(1) if m else None
+            msg = (f"the parser's process died from {sig}: {_SIGNALS[sig]}" if sig in _SIGNALS
                    else f"the parser's process exited with code {e.group(1)} before replying" if e
                    else "the parser's process died before replying")
             msg += f"; {UNCHANGED}"
