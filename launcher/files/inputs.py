@@ -77,7 +77,8 @@ def _refuse_entry(st: os.stat_result, shown: str, max_bytes: int) -> None:
         raise InputError(f"{shown!r} has {st.st_nlink} hard links; files with more than one link are refused "
                          "(a hard link could point at a file outside the input directory). Copy the file instead")
     if st.st_size > max_bytes:
-        raise InputError(f"{shown!r} is {st.st_size} bytes; the profile's max_input_bytes is {max_bytes}")
+        raise InputError(f"{shown!r} is {st.st_size} bytes; the limit is {max_bytes} (the profile's "
+                         f"max_input_bytes, at most {WIRE_MAX_INPUT}: what the jail reads in one request)")
 
 
 def importable(parts: list[str], st: os.stat_result | None, max_bytes: int, fmt: str = "") -> str:
