@@ -1,27 +1,29 @@
 """The ``import`` op: bind a parsed user file to a session name (``import_file``).
 
-The launcher read the file from its input directory and sent its bytes; ``run_import`` parses
-them here with ``readers.load`` (in memory, every jail layer applied), binds the object, records
-the import in ``history`` with build123d code that reads the same file outside the jail, and
-replies like ``execute`` does (a big mesh gets a light summary). ``warm_up`` loads every reader
-in the zygote, before the layers (a first import inside the jail may need a syscall it denies).
+The launcher read the file from its input directory and sent its bytes as the request's raw blob
+(``ctx.blob``); ``run_import`` parses them here with ``readers.load`` (in memory, every jail layer
+applied), binds the object, notes the call in ``history`` (its number attributes later errors;
+the script is the launcher's, built from its own record) and replies like ``execute`` does (a big
+mesh gets a light summary). A failure is a code of ``jail.wire.importfail.REASONS`` with a line
+and column, never a parser's text (it may quote the file). ``warm_up`` loads every reader in the
+zygote, before the layers (a first import inside the jail may need a syscall it denies).
 
 Blocks: nothing by itself (see ``readers``): a crash, hang or memory blow-up in a parser costs
-this next only; the launcher discards it and the head is unchanged.
+this next only; the launcher discards it and the head is unchanged. The launcher words every
+failure itself and trusts nothing here (launcher/replies/imports.py).
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import io
 import time
 import zipfile
 
 from jail.cad import changes, history, readers, summary
 from jail.cad.readers import ImportFailed
-from jail.wire.caps import IMPORT_FORMATS, MESSAGE_CAP
+from jail.wire.caps import IMPORT_FORMATS
+from jail.wire.importfail import REASONS
 
-__all__ = ["run_import", "equivalent_code", "warm_up"]
+__all__ = ["run_import", "warm_up"]
 
 
 def warm_up() -> None:
@@ -49,24 +51,6 @@ def warm_up() -> None:
                 '<item objectid="1"/></build></model>' % readers.NS_3MF)
     zf.close()
     readers.load(buf.getvalue(), "3mf")
-
-
-#: build123d code a user can run outside the jail to read the same file (INPUT_DIR is set at the
-#: top of the script); None: build123d has no reader for the format (the script says so).
-_EQUIVALENT = {"step": "{name} = import_step(INPUT_DIR + {path!r})",
-               "brep": "{name} = import_brep(INPUT_DIR + {path!r})",
-               "svg": "{name} = Compound(list(import_svg(INPUT_DIR + {path!r})))",
-               "stl": "{name} = Mesher().read(INPUT_DIR + {path!r})[0]",
-               "3mf": "{name} = Mesher().read(INPUT_DIR + {path!r})[0]",
-               "dxf": None}
-
-
-def equivalent_code(name: str, fmt: str, filename: str) -> str:
-    tpl = _EQUIVALENT.get(fmt)
-    if tpl is None:
-        return (f"# {name}: imported from {filename!r} by import_file; build123d has no {fmt.upper()} reader, "
-                f"so this script cannot rebuild it\n{name} = None")
-    return tpl.format(name=name, path="/" + filename)
 
 
 #: Past this many faces (a mesh), the reply's summary skips the validity check and build123d's
@@ -118,39 +102,39 @@ def object_summary(name: str, obj) -> list[dict]:
     return [{"name": name, "type": type(obj).__name__, **d}]
 
 
-def _fail(type_: str, message: str, t0: float) -> dict:
+def _fail(reason: str, fmt: str, t0: float, *, type_: str = "ImportError", line=None, col=None,
+          kinds=()) -> dict:
+    """A failed import: the reason's code and where, with the table's words (no text of the file)."""
+    text = REASONS.get(reason, REASONS["reader-failed"]).replace("{fmt}", str(fmt).upper()[:8])
     return {"ok": False, "stdout": "", "stderr": "", "truncated": False, "objects": [],
-            "error": {"type": type_, "message": message[:MESSAGE_CAP], "line": None, "source_line": None},
+            "error": {"type": type_, "message": f"the file {text}", "line": None, "source_line": None,
+                      "reason": reason, "file_line": line, "file_col": col, "kinds": list(kinds)},
             "duration_ms": round((time.monotonic() - t0) * 1000, 2)}
 
 
-def run_import(msg: dict, namespace: dict) -> dict:
-    """Parse ``msg["data"]`` (base64) as ``msg["format"]`` and bind it to ``msg["name"]``; an
-    execute-shaped result. On success the import is recorded in ``history``."""
+def run_import(msg: dict, namespace: dict, blob: bytes = b"") -> dict:
+    """Parse ``blob`` (the file's bytes) as ``msg["format"]`` and bind it to ``msg["name"]``; an
+    execute-shaped result. On success the import is noted in ``history``."""
     t0 = time.monotonic()
     name, fmt, filename = msg.get("name"), msg.get("format"), msg.get("filename")
-    if not (isinstance(name, str) and name.isidentifier() and not name.startswith("__")):
-        return _fail("ValueError", "name must be an identifier", t0)
-    if not isinstance(filename, str) or fmt not in IMPORT_FORMATS:
-        return _fail("ValueError", "bad import request", t0)
+    if not (isinstance(name, str) and name.isidentifier() and not name.startswith("__")) \
+            or not isinstance(filename, str) or fmt not in IMPORT_FORMATS or not isinstance(blob, (bytes, bytearray)):
+        return _fail("bad-request", "", t0)
+    size = msg.get("size")
+    if isinstance(size, int) and size != len(blob):
+        return _fail("bad-request", fmt, t0)
     try:
-        data = base64.b64decode(msg.get("data") or "", validate=True)
-    except (binascii.Error, TypeError, ValueError):
-        return _fail("ValueError", "the file's bytes did not arrive intact", t0)
-    try:
-        obj = readers.load(data, fmt)
+        obj = readers.load(bytes(blob) if isinstance(blob, bytearray) else blob, fmt)
     except ImportFailed as e:
-        return _fail("ImportError", f"{filename}: {e}", t0)
+        return _fail(e.reason, fmt, t0, line=e.line, col=e.col, kinds=e.kinds)
     except MemoryError:
-        return _fail("MemoryError", f"{filename}: parsing ran out of memory", t0)
-    except Exception as e:  # noqa: BLE001 - OCCT's Standard_Failure and anything a reader raises
-        return _fail("ImportError", f"{filename}: the {fmt.upper()} reader failed ({type(e).__name__}: "
-                                    f"{str(e)[:300]})", t0)
+        return _fail("out-of-memory", fmt, t0, type_="MemoryError")
+    except Exception:  # noqa: BLE001 - OCCT's Standard_Failure, anything a reader raises (its text may quote the file)
+        return _fail("reader-failed", fmt, t0)
     change = "changed" if name in namespace else "added"
     namespace[name] = obj
-    sha = msg.get("sha256") if isinstance(msg.get("sha256"), str) else ""
-    call = history.record(equivalent_code(name, fmt, filename),
-                          note=f"import_file: {filename!r} ({fmt}, sha256 {sha[:64]}) bound to {name!r}")
+    call = history.record(f"# import_file: {filename!r} as {name} ({fmt}); the launcher keeps the code",
+                          note=f"import_file: {filename}")
     objects = [{**o, "change": change} for o in object_summary(name, obj)]
     try:  # the next execute reports its own changes, not this import again
         changes.remember(namespace)

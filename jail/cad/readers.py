@@ -7,10 +7,14 @@ decompressed-size cap) are parsed here into triangles and built into a shell wit
 solid when it closes; SVG goes to build123d's ``import_svg`` after a DOCTYPE-free parse; ASCII DXF
 LINE, CIRCLE, ARC, LWPOLYLINE (bulges as arcs) and POLYLINE/VERTEX become edges.
 
-Blocks: nothing by itself. A hostile file may crash or hang a parser or eat memory: the next
-parsing it then dies, is killed at the wall-clock limit or hits RLIMIT_AS / the cgroup, and is
-discarded; the head (the session state) never ran the parser. The caps here (triangles, member sizes) only make a clear error likelier than a
-timeout. OCP and build123d are imported in the readers that use them.
+A refusal is an :class:`ImportFailed` with a code of ``jail.wire.importfail.REASONS`` and at
+most a line and column: never the parser's own message, which may quote the file.
+
+Blocks: file content in a refusal. Nothing else by itself. A hostile file may crash or hang a
+parser or eat memory: the next parsing it then dies, is killed at the wall-clock limit or hits
+RLIMIT_AS / the cgroup, and is discarded; the head (the session state) never ran the parser. The
+caps (triangles, member sizes) only make a clear error likelier than a timeout. OCP and build123d
+are imported in the readers that use them.
 """
 from __future__ import annotations
 
@@ -19,17 +23,25 @@ import math
 import struct
 import zipfile
 
+from jail.wire.importfail import (MAX_3MF_MEMBER, MAX_3MF_MODELS, MAX_DXF_ENTITIES, MAX_KINDS, MAX_TRIANGLES,
+                                  REASONS, dxf_kind)
+
 __all__ = ["ImportFailed", "READERS", "load", "to_build123d", "mesh_to_shape", "read_step", "read_brep",
            "read_stl", "read_3mf", "read_svg", "read_dxf"]
 
-MAX_TRIANGLES = 500_000
-MAX_3MF_MEMBER = 256 * 1024 * 1024   # a 500k-triangle model is ~60 MB of XML
-MAX_3MF_MODELS = 16
-MAX_DXF_ENTITIES = 200_000
-
 
 class ImportFailed(ValueError):
-    """The bytes could not be parsed as the format; the message says why."""
+    """The bytes could not be parsed as the format: ``reason`` (a code of REASONS), where (``line``,
+    ``col``: ints or None) and for DXF the entity names involved (``kinds``, standard names only).
+    Its text is the table's, never the parser's."""
+
+    def __init__(self, reason: str, *, line: int | None = None, col: int | None = None, kinds=()):
+        if reason not in REASONS:
+            reason = "reader-failed"
+        self.reason, self.line, self.col = reason, line, col
+        self.kinds = sorted({dxf_kind(k) for k in kinds})[:MAX_KINDS]
+        where = f" (line {line})" if line else ""
+        super().__init__(REASONS[reason].replace("{fmt}", "input") + where)
 
 
 # ------------------------------------------------------------------ B-rep formats
@@ -39,12 +51,12 @@ def read_step(data: bytes):
     r = STEPControl_Reader()
     status = r.ReadStream("input.step", io.BytesIO(data))
     if status != IFSelect_RetDone:
-        raise ImportFailed(f"not a readable STEP file (reader status {status.name})")
+        raise ImportFailed("unreadable")
     if r.TransferRoots() == 0:
-        raise ImportFailed("the STEP file holds no shape that could be transferred")
+        raise ImportFailed("no-shape")
     shape = r.OneShape()
     if shape is None or shape.IsNull():
-        raise ImportFailed("the STEP file holds no shape")
+        raise ImportFailed("no-shape")
     return shape
 
 
@@ -55,10 +67,10 @@ def read_brep(data: bytes):
     shape = TopoDS_Shape()
     try:
         BRepTools.Read_s(shape, io.BytesIO(data), BRep_Builder())
-    except Exception as e:  # noqa: BLE001 - OCCT raises Standard_Failure subclasses
-        raise ImportFailed(f"not a readable BREP file ({type(e).__name__}: {str(e)[:200]})") from None
+    except Exception:  # noqa: BLE001 - OCCT raises Standard_Failure subclasses (its text may quote the file)
+        raise ImportFailed("unreadable") from None
     if shape.IsNull():
-        raise ImportFailed("not a readable BREP file (no shape)")
+        raise ImportFailed("no-shape")
     return shape
 
 
@@ -68,40 +80,40 @@ def _stl_triangles(data: bytes) -> list[tuple]:
         n = struct.unpack_from("<I", data, 80)[0]
         if 84 + 50 * n == len(data):
             if n > MAX_TRIANGLES:
-                raise ImportFailed(f"the STL has {n} triangles; the limit is {MAX_TRIANGLES}")
+                raise ImportFailed("too-many-triangles")
             import numpy as np
             rec = np.frombuffer(data, dtype=np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")]),
                                 count=n, offset=84)
             v = rec["v"].astype(float)
             if not np.isfinite(v).all():
-                raise ImportFailed("the STL has non-finite coordinates")
+                raise ImportFailed("non-finite")
             return [tuple(map(tuple, t)) for t in v.tolist()]
     try:
         text = data.decode("ascii")
     except UnicodeDecodeError:
-        raise ImportFailed("not an STL file (neither binary with a matching triangle count nor ASCII)") from None
+        raise ImportFailed("not-stl") from None
     if not text.lstrip().lower().startswith("solid"):
-        raise ImportFailed("not an STL file (ASCII STL starts with 'solid')")
+        raise ImportFailed("not-ascii-stl")
     tris, cur = [], []
-    for line in text.splitlines():
+    for no, line in enumerate(text.splitlines(), 1):
         w = line.split()
         if w and w[0].lower() == "vertex":
             if len(w) != 4:
-                raise ImportFailed("bad 'vertex' line in the ASCII STL")
+                raise ImportFailed("bad-vertex", line=no)
             try:
                 p = tuple(float(x) for x in w[1:])
             except ValueError:
-                raise ImportFailed("bad number in the ASCII STL") from None
+                raise ImportFailed("bad-number", line=no) from None
             if not all(math.isfinite(x) for x in p):
-                raise ImportFailed("the STL has non-finite coordinates")
+                raise ImportFailed("non-finite", line=no)
             cur.append(p)
             if len(cur) == 3:
                 tris.append(tuple(cur))
                 cur = []
                 if len(tris) > MAX_TRIANGLES:
-                    raise ImportFailed(f"the STL has more than {MAX_TRIANGLES} triangles")
+                    raise ImportFailed("too-many-triangles")
     if not tris:
-        raise ImportFailed("the STL holds no triangles")
+        raise ImportFailed("no-triangles")
     return tris
 
 
@@ -118,13 +130,13 @@ def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
                 return b"".join(out)
             n += len(b)
             if n > MAX_3MF_MEMBER:
-                raise ImportFailed(f"a 3MF member decompresses to more than {MAX_3MF_MEMBER} bytes")
+                raise ImportFailed("member-too-large")
             out.append(b)
 
 
 def _no_doctype(parser) -> None:
     def refuse(*_a):
-        raise ImportFailed("the XML has a DOCTYPE (DTDs and entities are refused)")
+        raise ImportFailed("doctype")
     parser.StartDoctypeDeclHandler = refuse
     parser.EntityDeclHandler = refuse
 
@@ -133,18 +145,23 @@ def _3mf_triangles(data: bytes) -> list[tuple]:
     from xml.parsers import expat
     try:
         z = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, ValueError) as e:
-        raise ImportFailed(f"not a 3MF file (not a zip archive: {e})") from None
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError):  # their text may quote member names
+        raise ImportFailed("not-zip") from None
     models = [i for i in z.infolist() if i.filename.lower().endswith(".model")]
     if not models:
-        raise ImportFailed("not a 3MF file (no .model part)")
+        raise ImportFailed("no-model")
     if len(models) > MAX_3MF_MODELS:
-        raise ImportFailed(f"the 3MF has {len(models)} model parts; the limit is {MAX_3MF_MODELS}")
+        raise ImportFailed("too-many-models")
     objects: dict[str, tuple[list, list]] = {}
     items: list[tuple[str, list | None]] = []
     scale = [1.0]
     for info in models:
-        xml = _read_member(z, info)
+        try:
+            xml = _read_member(z, info)
+        except ImportFailed:
+            raise
+        except (zipfile.BadZipFile, ValueError, EOFError, OSError, NotImplementedError, RuntimeError):
+            raise ImportFailed("bad-zip") from None  # a bad CRC, an unsupported method or encryption
         p = expat.ParserCreate(namespace_separator=" ")
         _no_doctype(p)
         state = {"obj": None}
@@ -162,7 +179,7 @@ def _3mf_triangles(data: bytes) -> list[tuple]:
                 tri = objects[state["obj"]][1]
                 tri.append((int(a["v1"]), int(a["v2"]), int(a["v3"])))
                 if len(tri) > MAX_TRIANGLES:
-                    raise ImportFailed(f"the 3MF has more than {MAX_TRIANGLES} triangles")
+                    raise ImportFailed("too-many-triangles")
             elif local == "item":
                 t = a.get("transform")
                 items.append((a.get("objectid", ""), [float(x) for x in t.split()] if t else None))
@@ -175,11 +192,11 @@ def _3mf_triangles(data: bytes) -> list[tuple]:
         try:
             p.Parse(xml, True)
         except expat.ExpatError as e:
-            raise ImportFailed(f"the 3MF model is not valid XML ({e})") from None
-        except (KeyError, ValueError) as e:
-            if isinstance(e, ImportFailed):
-                raise
-            raise ImportFailed(f"the 3MF mesh has a bad vertex or triangle ({type(e).__name__}: {e})") from None
+            raise ImportFailed("bad-xml", line=_int(e.lineno), col=_int(e.offset)) from None
+        except ImportFailed:
+            raise
+        except (KeyError, ValueError, TypeError, AttributeError):  # their text quotes the attribute or value
+            raise ImportFailed("bad-mesh", line=_int(p.CurrentLineNumber)) from None
     if not items:
         items = [(k, None) for k in objects]
     tris: list[tuple] = []
@@ -192,17 +209,17 @@ def _3mf_triangles(data: bytes) -> list[tuple]:
             try:
                 pts = [verts[i], verts[j], verts[k]]
             except IndexError:
-                raise ImportFailed("a 3MF triangle refers to a vertex that does not exist") from None
+                raise ImportFailed("missing-vertex") from None
             if m is not None and len(m) == 12:
                 pts = [(x * m[0] + y * m[3] + z * m[6] + m[9], x * m[1] + y * m[4] + z * m[7] + m[10],
                         x * m[2] + y * m[5] + z * m[8] + m[11]) for x, y, z in pts]
             tris.append(tuple((x * s, y * s, z * s) for x, y, z in pts))
             if len(tris) > MAX_TRIANGLES:
-                raise ImportFailed(f"the 3MF has more than {MAX_TRIANGLES} triangles")
+                raise ImportFailed("too-many-triangles")
     if not tris:
-        raise ImportFailed("the 3MF holds no triangles")
+        raise ImportFailed("no-triangles")
     if not all(math.isfinite(c) for t in tris for p in t for c in p):
-        raise ImportFailed("the 3MF has non-finite coordinates")
+        raise ImportFailed("non-finite")
     return tris
 
 
@@ -234,7 +251,7 @@ def mesh_to_shape(tris: list[tuple]):
         if len(set(idx)) == 3:
             faces.append(idx)
     if not faces:
-        raise ImportFailed("the mesh has no usable triangle")
+        raise ImportFailed("no-usable-triangle")
     tv = [BRepBuilderAPI_MakeVertex(gp_Pnt(*p)).Vertex() for p in verts]
     edges: dict = {}
 
@@ -264,7 +281,7 @@ def mesh_to_shape(tris: list[tuple]):
             bld.Add(shell, f.Face())
             added += 1
     if not added:
-        raise ImportFailed("the mesh has no usable triangle")
+        raise ImportFailed("no-usable-triangle")
     closed = BRep_Tool.IsClosed_s(shell)
     shell.Closed(closed)
     if not closed:
@@ -288,19 +305,24 @@ def read_svg(data: bytes):
     try:
         p.Parse(data, True)  # well-formed, no DTD: only then is it handed to the SVG reader
     except expat.ExpatError as e:
-        raise ImportFailed(f"not a well-formed SVG ({e})") from None
+        raise ImportFailed("bad-xml", line=_int(e.lineno), col=_int(e.offset)) from None
     from build123d import Compound, import_svg
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ImportFailed("the SVG is not UTF-8") from None
+        raise ImportFailed("not-utf8") from None
     shapes = import_svg(io.StringIO(text))
     if not shapes:
-        raise ImportFailed("the SVG holds no paths or shapes")
+        raise ImportFailed("no-svg-shapes")
     return Compound(list(shapes))
 
 
+def _int(x) -> int | None:
+    return x if isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 10 ** 9 else None
+
+
 def _dxf_pairs(text: str):
+    """(group code, value, the value's line number) of an ASCII DXF."""
     lines = text.splitlines()
     if len(lines) % 2:
         lines = lines[:-1]
@@ -308,40 +330,47 @@ def _dxf_pairs(text: str):
         try:
             code = int(lines[i].strip())
         except ValueError:
-            raise ImportFailed(f"not an ASCII DXF file (bad group code at line {i + 1})") from None
-        yield code, lines[i + 1].strip()
+            raise ImportFailed("bad-group-code", line=i + 1) from None
+        yield code, lines[i + 1].strip(), i + 2
+
+
+def _dxf_float(v: str, line: int, kind: str) -> float:
+    try:
+        f = float(v)
+    except ValueError:  # its text quotes the value
+        raise ImportFailed("bad-number", line=line, kinds=(kind,)) from None
+    if not math.isfinite(f):
+        raise ImportFailed("non-finite", line=line, kinds=(kind,))
+    return f
 
 
 def read_dxf(data: bytes):
     from build123d import Compound, Edge, Plane, Vector
     if data.startswith(b"AutoCAD Binary DXF"):
-        raise ImportFailed("binary DXF is not supported: save it as ASCII DXF")
+        raise ImportFailed("binary-dxf")
     text = data.decode("utf-8", "replace")
-    entities: list[tuple[str, list]] = []
+    entities: list[tuple[str, list, int]] = []
     in_entities = False
     cur = None
     prev = None
-    for code, val in _dxf_pairs(text):
+    for code, val, no in _dxf_pairs(text):
         if code == 2 and prev == (0, "SECTION"):
             in_entities = val == "ENTITIES"
         prev = (code, val)
         if not in_entities:
             continue
         if code == 0:
-            cur = (val, [])
+            cur = (val, [], no)
             entities.append(cur)
             if len(entities) > MAX_DXF_ENTITIES:
-                raise ImportFailed(f"the DXF has more than {MAX_DXF_ENTITIES} entities")
+                raise ImportFailed("too-many-entities")
         elif cur is not None:
-            cur[1].append((code, val))
+            cur[1].append((code, val, no))
 
-    def num(pairs, code, default=0.0):
-        for c, v in pairs:
+    def num(ent, code, default=0.0):
+        for c, v, no in ent[1]:
             if c == code:
-                f = float(v)
-                if not math.isfinite(f):
-                    raise ImportFailed("the DXF has a non-finite number")
-                return f
+                return _dxf_float(v, no, ent[0])
         return default
 
     edges = []
@@ -363,55 +392,54 @@ def read_dxf(data: bytes):
     unsupported: set[str] = set()
     i = 0
     while i < len(entities):
-        kind, pairs = entities[i]
+        ent = entities[i]
+        kind = ent[0]
         try:
             if kind == "LINE":
-                seg((num(pairs, 10), num(pairs, 20)), (num(pairs, 11), num(pairs, 21)))
+                seg((num(ent, 10), num(ent, 20)), (num(ent, 11), num(ent, 21)))
             elif kind == "CIRCLE":
-                r = num(pairs, 40)
+                r = num(ent, 40)
                 if r > 0:
-                    edges.append(Edge.make_circle(r, Plane((num(pairs, 10), num(pairs, 20), 0))))
+                    edges.append(Edge.make_circle(r, Plane((num(ent, 10), num(ent, 20), 0))))
             elif kind == "ARC":
-                r = num(pairs, 40)
+                r = num(ent, 40)
                 if r > 0:
-                    edges.append(Edge.make_circle(r, Plane((num(pairs, 10), num(pairs, 20), 0)),
-                                                  start_angle=num(pairs, 50), end_angle=num(pairs, 51)))
+                    edges.append(Edge.make_circle(r, Plane((num(ent, 10), num(ent, 20), 0)),
+                                                  start_angle=num(ent, 50), end_angle=num(ent, 51)))
             elif kind == "LWPOLYLINE":
                 pts, bulges = [], []
-                for c, v in pairs:
+                for c, v, no in ent[1]:
                     if c == 10:
-                        pts.append([float(v), 0.0])
+                        pts.append([_dxf_float(v, no, kind), 0.0])
                         bulges.append(0.0)
                     elif c == 20 and pts:
-                        pts[-1][1] = float(v)
+                        pts[-1][1] = _dxf_float(v, no, kind)
                     elif c == 42 and bulges:
-                        bulges[-1] = float(v)
-                closed = int(num(pairs, 70)) & 1
+                        bulges[-1] = _dxf_float(v, no, kind)
+                closed = int(num(ent, 70)) & 1
                 for k in range(len(pts) - 1 + closed):
                     seg(tuple(pts[k]), tuple(pts[(k + 1) % len(pts)]), bulges[k])
             elif kind == "POLYLINE":
-                closed = int(num(pairs, 70)) & 1
+                closed = int(num(ent, 70)) & 1
                 pts, bulges = [], []
                 j = i + 1
                 while j < len(entities) and entities[j][0] == "VERTEX":
-                    vp = entities[j][1]
-                    pts.append((num(vp, 10), num(vp, 20)))
-                    bulges.append(num(vp, 42))
+                    pts.append((num(entities[j], 10), num(entities[j], 20)))
+                    bulges.append(num(entities[j], 42))
                     j += 1
                 for k in range(len(pts) - 1 + closed):
                     seg(pts[k], pts[(k + 1) % len(pts)], bulges[k])
                 i = j
                 continue
             elif kind not in ("SEQEND", "VERTEX", "ENDSEC", "EOF", "POINT"):
-                unsupported.add(kind[:20])
-        except ValueError as e:
-            if isinstance(e, ImportFailed):
-                raise
-            raise ImportFailed(f"bad {kind} entity in the DXF ({e})") from None
+                unsupported.add(kind)
+        except ImportFailed:
+            raise
+        except (ValueError, OverflowError):  # e.g. OCCT refusing a degenerate arc; its text may quote values
+            raise ImportFailed("bad-entity", line=ent[2], kinds=(kind,)) from None
         i += 1
     if not edges:
-        more = f" (entities found: {', '.join(sorted(unsupported))})" if unsupported else ""
-        raise ImportFailed("the DXF holds no LINE, CIRCLE, ARC or polyline geometry" + more)
+        raise ImportFailed("no-geometry", kinds=unsupported)
     return Compound(edges)
 
 
@@ -432,7 +460,7 @@ def load(data: bytes, fmt: str):
     """A build123d object parsed from ``data`` (ImportFailed with a reason otherwise)."""
     reader = READERS.get(fmt)
     if reader is None:
-        raise ImportFailed(f"unknown format {fmt!r}")
+        raise ImportFailed("bad-request")
     shape = reader(data)
     if hasattr(shape, "wrapped"):  # already a build123d object (SVG, DXF)
         return shape

@@ -71,8 +71,8 @@ def op_execute(msg: dict, ctx: OpContext) -> dict:
 
 
 def op_import(msg: dict, ctx: OpContext) -> dict:
-    """import_file: parse the file's bytes (sent by the launcher) and bind the object (``importer``)."""
-    return _cap_result(importer.run_import(msg, ctx.namespace), ctx.profile.limits.max_result_bytes // 2)
+    """import_file: parse the file's bytes (the raw blob the launcher sent) and bind the object (``importer``)."""
+    return _cap_result(importer.run_import(msg, ctx.namespace, ctx.blob), ctx.profile.limits.max_result_bytes // 2)
 
 
 def op_state(msg: dict, ctx: OpContext):

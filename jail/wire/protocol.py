@@ -40,19 +40,34 @@ class SendTimeout(TimeoutError):
 
 
 # ------------------------------------------------------------------ encoding
-def encode(obj: dict, blob: bytes = b"") -> list[bytes]:
+def frames(obj: dict, blob: bytes = b""):
+    """The datagrams of one message, made one at a time: the blob (a file of tens of MB) is
+    sliced through a memoryview, never copied whole (only one CHUNK at a time)."""
     try:
         body = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
     except UnicodeEncodeError:  # lone surrogates: send them \u-escaped (the reader decides what they mean)
         body = json.dumps(obj, separators=(",", ":"), ensure_ascii=True).encode()
-    payload = struct.pack(">I", len(body)) + body + blob
-    parts = [payload[i:i + CHUNK] for i in range(0, len(payload), CHUNK)] or [b""]
-    return [(b"M" if i < len(parts) - 1 else b"E") + p for i, p in enumerate(parts)]
+    head = struct.pack(">I", len(body)) + body
+    total = len(head) + len(blob)
+    with memoryview(blob) as mv:
+        for i in range(0, total, CHUNK):
+            j = min(i + CHUNK, total)
+            flag = b"M" if j < total else b"E"
+            if j <= len(head):
+                yield flag + head[i:j]
+            elif i >= len(head):
+                yield flag + mv[i - len(head):j - len(head)]
+            else:
+                yield flag + head[i:] + mv[:j - len(head)]
+
+
+def encode(obj: dict, blob: bytes = b"") -> list[bytes]:
+    return list(frames(obj, blob))
 
 
 def send(sock: socket.socket, obj: dict, blob: bytes = b"") -> None:
     """Blocking send, used by the *jailed* side (and the zygote): its peer, the launcher, reads."""
-    for dgram in encode(obj, blob):
+    for dgram in frames(obj, blob):
         sock.sendall(dgram)
 
 
@@ -84,14 +99,13 @@ class Sender:
     def send(self, obj: dict, deadline: float, blob: bytes = b"") -> None:
         """Send one message before ``deadline`` (monotonic). SendTimeout if the peer does not read;
         OSError if the socket failed (e.g. every peer process is gone)."""
-        frames = encode(obj, blob)
         if self.broken:
             try:
                 self._put(b"E", deadline)
             except TimeoutError:
                 raise SendTimeout("the session is not reading its socket", partial=False) from None
             self.broken = False
-        for i, dgram in enumerate(frames):
+        for i, dgram in enumerate(frames(obj, blob)):
             try:
                 self._put(dgram, deadline)
             except TimeoutError:

@@ -1,41 +1,39 @@
-"""The user's own files, launcher side: list the input directory, read one file from it.
+"""The user's own files, launcher side: what list_inputs offers, and reading one for import_file.
 
 The input directory (``--input-dir`` or the profile's ``[inputs] dir``; none by default) is the
-user's choice and trusted, and never in the jail's mount view. For ``import_file`` the launcher
-reads one file there and sends its bytes to the session, which parses them in the jail
-(jail/cad/importer.py). The file name comes from the AI and is treated as hostile.
-
-Blocks, before any byte is read: names that are not plain relative paths (safepath.py); symlinks
-at any component (walked with ``O_NOFOLLOW`` from the directory's fd); anything but a regular
-file (a FIFO, socket or device is never opened for reading: ``O_PATH`` first, checked, then
-re-opened through ``/proc/self/fd``, same inode); files with more than one hard link (one could
-point at a secret elsewhere on the filesystem); files over ``max_input_bytes`` (the read stops at
-the cap + 1 whatever ``st_size`` said). Does not block: whatever a file the user put there holds
-(what it does to the parser is the jail's business); bind mounts the user made inside it.
+user's choice and trusted, and never in the jail's mount view. The file name comes from the AI and
+is treated as hostile. One rule, :func:`importable`, decides what both tools accept: a regular file
+(no symlink at any component, one hard link, not a FIFO, socket or device) with the extension of a
+supported format, no component starting with ``.`` (dot directories are not even entered; their
+names, and those of non-CAD files, are never listed), at most ``max_input_bytes``. ``format`` only
+has to agree with the extension. :func:`reading` takes the file's bytes from the launcher-wide
+budget (inflight.py), reads them once into one buffer (``O_PATH`` first, checked, re-opened through
+``/proc/self/fd``, same inode; the read stops at the size checked) for the raw blob to the jail.
+Does not block: what a CAD file the user put there holds (parsing it is the jail's business; the
+reply is worded by launcher/replies/imports.py); bind mounts the user made inside it.
 """
 from __future__ import annotations
 
-import base64
 import errno
 import hashlib
 import itertools
 import keyword
 import os
 import stat
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from jail.wire.caps import IMPORT_FORMATS
 
-from launcher.files import safepath
+from launcher.files import inflight, safepath
+from launcher.files.inflight import WIRE_MAX_INPUT
 from launcher.session import SessionError
 
 FORMATS = IMPORT_FORMATS
 ALIASES = {"stp": "step"}  # accepted by import_file's schema besides FORMATS
 EXTENSIONS = {".step": "step", ".stp": "step", ".brep": "brep", ".brp": "brep", ".stl": "stl",
               ".3mf": "3mf", ".svg": "svg", ".dxf": "dxf"}
-#: The jailed side reads one request of at most 64 MiB (jail/wire/protocol.py recv_simple); the bytes
-#: travel base64-encoded in it, so no profile can raise the file cap past this.
-WIRE_MAX_INPUT = 46 * 1024 * 1024
 MAX_LISTED = 500          # list_inputs shows at most this many files
 MAX_LIST_DEPTH = 8        # ... found at most this deep
 MAX_LIST_SCAN = 20000     # ... looking at no more entries than this
@@ -43,33 +41,23 @@ MAX_LIST_SCAN = 20000     # ... looking at no more entries than this
 HOW_TO_SET = ("no input directory is configured, so the session cannot read any of your files. Start the "
               "launcher with --input-dir DIR (e.g. `build123d-launcher mcp --input-dir ~/cad-in`), or set "
               "[inputs] dir = \"...\" in the profile, then put the files to import there")
+OFFERED = ("import_file reads only what list_inputs offers: regular files named *"
+           + ", *".join(sorted(EXTENSIONS)) + ", with no part of the name starting with '.'")
 
 
 class InputError(SessionError):
-    """An input request that is refused; the message says why (shown to the user)."""
+    """An input request that is refused; the message says why (shown to the user). ``quiet``: the
+    name is not listed by list_inputs (a dot name or not a CAD file), only counted."""
+
+    def __init__(self, message: str, quiet: bool = False):
+        super().__init__(message)
+        self.quiet = quiet
 
 
 def check_input_name(filename) -> list[str]:
     """The components of a plain relative name under the input directory, or InputError."""
     return safepath.split_relative_name(filename, InputError, "the input directory (as listed by list_inputs)",
                                         "'part.step'")
-
-
-def resolve_format(filename: str, fmt: str = "") -> str:
-    """The format to read: ``fmt`` (one of FORMATS or ALIASES), or the extension's."""
-    if fmt:
-        return ALIASES.get(fmt, fmt)
-    ext = os.path.splitext(filename.rsplit("/", 1)[-1])[1].lower()
-    if ext not in EXTENSIONS:
-        raise InputError(f"cannot tell the format of {filename[:80]!r} from its extension: pass format "
-                         f"(one of {', '.join(FORMATS)})")
-    return EXTENSIONS[ext]
-
-
-def _root(input_dir) -> int:
-    if not input_dir:
-        raise InputError(HOW_TO_SET)
-    return safepath.open_root(Path(input_dir), create=False, error=InputError, what="input directory")
 
 
 def _kind(mode: int) -> str:
@@ -89,7 +77,46 @@ def _refuse_entry(st: os.stat_result, shown: str, max_bytes: int) -> None:
         raise InputError(f"{shown!r} has {st.st_nlink} hard links; files with more than one link are refused "
                          "(a hard link could point at a file outside the input directory). Copy the file instead")
     if st.st_size > max_bytes:
-        raise InputError(f"{shown!r} is {st.st_size} bytes; the profile's max_input_bytes is {max_bytes}")
+        raise InputError(f"{shown!r} is {st.st_size} bytes; the limit is {max_bytes} (the profile's "
+                         f"max_input_bytes, at most {WIRE_MAX_INPUT}: what the jail reads in one request)")
+
+
+def importable(parts: list[str], st: os.stat_result | None, max_bytes: int, fmt: str = "") -> str:
+    """The format of the input ``parts`` (checked components) whose ``lstat`` is ``st`` if
+    import_file may read it, else InputError. The one rule of list_inputs and import_file; with
+    ``st`` None only the name is checked (before anything is opened). ``fmt`` ('' or a format or
+    alias) must agree with the extension; it never makes another file importable."""
+    shown = "/".join(parts)
+    dot = next((p for p in parts if p.startswith(".")), None)
+    if dot is not None:
+        raise InputError(f"{shown[:200]!r} has a part starting with '.' ({dot[:80]!r}); "
+                         f"such files and directories (settings, secrets, .git) are never read. {OFFERED}",
+                         quiet=True)
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        _refuse_entry(st, shown, max_bytes)
+    ext = os.path.splitext(parts[-1])[1].lower()
+    own = EXTENSIONS.get(ext)
+    if own is None:
+        raise InputError(f"{shown[:200]!r} is not a CAD file of a supported format"
+                         f"{' (' + repr(ext[:20]) + ')' if ext else ' (no extension)'}; format= cannot change "
+                         f"that. {OFFERED}", quiet=True)
+    if fmt and ALIASES.get(fmt, fmt) != own:
+        raise InputError(f"format {fmt[:20]!r} does not match {shown[:200]!r}, whose extension {ext!r} is "
+                         f"{own.upper()}: leave format empty (the extension decides) or pass {own!r}")
+    if st is not None:
+        _refuse_entry(st, shown, max_bytes)
+    return own
+
+
+def resolve_format(filename: str, fmt: str = "") -> str:
+    """The format import_file reads ``filename`` as (its extension's), checked by :func:`importable`."""
+    return importable(check_input_name(filename), None, 0, fmt)
+
+
+def _root(input_dir) -> int:
+    if not input_dir:
+        raise InputError(HOW_TO_SET)
+    return safepath.open_root(Path(input_dir), create=False, error=InputError, what="input directory")
 
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -127,10 +154,8 @@ def _open_checked(dfd: int, name: str, st: os.stat_result, shown: str, never: st
         raise InputError(f"cannot open {shown!r}: {e.strerror}") from None
 
 
-def read_input(input_dir, filename: str, max_bytes: int) -> tuple[bytes, dict]:
-    """The bytes of ``filename`` under ``input_dir`` and ``{"filename", "size", "sha256"}``;
-    InputError when refused (see the module docstring)."""
-    parts = check_input_name(filename)
+def _open(input_dir, parts: list[str], max_bytes: int, fmt: str) -> tuple[int, os.stat_result, str]:
+    """A read fd of the importable file ``parts``, its checked ``fstat`` and its format."""
     shown = "/".join(parts)
     never = "symlinks are never followed (not even inside the input directory)"
     try:
@@ -145,41 +170,96 @@ def read_input(input_dir, filename: str, max_bytes: int) -> tuple[bytes, dict]:
             raise InputError(f"{shown!r} does not exist in the input directory (see list_inputs)") from None
         except OSError as e:
             raise InputError(f"cannot read {shown!r}: {e.strerror}") from None
-        _refuse_entry(st, shown, max_bytes)
+        f = importable(parts, st, max_bytes, fmt)
         fd = _open_checked(t.fd, last, st, shown, never, max_bytes)
-        try:
-            st2 = os.fstat(fd)
-            if (st2.st_dev, st2.st_ino) != (st.st_dev, st.st_ino):
-                raise InputError(f"{shown!r} was replaced while it was being opened; try again")
-            _refuse_entry(st2, shown, max_bytes)
-            chunks, n = [], 0
-            while n <= max_bytes:
-                try:
-                    b = os.read(fd, min(1 << 20, max_bytes + 1 - n))
-                except BlockingIOError:  # cannot happen for a regular file; never wait
-                    raise InputError(f"{shown!r} would block; refused") from None
-                if not b:
-                    break
-                chunks.append(b)
-                n += len(b)
-            if n > max_bytes:
-                raise InputError(f"{shown!r} grew past the profile's max_input_bytes ({max_bytes}) while it was read")
-        except OSError as e:
-            raise InputError(f"cannot read {shown!r}: {e.strerror}") from None
-        finally:
+    try:
+        st2 = os.fstat(fd)
+        if (st2.st_dev, st2.st_ino) != (st.st_dev, st.st_ino):
+            raise InputError(f"{shown!r} was replaced while it was being opened; try again")
+        importable(parts, st2, max_bytes, fmt)
+        if st2.st_size == 0:
+            raise InputError(f"{shown!r} is empty")
+        return fd, st2, f
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_exactly(fd: int, size: int, shown: str) -> bytearray:
+    """The ``size`` bytes of ``fd`` in one buffer (no chunk list joined: one copy of the file)."""
+    buf = bytearray(size)
+    view, n = memoryview(buf), 0
+    try:
+        with open(fd, "rb", buffering=0, closefd=False) as f:
+            while n < size:
+                k = f.readinto(view[n:])
+                if k is None:  # cannot happen for a regular file; never wait
+                    raise InputError(f"{shown!r} would block; refused")
+                if not k:
+                    raise InputError(f"{shown!r} shrank while it was read; try again")
+                n += k
+            if f.read(1):
+                raise InputError(f"{shown!r} grew while it was read; try again")
+    except OSError as e:
+        raise InputError(f"cannot read {shown!r}: {e.strerror}") from None
+    finally:
+        view.release()
+    return buf
+
+
+@dataclass
+class Input:
+    """A file read for import_file: its bytes and ``info`` (``filename``, ``size``, ``sha256``, ``format``)."""
+    data: bytearray
+    info: dict
+
+
+@contextmanager
+def reading(input_dir, filename, max_bytes: int, fmt: str = "", *, wait_s: float = 60.0, budget=None):
+    """``with reading(...) as inp``: the checked file's bytes, held in the launcher-wide ``budget``
+    (default ``inflight.IMPORTS``) for the block (Busy when no room comes free within ``wait_s``);
+    InputError when refused."""
+    budget = budget or inflight.IMPORTS
+    if input_dir is None:
+        raise InputError(HOW_TO_SET)
+    max_bytes = min(max_bytes, WIRE_MAX_INPUT)
+    parts = check_input_name(filename)
+    importable(parts, None, max_bytes, fmt)  # the name alone, before anything is opened
+    fd, st, f = _open(input_dir, parts, max_bytes, fmt)
+    shown = "/".join(parts)
+    try:
+        with budget.hold(st.st_size, wait_s):
+            data = _read_exactly(fd, st.st_size, shown)
             os.close(fd)
-    data = b"".join(chunks)
-    return data, {"filename": shown, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+            fd = -1
+            info = {"filename": shown, "size": len(data), "sha256": hashlib.sha256(data).hexdigest(), "format": f}
+            inp = Input(data, info)
+            try:
+                yield inp
+            finally:
+                inp.data = bytearray()  # the budget is given back: so is the memory
+                del data
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def read_input(input_dir, filename: str, max_bytes: int, fmt: str = "") -> tuple[bytes, dict]:
+    """The bytes of ``filename`` under ``input_dir`` and its info (see :func:`reading`)."""
+    with reading(input_dir, filename, max_bytes, fmt) as inp:
+        return bytes(inp.data), inp.info
 
 
 def list_inputs(input_dir, max_bytes: int) -> dict:
-    """``{"input_dir", "files": [{"name", "size", "format"}], "skipped": [{"name", "why"}], "truncated"}``.
-
-    Walked with ``openat(O_DIRECTORY|O_NOFOLLOW)`` from the root fd (symlinks listed as skipped,
-    never followed), at most MAX_LIST_DEPTH deep, MAX_LIST_SCAN entries looked at, MAX_LISTED shown.
-    Names that import_file would refuse are listed as skipped with the reason."""
+    """``{"input_dir", "files": [{"name", "size", "format"}], "skipped": [{"name", "why"}], "hidden",
+    "other", "truncated"}``: what :func:`importable` accepts, walked without following a symlink
+    (``openat(O_DIRECTORY|O_NOFOLLOW)`` from the root fd), at most MAX_LIST_DEPTH deep, MAX_LIST_SCAN
+    entries looked at, MAX_LISTED shown. CAD files it refuses are listed as skipped with the reason;
+    dot names (never entered) and other files are only counted (``hidden``, ``other``)."""
+    max_bytes = min(max_bytes, WIRE_MAX_INPUT)
     files: list[dict] = []
     skipped: list[dict] = []
+    hidden = other = 0
     truncated = False
     scanned = 0
     stack = [(_root(input_dir), "")]
@@ -197,9 +277,12 @@ def list_inputs(input_dir, max_bytes: int) -> dict:
                     truncated = True
                     break
                 name = prefix + e.name
+                if e.name.startswith("."):
+                    hidden += 1
+                    continue
                 try:
                     st = e.stat(follow_symlinks=False)
-                    check_input_name(name)
+                    parts = check_input_name(name)
                 except InputError as err:
                     skipped.append({"name": ascii(name)[1:-1][:200], "why": str(err)[:200]})
                     continue
@@ -213,14 +296,12 @@ def list_inputs(input_dir, max_bytes: int) -> dict:
                             pass
                     continue
                 try:
-                    _refuse_entry(st, name, max_bytes)
+                    fmt = importable(parts, st, max_bytes)
                 except InputError as err:
-                    skipped.append({"name": name[:200], "why": str(err)[:300]})
-                    continue
-                fmt = EXTENSIONS.get(os.path.splitext(e.name)[1].lower())
-                if fmt is None:
-                    skipped.append({"name": name[:200], "why": "unknown extension (importable: "
-                                                             + ", ".join(sorted(EXTENSIONS)) + ")"})
+                    if err.quiet:
+                        other += 1
+                    else:
+                        skipped.append({"name": name[:200], "why": str(err)[:300]})
                     continue
                 files.append({"name": name, "size": st.st_size, "format": fmt})
             os.close(fd)
@@ -231,7 +312,7 @@ def list_inputs(input_dir, max_bytes: int) -> dict:
             os.close(fd)
     files.sort(key=lambda f: f["name"])
     return {"input_dir": str(Path(input_dir).absolute()), "files": files, "skipped": skipped[:100],
-            "truncated": truncated}
+            "hidden": hidden, "other": other, "truncated": truncated}
 
 
 def check_object_name(name) -> str:
@@ -242,20 +323,14 @@ def check_object_name(name) -> str:
     return name
 
 
-def import_request(input_dir, filename, name, fmt, max_bytes: int) -> tuple[dict, str, dict]:
-    """The jail request for ``import_file`` (bytes read and checked here), the note recorded for
-    the audit log, and the file's info."""
-    check_object_name(name)
-    max_bytes = min(max_bytes, WIRE_MAX_INPUT)
-    parts = check_input_name(filename)
-    f = resolve_format("/".join(parts), fmt)
-    data, info = read_input(input_dir, filename, max_bytes)
-    if not data:
-        raise InputError(f"{info['filename']!r} is empty")
-    req = {"t": "import", "name": name, "format": f, "filename": info["filename"], "sha256": info["sha256"],
-           "data": base64.b64encode(data).decode("ascii")}
-    note = f"# import_file({info['filename']!r}, name={name!r}, format={f!r}) sha256={info['sha256']}"
-    return req, note, {**info, "format": f}
+def import_request(inp: Input, name: str) -> tuple[dict, str]:
+    """The jail request for ``import_file`` of ``inp`` (its bytes go as the raw blob beside it) and
+    the line the audit log records."""
+    i = inp.info
+    req = {"t": "import", "name": name, "format": i["format"], "filename": i["filename"], "size": i["size"],
+           "sha256": i["sha256"]}
+    note = f"# import_file({i['filename']!r}, name={name!r}, format={i['format']!r}) sha256={i['sha256']}"
+    return req, note
 
 
 def exposed_by(profile, input_dir) -> str | None:

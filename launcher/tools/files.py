@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from jail.wire.caps import NAME_CAP
 
-from launcher.files import exports, inputs
+from launcher.files import exports, inflight, inputs
 from launcher.files.script import import_code, session_script
+from launcher.replies import imports
 from launcher.tools import content
 from launcher.tools.session import execute_content
 from launcher.tools.tool import Tool, hints
@@ -74,6 +75,10 @@ def list_inputs_content(result: dict) -> list[dict]:
     if not files:
         lines.append("  (no importable files)")
     lines += [f"  skipped {s['name']}: {s['why']}" for s in result.get("skipped") or []]
+    quiet = [f"{n} {what}" for n, what in ((result.get("other") or 0, "other file(s) of no supported CAD format"),
+                                          (result.get("hidden") or 0, "name(s) starting with '.'")) if n]
+    if quiet:
+        lines.append(f"  not offered, not named: {', '.join(quiet)}")
     if result.get("truncated"):
         lines.append("  [listing cut]")
     return [content.text("\n".join(lines))]
@@ -81,8 +86,10 @@ def list_inputs_content(result: dict) -> list[dict]:
 
 LIST_INPUTS = Tool(
     "list_inputs", "List input files",
-    "List the files in the input directory that import_file can read (relative names, sizes, formats). The "
-    "input directory is set by the user (--input-dir); the code you run never sees it.",
+    "List the files in the input directory that import_file can read (relative names, sizes, formats): "
+    "regular files with a CAD extension (" + ", ".join(sorted(inputs.EXTENSIONS)) + "), none under a name "
+    "starting with '.', at most {max_input_bytes} bytes. The input directory is set by the user (--input-dir); "
+    "the code you run never sees it.",
     params={}, handler=list_inputs, renderer=list_inputs_content, needs_session=False, changes_session=False,
     annotations=hints(read_only=True, destructive=False, idempotent=True, open_world=False))
 
@@ -93,10 +100,19 @@ def import_file(ctx, session, filename, name, format="") -> dict:
     if d is None:
         return {"error": NO_INPUT_DIR}
     limits = ctx.profile.limits
-    req, note, info = inputs.import_request(d, filename, name, format, limits.max_input_bytes)
-    result = session.execute(note, request=req, limit_s=limits.import_timeout_s,
-                             record=(import_code(name, info["format"], info["filename"]),
-                                     f"import_file: {info['filename']}"))
+    inputs.check_object_name(name)
+    # the bytes are held in the launcher-wide budget of imports in flight (waiting for room if need be)
+    with inputs.reading(d, filename, limits.max_input_bytes, format, wait_s=inflight.wait_s(limits)) as inp:
+        info = inp.info
+        req, note = inputs.import_request(inp, name)
+        with session.lock:  # the outcome read below is this call's
+            result = session.execute(note, request=req, limit_s=limits.import_timeout_s, blob=inp.data,
+                                     record=(import_code(name, info["format"], info["filename"]),
+                                             f"import_file: {info['filename']}"))
+            outcome = "ok" if result.get("ok") else (session.last_error or {}).get("outcome", "error")
+            result = imports.checked(result, outcome, info, name, inp.data)
+            if not result["ok"]:  # last_error shows the launcher's words too, never the jail's
+                session.calls.last_error = {**result["error"], "outcome": outcome}
     result["imported"] = {**info, "name": name}
     return result
 
@@ -114,17 +130,20 @@ def import_file_content(result: dict) -> list[dict]:
 
 IMPORT_FILE = Tool(
     "import_file", "Import a file",
-    "Import a CAD file from the input directory (STEP, BREP, STL, 3MF, SVG, DXF) and bind it to a top-level "
-    "name in the session, like execute does. At most {max_input_bytes} bytes; STL/3MF meshes become solids "
-    "when they close. Returns the object's summary (type, volume, bounding box). A file that fails to parse "
-    "leaves the session exactly as it was.",
+    "Import a CAD file from the input directory (STEP, BREP, STL, 3MF, SVG, DXF), exactly as list_inputs offers "
+    "it, and bind it to a top-level name in the session, like execute does. At most {max_input_bytes} bytes; "
+    "STL/3MF meshes become solids when they close. Returns the object's summary (type, volume, bounding box). "
+    "A file that fails to parse leaves the session exactly as it was; the error says what is wrong and where "
+    "(line), never quoting the file.",
     params={"filename": {"type": "string", "minLength": 1, "maxLength": 1024,
                          "description": "Name relative to the input directory, as listed by list_inputs "
-                                        "(e.g. 'bracket.step'). No absolute paths, no '..', no symlinks."},
+                                        "(e.g. 'bracket.step'). No absolute paths, no '..', no symlinks, no "
+                                        "name starting with '.'."},
             "name": {"type": "string", "minLength": 1, "maxLength": NAME_CAP, "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$",
                      "description": "Top-level name to bind the imported object to (e.g. 'bracket')."},
             "format": {"type": "string", "enum": ["", *inputs.FORMATS, *inputs.ALIASES],
-                       "description": "File format; '' (default) takes it from the filename's extension."}},
+                       "description": "'' (default): the extension decides. Otherwise it must agree with the "
+                                      "extension; it never makes another file importable."}},
     required=("filename", "name"), handler=import_file, renderer=import_file_content, changes_session=True,
     # binds (or rebinds) a name, and the script gains a call each time
     annotations=hints(read_only=False, destructive=True, idempotent=False, open_world=False))

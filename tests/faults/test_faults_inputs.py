@@ -11,6 +11,10 @@
   attacker owning the session could). Every failed import leaves the session as it was: same
   objects, same history (script).
 * User code trying to reach the input directory directly sees nothing (OS layers only).
+* Issue 20: dot names (``.env``, ``.git/config``) and non-CAD files are never listed or imported,
+  whatever ``format`` says; an import's error never carries the file's bytes, even from an
+  importer the session patched (``faults_os_only``); the bytes of imports in flight come from one
+  launcher-wide budget (a request waits its turn, or gets "busy" with nothing changed).
 """
 from __future__ import annotations
 
@@ -24,7 +28,8 @@ import threading
 import pytest
 
 from tests.helpers.faults import profile_path
-from launcher.files import inputs
+from tests.helpers.proc import wait_until
+from launcher.files import inflight, inputs
 from launcher.core import Launcher
 from launcher.files.inputs import InputError, list_inputs, read_input
 from launcher.profile import load_profile
@@ -108,7 +113,8 @@ def test_symlink_to_proc(tree):
     os.symlink("/proc/self/environ", indir / "env.step")
     os.symlink("/proc/self", indir / "me")
     refused(indir, "env.step", match="symlink")
-    refused(indir, "me/environ", match="symlink")
+    refused(indir, "me/environ", match="not a CAD file")  # refused by name, before anything is opened
+    refused(indir, "me/environ.step", match="symlink")
 
 
 def test_hard_link_to_secret(tree):
@@ -213,7 +219,9 @@ def test_entry_swapped_after_the_check_is_refused(tree):
 
 def test_directory_refused(tree):
     indir, _ = tree
-    refused(indir, "sub", match="directory")
+    refused(indir, "sub", match="not a CAD file")  # by its name first
+    (indir / "dir.step").mkdir()
+    refused(indir, "dir.step", match="directory")
 
 
 def test_missing_file_and_missing_dir(tree):
@@ -471,16 +479,190 @@ def test_import_names_refused(launcher):
         ts.close()
 
 
-def test_format_mismatch_is_a_parse_error_not_a_crash(launcher):
+def test_format_mismatch_is_refused_before_the_jail(launcher):
     ts = _prepared(launcher)
     try:
         before = _state(ts)
         for fmt in ("stl", "3mf", "svg", "dxf", "brep"):
             r = ts.import_file("box.step", "x", fmt)
-            assert r.get("ok") is False and r["error"]["type"] == "ImportError", (fmt, r)
+            assert isinstance(r.get("error"), str) and "does not match 'box.step'" in r["error"], (fmt, r)
         assert _state(ts) == before
     finally:
         ts.close()
+
+
+# ------------------------------------------------------------------ issue 20: through jailed sessions
+KEY = os.urandom(12).hex()
+CREDS = f"AWS_ACCESS_KEY_ID=AKIA{KEY[:8].upper()}\nAWS_SECRET_ACCESS_KEY={KEY}\n".encode()
+
+
+def _no_secret(*texts) -> None:
+    for t in texts:
+        assert KEY not in t and KEY[:8].upper() not in t and "AWS_SECRET" not in t, t
+
+
+@pytest.fixture(scope="module")
+def with_dots(indir):
+    """Secrets and a valid STEP under dot names, next to the CAD files; a DXF and a 3MF that carry
+    the secret where the parser chokes (the issue's DXF/3MF error showed it)."""
+    box = (indir / "box.step").read_bytes()
+    files = {".env": CREDS, ".git/config": b"[credential]\n" + CREDS, ".git/part.step": box, ".hidden.step": box,
+             "creds.txt": CREDS, "creds.env": CREDS,
+             "creds.dxf": b"0\nSECTION\n2\nENTITIES\n0\nLINE\n10\n" + CREDS.replace(b"\n", b" ") + b"\n0\nENDSEC\n",
+             "creds.3mf": _zip({"3D/3dmodel.model": b'<model xmlns="http://schemas.microsoft.com/3dmanufacturing/'
+                                                   b'core/2015/02"><resources><object id="1"><mesh><vertices>'
+                                                   b'<vertex x="' + CREDS.replace(b"\n", b" ") + b'" y="0" z="0"/>'
+                                                   b'</vertices></mesh></object></resources></model>'})}
+    for name, data in files.items():
+        (indir / name).parent.mkdir(parents=True, exist_ok=True)
+        (indir / name).write_bytes(data)
+    return indir
+
+
+@pytest.mark.parametrize("name,fmt", [(".env", ""), (".env", "step"), (".git/config", "dxf"), (".git/part.step", ""),
+                                      (".hidden.step", "step"), ("creds.txt", "svg"), ("creds.env", "stl")])
+def test_a_session_is_never_handed_a_dot_or_foreign_file(launcher, with_dots, name, fmt):
+    ts = _prepared(launcher)
+    try:
+        before = _state(ts)
+        r = ts.import_file(name, "leak", fmt)
+        assert isinstance(r.get("error"), str) and "list_inputs offers" in r["error"], r
+        _no_secret(repr(r))
+        assert _state(ts) == before
+        listed = ts.list_inputs()
+        _no_secret(repr(listed))
+        assert not any(f["name"].startswith(".") or f["name"].startswith("creds.t") for f in listed["files"])
+        assert ".git" not in repr(listed) and ".env" not in repr(listed) and "creds.txt" not in repr(listed)
+    finally:
+        ts.close()
+
+
+@pytest.mark.parametrize("name,says", [("creds.dxf", "'creds.dxf' (DXF) has a malformed number at line 8"),
+                                       ("creds.3mf", "'creds.3mf' (3MF) has a vertex or triangle with a missing or "
+                                                     "malformed attribute at line 1")])
+def test_a_parse_error_says_what_and_where_never_the_content(launcher, with_dots, name, says):
+    ts = _prepared(launcher)
+    try:
+        r = ts.import_file(name, "leak")
+        text = render_text("import_file", r)
+        assert r["ok"] is False and says in r["error"]["message"], text
+        _no_secret(repr(r), text, render_text("last_error", ts.last_error()))
+    finally:
+        ts.close()
+
+
+EVIL_RESULT = """import base64, jail.cad.importer as I
+def evil(msg, ns, blob=b''):
+    s = (bytes(blob) or base64.b64decode(msg.get("data") or "")).decode('latin-1')  # (main sent base64)
+    return {{"ok": False, "stdout": s, "stderr": s, "truncated": False, "objects": [{{"name": s[:50]}}],
+            "value": {{"repr": s}}, "note": s, "duration_ms": 1,
+            "error": {{"type": {type}, "message": s, "source_line": s, "hint": s, "function": s, "line": 1,
+                      "context": [s], "origin": {{"call": 1, "line": 1, "text": s}}, "reason": {reason},
+                      "file_line": 2, "file_col": 3, "kinds": [s, "LINE"], "extra": s}}}}
+I.run_import = evil
+"""
+EVIL_LAST_WORDS = """import base64, signal, jail.proc.ops as O
+def evil(msg, ctx):
+    s = (bytes(ctx.blob) or base64.b64decode(msg.get("data") or "")).decode('latin-1')
+    signal.signal(signal.SIGUSR2, lambda *a: ctx.send({"t": "partial", "stdout": s, "stderr": s, "line": 1,
+                                                      "function": "f", "source_line": s, "context": [s]}))
+    while True:
+        pass
+O.OPS["import"] = O.Op(O.TRANSACTION, "result", evil)
+"""
+EVIL_READER = """import jail.cad.readers as R
+def evil(data):
+    raise R.ImportFailed("bad-number", line=1, kinds=[bytes(data).decode('latin-1')])
+R.READERS['dxf'] = evil
+import jail.cad.importer as I
+I.REASONS = {{k: bytes(1).decode() for k in I.REASONS}}
+"""
+
+
+@pytest.mark.parametrize("patch,says", [
+    (EVIL_RESULT.format(type='"ImportError"', reason='"bad-number"'), "has a malformed number at line 2, column 3"),
+    (EVIL_RESULT.format(type='"ImportError"', reason="s"), "gave no reason the launcher knows"),
+    (EVIL_RESULT.format(type="s[:40]", reason='"bad-number"'), "gave no reason the launcher knows"),
+    (EVIL_RESULT.format(type='"ExecutionTimeout"', reason="None"), "gave no reason the launcher knows"),
+    (EVIL_RESULT.format(type='"ChildDied"', reason="None"), "gave no reason the launcher knows"),
+    (EVIL_LAST_WORDS, "wall-clock limit"),
+    (EVIL_READER.format(), "has a malformed number at line 1 (DXF entities: other)"),
+])
+def test_a_patched_importer_cannot_pass_the_file_to_the_reply(os_only, with_dots, patch, says):
+    """Python layers off: the session replaced its own importer (or the op, or a reader) by one
+    that puts the file's bytes in every field of its reply, or in its last words at the timeout.
+    The launcher words the failure itself: no byte of the file reaches the reply or last_error."""
+    ts = ToolCalls(os_only)
+    try:
+        assert ts.execute("keep = Box(1, 2, 3)")["ok"]
+        assert ts.execute(patch)["ok"]
+        before = _state(ts)
+        r = ts.import_file("creds.dxf", "leak")
+        text = render_text("import_file", r)
+        assert r.get("ok") is False and says in r["error"]["message"], text
+        assert r["stdout"] == r["stderr"] == "" and r["objects"] == [], r
+        _no_secret(repr(r), text, render_text("last_error", ts.last_error()))
+        assert "unchanged" in text and _state(ts) == before
+    finally:
+        ts.close()
+
+
+HANG = PATCH.format(body="    while True:\n        pass")
+
+
+def test_imports_in_flight_share_one_budget(os_only, monkeypatch):
+    """Two sessions, room for one file: the second waits its turn (then imports), or with a short
+    wait gets "busy" with nothing read and its session unchanged; the budget is back to 0 after."""
+    size = (os_only.input_dir / "box.step").stat().st_size
+    budget = inflight.ByteBudget(size)
+    monkeypatch.setattr(inflight, "IMPORTS", budget)
+    a, b = ToolCalls(os_only), ToolCalls(os_only)
+    try:
+        assert a.execute(HANG)["ok"] and b.execute("keep = 1")["ok"]
+        before = _state(b)
+        for wait, expect in ((0.3, "busy"), (30.0, "imported")):
+            monkeypatch.setattr(inflight, "wait_s", lambda _limits, w=wait: w)
+            out: list = []
+            t = threading.Thread(target=lambda: out.append(a.import_file("box.step", "held")))
+            t.start()
+            try:
+                assert wait_until(lambda: budget.held == size, timeout=10), "A never held its bytes"
+                r = b.import_file("box.step", "box")
+            finally:
+                t.join()
+            assert out[0]["error"]["type"] == "ExecutionTimeout", out  # A held the file until its limit
+            if expect == "busy":
+                assert "no room came free within 0.3s" in r["error"] and "try import_file again" in r["error"], r
+                assert _state(b) == before
+            else:
+                assert r["ok"] is True and r["objects"][0]["name"] == "box", r
+            assert budget.held == 0 and budget.peak == size
+    finally:
+        a.close()
+        b.close()
+
+
+def test_the_budget_serves_in_order_and_times_out():
+    budget = inflight.ByteBudget(100)
+    order: list = []
+    with budget.hold(80, 1):
+        def take(tag, n):
+            with budget.hold(n, 5):
+                order.append(tag)
+        t1 = threading.Thread(target=take, args=("big", 90))
+        t1.start()
+        assert wait_until(lambda: budget._queue, timeout=5)
+        t2 = threading.Thread(target=take, args=("small", 10))  # would fit now, but comes after "big"
+        t2.start()
+        assert wait_until(lambda: len(budget._queue) == 2, timeout=5)
+        with pytest.raises(inflight.Busy, match="no room came free within 0.05s"):
+            with budget.hold(30, 0.05):
+                pass
+    t1.join()
+    t2.join()
+    assert order == ["big", "small"] and budget.held == 0 and budget.peak <= 100
+    with budget.hold(10 ** 9, 0.01):  # one request larger than the budget takes all of it, never waits forever
+        assert budget.held == 100
 
 
 def test_input_module_docstring_names_what_it_blocks():
@@ -494,6 +676,60 @@ def test_input_dir_inside_a_jail_read_path_is_reported(tmp_path):
     assert inputs.exposed_by(p, "/usr/share/fonts/cad") == "/usr/share/fonts"
     assert inputs.exposed_by(p, tmp_path) is None
     assert inputs.exposed_by(dataclasses.replace(p, read_paths=(str(tmp_path),)), tmp_path / "in") == str(tmp_path)
+
+
+# ------------------------------------------------------------------ issue 20: one rule for both tools
+DOTS = {".env": SECRET, ".git/config": b"[remote]\n\turl = " + SECRET, ".git/objects/part.step": b"ISO-10303-21;\n",
+        ".hidden.step": b"ISO-10303-21;\n", "sub/.cache/y.stl": b"solid x\n", ".ssh/id_rsa": SECRET}
+OTHERS = {"notes.txt": SECRET, "secrets.env": SECRET, "id_rsa": SECRET, "sub/passwords.csv": SECRET,
+          "Makefile": SECRET}
+
+
+@pytest.fixture
+def dotted(tree):
+    indir, _ = tree
+    for name, data in {**DOTS, **OTHERS}.items():
+        (indir / name).parent.mkdir(parents=True, exist_ok=True)
+        (indir / name).write_bytes(data)
+    return indir
+
+
+def test_list_inputs_offers_no_dot_or_foreign_file_and_names_none(dotted):
+    res = list_inputs(dotted, CAP)
+    assert [f["name"] for f in res["files"]] == ["good.step", "sub/deep.stl"], res
+    text = repr(res) + render_text("list_inputs", res)
+    for name in [*DOTS, *OTHERS]:
+        assert name.rsplit("/", 1)[-1] not in text, (name, text)
+    assert ".git" not in text and SECRET.decode() not in text
+    assert res["hidden"] == 5 and res["other"] == 5, res  # counted, not named (.git, .ssh: not entered)
+    assert "not offered, not named: 5 other file(s)" in render_text("list_inputs", res)
+
+
+@pytest.mark.parametrize("name,fmt,says", [
+    (".env", "", "starting with '.'"), (".env", "step", "starting with '.'"), (".git/config", "dxf", "'.git'"),
+    (".git/objects/part.step", "", "'.git'"), (".hidden.step", "step", "'.hidden.step'"),
+    ("sub/.cache/y.stl", "stl", "'.cache'"), (".ssh/id_rsa", "brep", "'.ssh'"),
+    ("notes.txt", "svg", "not a CAD file"), ("secrets.env", "step", "not a CAD file"),
+    ("id_rsa", "stl", "no extension"), ("Makefile", "dxf", "no extension"), ("sub/passwords.csv", "3mf", "'.csv'"),
+    ("good.step", "stl", "does not match"), ("sub/deep.stl", "stp", "does not match"),
+])
+def test_import_refuses_what_list_inputs_does_not_offer(dotted, name, fmt, says):
+    """``format`` only has to agree with the extension: it never makes another file importable."""
+    with pytest.raises(InputError) as ei:
+        read_input(dotted, name, CAP, fmt)
+    msg = str(ei.value)
+    assert says in msg and SECRET.decode() not in msg, msg
+    if says != "does not match":
+        assert "list_inputs offers" in msg and ".step" in msg, msg
+
+
+def test_format_agreeing_with_the_extension_is_accepted(dotted):
+    assert read_input(dotted, "good.step", CAP, "step")[1]["format"] == "step"
+    (dotted / "alias.stp").write_bytes(b"ISO-10303-21;\n")
+    assert read_input(dotted, "alias.stp", CAP, "stp")[1]["format"] == "step"
+    assert read_input(dotted, "alias.stp", CAP, "step")[1]["format"] == "step"
+    (dotted / "UPPER.STL").write_bytes(b"solid x\n")
+    assert read_input(dotted, "UPPER.STL", CAP)[1]["format"] == "stl"
 
 
 def test_list_inputs_is_bounded(tree, monkeypatch):

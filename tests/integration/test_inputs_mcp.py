@@ -6,11 +6,14 @@ directory, imported in a fresh session, and their volumes compared with the orig
 format's tolerance (exact B-rep formats: 1e-6 relative; meshes: the tessellation's 1e-2); the
 script of a session with failed and restored-away calls is run in a fresh session and rebuilds
 the same volumes; a failed import leaves the session unchanged; a server without an input
-directory says how to set one.
+directory says how to set one. Issue 20: dot files (``.env``, ``.git/config``) and non-CAD files
+beside the CAD files are never listed (not even by name) nor imported, whatever ``format`` says,
+and a parse error never quotes the file: as root, unprivileged and through the daemon.
 """
 from __future__ import annotations
 
 import math
+import os
 import re
 import shutil
 import sys
@@ -31,6 +34,39 @@ with BuildPart() as bp:
 part = bp.part
 """
 TOLERANCE = {"step": 1e-6, "brep": 1e-6, "stl": 1e-2, "3mf": 1e-2}
+KEY = os.urandom(12).hex()
+CREDS = f"AWS_SECRET_ACCESS_KEY={KEY}\n".encode()
+#: beside the CAD files: what a user's project holds (secrets under dot names, other files)
+BESIDE = {".env": CREDS, ".git/config": b"[credential]\n" + CREDS, "notes.txt": CREDS,
+          "creds.dxf": b"0\nSECTION\n2\nENTITIES\n0\nLINE\n10\n" + CREDS + b"0\nENDSEC\n"}
+REFUSED = [(".env", "step"), (".git/config", "dxf"), ("notes.txt", "svg"), (".env", "")]
+
+
+def plant(indir) -> None:
+    for name, data in BESIDE.items():
+        (indir / name).parent.mkdir(parents=True, exist_ok=True)
+        (indir / name).write_bytes(data)
+
+
+def any_text(c, tool: str, args: dict) -> str:
+    """The reply's text, failed or not (a refusal and a failed import are isError replies)."""
+    res = c.call(tool, args)
+    assert res.is_error is (tool == "import_file"), res
+    return res.content[0].text
+
+
+def check_refusals(call) -> None:
+    """``call(tool, args) -> text``: dot and non-CAD files are neither listed nor imported, and the
+    DXF's parse error says where, not what."""
+    listing = call("list_inputs", {})
+    assert ".env" not in listing and ".git" not in listing and "notes.txt" not in listing, listing
+    assert "creds.dxf" in listing and KEY not in listing, listing
+    for name, fmt in REFUSED:
+        t = call("import_file", {"filename": name, "name": "leak", "format": fmt})
+        assert "list_inputs offers" in t and KEY not in t, t
+    t = call("import_file", {"filename": "creds.dxf", "name": "leak"})
+    assert "'creds.dxf' (DXF) has a malformed number at line 8" in t and KEY not in t, t
+    assert KEY not in call("last_error", {})
 
 
 class Client(mcpclient.Client):
@@ -71,6 +107,7 @@ def exported(client, dirs):
         assert "Error" not in t, t
         shutil.copy(dirs / "out-main" / f"part.{fmt}", dirs / "in" / f"part.{fmt}")
     (dirs / "in" / "garbage.step").write_bytes(b"ISO-10303-21;\nthis is not STEP\n")
+    plant(dirs / "in")
     return vol, size
 
 
@@ -85,6 +122,14 @@ def test_list_inputs(client, exported):
     t = client.text("list_inputs")
     for fmt in TOLERANCE:
         assert f"part.{fmt}  ({fmt}," in t, t
+
+
+def test_dot_and_foreign_files_are_neither_listed_nor_imported(client, exported):
+    client.text("reset")
+    assert client.text("execute", {"code": "keep = Box(1, 2, 3)"}).startswith("OK")
+    state = client.text("session_state")
+    check_refusals(lambda tool, args: any_text(client, tool, args))
+    assert client.text("session_state") == state
 
 
 @pytest.mark.parametrize("fmt", sorted(TOLERANCE))
@@ -217,9 +262,11 @@ def test_import_as_unprivileged_user(user_env):
     b = io.BytesIO()
     export_step(Box(10, 20, 30), b)
     (indir / "box.step").write_bytes(b.getvalue())
+    plant(indir)
     if AS_ROOT:
-        for p in (indir, indir / "box.step"):
-            os.chown(p, uid, uid)
+        for root, dnames, fnames in os.walk(indir):
+            for n in [root, *(os.path.join(root, f) for f in dnames + fnames)]:
+                os.chown(n, uid, uid)
     params = StdioServerParameters(
         command=prefix[0] if prefix else sys.executable,
         args=(prefix[1:] + [sys.executable] if prefix else []) + [
@@ -231,6 +278,7 @@ def test_import_as_unprivileged_user(user_env):
         t = c.text("import_file", {"filename": "box.step", "name": "box"})
         assert "box: Solid" in t, t
         assert c.value("box.volume") == pytest.approx(6000, rel=1e-9)
+        check_refusals(lambda tool, args: any_text(c, tool, args))
 
 
 # ------------------------------------------------------------------ daemon
@@ -246,6 +294,7 @@ def test_import_and_script_through_the_daemon(tmp_path):
     b = io.BytesIO()
     export_step(Box(10, 20, 30), b)
     (indir / "box.step").write_bytes(b.getvalue())
+    plant(indir)
     with open(d / "daemon.log", "w") as log:
         p = subprocess.Popen([sys.executable, "-m", "launcher", "serve", "--profile", TEST_PROFILE, "--output-dir",
                               str(d / "out"), "--input-dir", str(indir), "--socket", str(d / "d.sock")],
@@ -253,7 +302,12 @@ def test_import_and_script_through_the_daemon(tmp_path):
     try:
         backend = wait_ready(d / "d.sock", p)
         try:
-            assert [f["name"] for f in backend.call("list_inputs", {})["files"]] == ["box.step"]
+            assert [f["name"] for f in backend.call("list_inputs", {})["files"]] == ["box.step", "creds.dxf"]
+            for name, fmt in REFUSED:
+                r = backend.call("import_file", {"filename": name, "name": "leak", "format": fmt})
+                assert "list_inputs offers" in r["error"] and KEY not in repr(r), r
+            r = backend.call("import_file", {"filename": "creds.dxf", "name": "leak"})
+            assert "malformed number at line 8" in r["error"]["message"] and KEY not in repr(r), r
             r = backend.call("import_file", {"filename": "box.step", "name": "box"})
             assert r["ok"] and r["objects"][0]["volume"] == pytest.approx(6000), r
             assert backend.call("execute", {"code": "half = box.volume / 2"})["ok"]

@@ -143,6 +143,8 @@ def test_format_rules():
     with pytest.raises(exports.ExportError, match="cannot tell the format"):
         exports.resolve_format("noext", "")
     assert exports.FORMATS[-1] == "py" and set(exports.FORMATS) - {"py"} == set(inputs.FORMATS)
-    assert inputs.resolve_format("a.stp", "") == "step" and inputs.resolve_format("a.x", "stp") == "step"
-    with pytest.raises(inputs.InputError, match="cannot tell the format"):
+    assert inputs.resolve_format("a.stp", "") == "step" and inputs.resolve_format("a.STEP", "stp") == "step"
+    with pytest.raises(inputs.InputError, match="not a CAD file"):
         inputs.resolve_format("a.obj", "")
+    with pytest.raises(inputs.InputError, match="not a CAD file"):  # format= never makes a file importable
+        inputs.resolve_format("a.x", "stp")
