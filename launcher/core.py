@@ -19,6 +19,7 @@ from jail.layers.userns import resolve_jail_uid
 from jail.wire.errors import LayerError
 from launcher.contain import selflimit
 from launcher.files.inputs import exposed_by
+from launcher.files.verify import Verifier
 from launcher.profile import Profile, load_profile
 from launcher.selftest.preflight import JailUidCannotRead, check_jail_can_read
 from launcher.session import Session, SessionError
@@ -43,6 +44,8 @@ class Launcher:
                             "directly; use a directory outside the profile's [filesystem] read_paths",
                             self.input_dir, exposed_by(self.profile, self.input_dir))
         self.jail_uid = jail_uid
+        # re-checks every file before it is written, in a session that never runs user code (files/verify.py)
+        self.verifier = Verifier(self)
         self.lock = threading.Lock()
         self.sessions: dict[str, Session] = {}
         self._ids = itertools.count(1)
@@ -197,6 +200,7 @@ class Launcher:
         for s in list(self.sessions.values()) + spares:
             s.close()
         self.sessions.clear()
+        self.verifier.close()
         z = self.zygote
         if z is not None:
             if not self._started.is_set() and z.alive():

@@ -32,7 +32,7 @@ def export_normalize(args: dict) -> dict:
 
 
 def export(ctx, session, object_name, filename, format="") -> dict:
-    return exports.export_object(session, ctx.output_dir, object_name, filename, format)
+    return exports.export_object(session, ctx.output_dir, object_name, filename, format, verifier=ctx)
 
 
 EXPORT = Tool(
