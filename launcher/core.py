@@ -34,7 +34,8 @@ class Launcher:
                  input_dir: str | os.PathLike | None = None):
         self.profile = load_profile(profile) if isinstance(profile, str) else profile
         selflimit.apply(self.profile)  # the launcher's own memory bound (RLIMIT_AS, receive budget)
-        self.output_dir = Path(output_dir) if output_dir else Path.cwd() / "build123d-out"
+        # export() writes here (launcher/files/exports.py); created 0700 on first use
+        self.output_dir = Path(os.path.expanduser(output_dir)).absolute() if output_dir else default_output_dir()
         # import_file/list_inputs read here (launcher/files/inputs.py); None: not configured. Never in the jail's view.
         indir = input_dir or self.profile.extra.get("input_dir") or None
         self.input_dir = Path(os.path.expanduser(indir)).absolute() if indir else None
@@ -212,6 +213,21 @@ class Launcher:
 
     def __exit__(self, *exc):
         self.close()
+
+
+DEFAULT_OUTPUT_NAME = "build123d-out"
+
+
+def default_output_dir() -> Path:
+    """``~/build123d-out``: per user, outside the client's working directory (often the user's
+    project, where pytest or an IDE would act on files; ``/`` for GUI apps), visible and easy to
+    find, and the systemd unit's default too (``%h/build123d-out``, systemd/)."""
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError):  # no $HOME and no passwd entry: exports say how to set one
+        log.warning("no home directory: export() needs --output-dir")
+        return Path("/nonexistent-home") / DEFAULT_OUTPUT_NAME
+    return home.absolute() / DEFAULT_OUTPUT_NAME
 
 
 FIXES = {
