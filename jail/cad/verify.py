@@ -46,7 +46,7 @@ def _bbox(mn, mx) -> dict:
 
 
 def _a(what: str) -> str:
-    return ("an " if what[0] in "AEFHILMNORSX" else "a ") + what
+    return ("an " if what in ("SVG", "STL") else "a ") + what  # spelt out (ess-vee-gee) or a word (STEP)
 
 
 def _text(data: bytes, what: str, *, ascii_only: bool) -> str:
