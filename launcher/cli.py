@@ -191,7 +191,9 @@ def main(argv=None) -> int:
     def common(p):
         p.add_argument("--profile", default=os.environ.get("BUILD123D_LAUNCHER_PROFILE", "default"),
                        help="profile name (profiles/NAME.toml) or path to a .toml file")
-        p.add_argument("--output-dir", default=None, help="where export() writes (default ./build123d-out)")
+        p.add_argument("--output-dir", default=None,
+                       help="where export() writes (default ~/build123d-out, created 0700 on first use; "
+                            "never the client's working directory)")
         p.add_argument("--input-dir", default=None, help="where import_file()/list_inputs() read the user's files "
                                                          "(default: none, or the profile's [inputs] dir)")
         p.add_argument("--jail-uid", default=None, help="host uid/user the jail maps to when run as root "

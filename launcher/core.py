@@ -19,6 +19,7 @@ from jail.layers.userns import resolve_jail_uid
 from jail.wire.errors import LayerError
 from launcher.contain import selflimit
 from launcher.files.inputs import exposed_by
+from launcher.files.verify import Verifier
 from launcher.profile import Profile, load_profile
 from launcher.selftest.preflight import JailUidCannotRead, check_jail_can_read
 from launcher.session import Session, SessionError
@@ -33,7 +34,8 @@ class Launcher:
                  input_dir: str | os.PathLike | None = None):
         self.profile = load_profile(profile) if isinstance(profile, str) else profile
         selflimit.apply(self.profile)  # the launcher's own memory bound (RLIMIT_AS, receive budget)
-        self.output_dir = Path(output_dir) if output_dir else Path.cwd() / "build123d-out"
+        # export() writes here (launcher/files/exports.py); created 0700 on first use
+        self.output_dir = Path(os.path.expanduser(output_dir)).absolute() if output_dir else default_output_dir()
         # import_file/list_inputs read here (launcher/files/inputs.py); None: not configured. Never in the jail's view.
         indir = input_dir or self.profile.extra.get("input_dir") or None
         self.input_dir = Path(os.path.expanduser(indir)).absolute() if indir else None
@@ -43,6 +45,8 @@ class Launcher:
                             "directly; use a directory outside the profile's [filesystem] read_paths",
                             self.input_dir, exposed_by(self.profile, self.input_dir))
         self.jail_uid = jail_uid
+        # re-checks every file before it is written, in a session that never runs user code (files/verify.py)
+        self.verifier = Verifier(self)
         self.lock = threading.Lock()
         self.sessions: dict[str, Session] = {}
         self._ids = itertools.count(1)
@@ -197,6 +201,7 @@ class Launcher:
         for s in list(self.sessions.values()) + spares:
             s.close()
         self.sessions.clear()
+        self.verifier.close()
         z = self.zygote
         if z is not None:
             if not self._started.is_set() and z.alive():
@@ -208,6 +213,21 @@ class Launcher:
 
     def __exit__(self, *exc):
         self.close()
+
+
+DEFAULT_OUTPUT_NAME = "build123d-out"
+
+
+def default_output_dir() -> Path:
+    """``~/build123d-out``: per user, outside the client's working directory (often the user's
+    project, where pytest or an IDE would act on files; ``/`` for GUI apps), visible and easy to
+    find, and the systemd unit's default too (``%h/build123d-out``, systemd/)."""
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError):  # no $HOME and no passwd entry: exports say how to set one
+        log.warning("no home directory: export() needs --output-dir")
+        return Path("/nonexistent-home") / DEFAULT_OUTPUT_NAME
+    return home.absolute() / DEFAULT_OUTPUT_NAME
 
 
 FIXES = {

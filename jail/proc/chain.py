@@ -130,8 +130,10 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
         runner.warm(namespace, **ctx.policy())
     except Exception:  # noqa: BLE001
         pass
+    # a request's bytes: a file to import, or an export the launcher's verifier re-reads (max_export_bytes)
+    cap = max(64 * 1024 * 1024, profile.limits.max_export_bytes + (1 << 20))
     while True:
-        got = protocol.recv_simple(sock)
+        got = protocol.recv_simple(sock, cap)
         if got is None:
             os._exit(0)
         msg, blob = got

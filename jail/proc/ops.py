@@ -24,7 +24,7 @@ from typing import Any, Callable
 # Every handler's module is imported here, at the top: the keeper imports this module (through
 # jail.proc.chain) in the zygote's process tree before any layer is applied, and the zygote's
 # warm-up has already loaded and exercised all of them, so no jailed next imports anything new.
-from jail.cad import api, features, importer, measure, render, runner, serialize, summary
+from jail.cad import api, features, importer, measure, render, runner, serialize, summary, verify
 from jail.proc import probe
 
 DISPOSABLE = "disposable"
@@ -84,9 +84,9 @@ def op_state(msg: dict, ctx: OpContext):
 
 
 def op_export(msg: dict, ctx: OpContext):
-    """export: the object serialised in memory, re-read and measured (``serialize``)."""
+    """export: the object serialised in memory (``serialize``); the launcher's verifier checks the bytes."""
     data, meta = serialize.serialize(ctx.namespace, str(msg.get("name")), str(msg.get("format")),
-                                     max_bytes=ctx.profile.limits.max_export_bytes)
+                                     max_bytes=ctx.profile.limits.max_export_bytes, check=False)
     return {"ok": True, "size": len(data), **meta}, data
 
 
@@ -101,6 +101,7 @@ OPS: dict[str, Op] = {
     "state": Op(DISPOSABLE, "state", op_state),
     "export": Op(DISPOSABLE, "export", op_export),
     "probe": Op(DISPOSABLE, "probe", op_probe),
+    "verify": Op(DISPOSABLE, "verify", verify.op_verify),  # the launcher's verifier session only
     "api": Op(DISPOSABLE, "api", api.op_api),
     "render": Op(DISPOSABLE, "render", render.op_render),
     "measure": Op(DISPOSABLE, "measure", measure.op_measure),

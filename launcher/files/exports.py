@@ -1,31 +1,30 @@
 """Exports, launcher side: the only code that writes a file for the user (docs/ARCHITECTURE.md, rule 5).
 
-The jailed session serialises the object and sends the bytes; this module writes them under the
-output directory (the user's choice, trusted, created 0700). The file name comes from the AI, so
-possibly from a prompt injection, and is treated as hostile.
+The jailed session serialises the object and sends the bytes; a fresh jailed process that ran no
+session code re-reads them (verify.py); only then does this module write them under the output
+directory (the user's choice, trusted, created 0700). The file name comes from the AI, so possibly
+from a prompt injection, and is treated as hostile.
 
-Blocks: names that are not plain relative paths or could pass for another name
-(:func:`check_filename`, safepath.py); a symlink anywhere below the output directory (walked one
-component at a time from its fd, ``O_NOFOLLOW``); overwriting (a fresh temp file, fsynced, then
-``linkat``-ed to a free name: no reader sees half a file); leftovers of a failed export (the
-directories it made are removed again); files over ``max_export_bytes``; an output directory past
-its quota (quota.py); SVGs with active content (jail/wire/svgcheck.py: refused, never rewritten).
-Does not block: a session that lies about its own model. The reply's numbers (volume, bbox) are
-untrusted and only validated ones are passed on; no export is parsed, except an SVG's markup.
+Blocks: names that are not plain relative paths or could pass for another name (safepath.py);
+names a tool runs or loads on its own, extensions outside the export formats (names.py); a file
+that is not what its format claims (verify.py: zeros, another format, SVG active content); a
+symlink anywhere below the output directory (walked from its fd, ``O_NOFOLLOW``); overwriting (a
+fresh temp file, fsynced, then ``linkat``-ed to a free name); leftovers of a failed export; files
+over ``max_export_bytes``; an output directory past its quota (quota.py). Does not block: a
+session that exports a well-formed model other than the one it was asked for. The reply's numbers
+come from the verifier; the session's own are passed on only as ``session_claims``.
 """
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import secrets
 import threading
 from pathlib import Path
 
 from jail.wire.caps import EXPORT_FORMATS
-from jail.wire.svgcheck import SvgRefused, check_svg
 
-from launcher.files import quota, safepath
+from launcher.files import names, quota, safepath, verify
 from launcher.files.script import session_script
 from launcher.session import SessionError
 
@@ -33,18 +32,24 @@ _WRITE_LOCK = threading.Lock()
 
 FORMATS = (*EXPORT_FORMATS, "py")  # py: the session's script (script.py)
 ALIASES = {"stp": "step", "brp": "brep"}
-EXTENSIONS = {".step": "step", ".stp": "step", ".stl": "stl", ".brep": "brep", ".brp": "brep",
-              ".svg": "svg", ".dxf": "dxf", ".3mf": "3mf", ".py": "py"}
+EXTENSIONS = names.EXTENSIONS
+#: the end of every message about a directory the launcher cannot create or write
+SET_OUTPUT_DIR = ("the output directory is set with --output-dir DIR on the server's command line (in the MCP "
+                  "client's config, the `args` of build123d-launcher; for the daemon: "
+                  "`python -m launcher.daemon.install --output-dir DIR`)")
+#: the session's description of a 2D view, passed on only when it is one of the writer's own
+VIEWS = ("isometric projection, hidden lines dotted", "as drawn (XY plane)",
+         "top view (looking down -Z), visible edges")
 
 
 class ExportError(SessionError):
     """An export request that is refused; the message says why (shown to the user)."""
 
 
-def check_filename(filename) -> list[str]:
+def check_filename(filename, fmt: str | None = None) -> list[str]:
     """The components of a safe relative file name, or ExportError (safepath.split_relative_name, plus:
     no component of only dots and spaces, none that starts or ends with a space or ends with a dot, no
-    reserved temp name)."""
+    reserved temp name; names.refusal for ``fmt``, by default the extension's)."""
     parts = safepath.split_relative_name(filename, ExportError, "the output directory", "'part.step' or 'v2/part.stl'")
     for p in parts:
         if p.strip(". ") == "":
@@ -54,6 +59,9 @@ def check_filename(filename) -> list[str]:
                               "(easy to mistake for another name)")
     if parts[-1].startswith(".") and parts[-1].endswith(".tmp"):
         raise ExportError("names of the form '.*.tmp' are reserved for temporary files")
+    why = names.refusal(parts, fmt or EXTENSIONS.get(os.path.splitext(parts[-1])[1].casefold(), ""))
+    if why:
+        raise ExportError(why)
     return parts
 
 
@@ -70,7 +78,7 @@ def canonical_format(fmt):
 def resolve_format(filename: str, fmt: str = "") -> str:
     """The format to write: ``fmt`` (one of FORMATS) if the extension agrees, or the extension's."""
     name = filename.rsplit("/", 1)[-1]
-    from_ext = EXTENSIONS.get(os.path.splitext(name)[1].lower())
+    from_ext = EXTENSIONS.get(os.path.splitext(name)[1].casefold())
     if not fmt:
         if from_ext is None:
             raise ExportError(f"cannot tell the format from {name!r}: use an extension "
@@ -91,8 +99,16 @@ def open_target_dir(output_dir: Path, parts: list[str], *, create: bool = True) 
     (safepath.walk from the output directory's fd).
 
     With ``create`` false a missing component raises FileNotFoundError (nothing is made)."""
-    root = safepath.open_root(output_dir, create=True, error=ExportError, what="output directory")
-    return safepath.walk(root, parts, create=create, error=ExportError, never=_NEVER)
+    try:
+        root = safepath.open_root(output_dir, create=True, error=ExportError, what="output directory")
+    except ExportError as e:
+        raise ExportError(f"{e}; {SET_OUTPUT_DIR}") from None
+    try:
+        return safepath.walk(root, parts, create=create, error=ExportError, never=_NEVER)
+    except ExportError as e:
+        if "cannot" not in str(e):
+            raise
+        raise ExportError(f"{e}; {SET_OUTPUT_DIR}") from None
 
 
 def write_new_file(dfd: int, name: str, data: bytes, shown: str) -> None:
@@ -103,7 +119,7 @@ def write_new_file(dfd: int, name: str, data: bytes, shown: str) -> None:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dfd)
     except OSError as e:
-        raise ExportError(f"cannot create a file next to {shown!r}: {e.strerror}") from None
+        raise ExportError(f"cannot create a file next to {shown!r}: {e.strerror}; {SET_OUTPUT_DIR}") from None
     try:
         try:
             view = memoryview(data)
@@ -120,7 +136,7 @@ def write_new_file(dfd: int, name: str, data: bytes, shown: str) -> None:
         except OSError as e:
             raise ExportError(f"cannot write {shown!r}: {e.strerror}") from None
     except OSError as e:
-        raise ExportError(f"cannot write {shown!r}: {e.strerror}") from None
+        raise ExportError(f"cannot write {shown!r}: {e.strerror}; {SET_OUTPUT_DIR}") from None
     finally:
         try:
             os.unlink(tmp, dir_fd=dfd)
@@ -132,48 +148,16 @@ def write_new_file(dfd: int, name: str, data: bytes, shown: str) -> None:
         pass
 
 
-# ------------------------------------------------------------ untrusted meta
-def _num(x):
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return None
-    return float(x) if math.isfinite(x) else None
-
-
-def _bbox(b):
-    if not isinstance(b, dict):
-        return None
-    out = {}
-    for k in ("min", "max", "size"):
-        v = b.get(k)
-        if not isinstance(v, list) or len(v) != 3:
-            return None
-        out[k] = [_num(x) for x in v]
-    return out
-
-
-def _clean_measure(d) -> dict:
-    if not isinstance(d, dict):
-        return {}
-    out = {}
-    if "volume" in d and _num(d.get("volume")) is not None:
-        out["volume"] = _num(d["volume"])
-    if "bbox" in d and _bbox(d.get("bbox")) is not None:
-        out["bbox"] = _bbox(d["bbox"])
-    for k in ("triangles", "solids", "shapes"):
-        v = d.get(k)
-        if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 53:
-            out[k] = v
-    return out
-
-
-def export_object(session, output_dir, object_name, filename, format="") -> dict:
+def export_object(session, output_dir, object_name, filename, format="", *, verifier) -> dict:
     """Export ``object_name`` from ``session`` to ``output_dir/filename``; the reply dict.
 
-    Raises ExportError (a SessionError: the tool layer turns it into ``{"error": ...}``).
+    ``verifier``: the Launcher (or a tool context with ``.launcher``) whose verifier re-checks the
+    bytes (verify.check_bytes). Raises ExportError (a SessionError: the tool layer turns it into
+    ``{"error": ...}``).
     """
     if not isinstance(object_name, str) or not object_name.isidentifier():
         raise ExportError(f"object_name must be a top-level name in the session, got {object_name!r}")
-    parts = check_filename(filename)
+    parts = check_filename(filename, format or None)
     fmt = resolve_format(filename, format)
     output_dir = Path(output_dir)
     shown = "/".join(parts)
@@ -188,8 +172,11 @@ def export_object(session, output_dir, object_name, filename, format="") -> dict
                 raise ExportError(f"{shown!r} already exists; exports never overwrite (pick another name)")
         finally:
             probe.close()
+    changes: list[str] = []
     if fmt == "py":  # the session's successful code as a script (object_name is not used)
-        meta, data = {}, session_script(session)["script"].encode("utf-8", "surrogatepass")
+        built = session_script(session)
+        meta, data = {}, built["script"].encode("utf-8", "surrogatepass")
+        changes = [str(c)[:500] for c in (built.get("changes") or [])][:100]
     else:
         meta, data = session.export_bytes(object_name, fmt)
     limits = session.profile.limits
@@ -197,11 +184,7 @@ def export_object(session, output_dir, object_name, filename, format="") -> dict
     if not isinstance(data, (bytes, bytearray)) or len(data) > cap:
         raise ExportError(f"the export is larger than the profile's max_export_bytes ({cap})")
     data = bytes(data)
-    if fmt == "svg":
-        try:
-            check_svg(data)
-        except SvgRefused as e:
-            raise ExportError(f"the SVG from the session was refused, nothing was written: {e}") from None
+    checked = verify.check_bytes(verifier, fmt, data, shown)  # ExportError: nothing is written
     with _WRITE_LOCK:  # one export at a time is measured and written (the quota holds across clients)
         t = open_target_dir(output_dir, parts)
         try:
@@ -216,12 +199,13 @@ def export_object(session, output_dir, object_name, filename, format="") -> dict
         finally:
             t.close()
     reply = {"path": str(output_dir.absolute() / shown), "size": len(data), "format": fmt,
-             "sha256": hashlib.sha256(data).hexdigest()}
-    check = _clean_measure(meta.get("check"))
-    reply.update({k: v for k, v in check.items()})
-    source = _clean_measure(meta.get("source"))
-    if source:
-        reply["source"] = source
-    if isinstance(meta.get("view"), str):
-        reply["view"] = meta["view"][:200]
+             "sha256": hashlib.sha256(data).hexdigest(), **checked, "checked": verify.CHECKED_BY}
+    claims = verify.clean_numbers(meta.get("source"))
+    claims.pop("lines", None)
+    if claims:
+        reply["session_claims"] = claims  # the object's own volume/bbox, as the session reported them
+    if meta.get("view") in VIEWS:
+        reply["view"] = meta["view"]
+    if changes:
+        reply["changes"] = changes
     return reply

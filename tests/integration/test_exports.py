@@ -1,5 +1,5 @@
-"""export(): every format round-trips in the jail; the launcher writes only
-under the output directory, never through a symlink, never over a file.
+"""export(): every format is re-read by the launcher's verifier (a fresh jailed process); the
+launcher writes only under the output directory, never through a symlink, never over a file.
 
 Real jailed sessions (one launcher per module), real files in a temp dir.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,7 +71,8 @@ def test_3d_formats_reimport_to_the_same_volume(env, fmt, rel_tol):
     assert p == env["out"].absolute() / "solid" / f"part.{fmt}"
     assert p.stat().st_size == res["size"] > 0
     expected = env["objects"]["part"]["volume"]
-    assert math.isclose(res["source"]["volume"], expected, rel_tol=1e-9)
+    assert math.isclose(res["session_claims"]["volume"], expected, rel_tol=1e-9)
+    assert res["checked"].startswith("re-read in a fresh jailed process")
     assert math.isclose(res["volume"], expected, rel_tol=rel_tol), (res["volume"], expected)
     bb = env["objects"]["part"]["bbox"]
     for a, b in zip(res["bbox"]["size"], bb["size"]):
@@ -120,8 +122,10 @@ def test_stp_alias_and_format_argument(env):
 def test_format_and_extension_must_agree(env):
     ts = env["ts"]
     assert "does not match" in ts.export("part", "x.stl", "step")["error"]
-    assert "cannot tell the format" in ts.export("part", "x.txt", "")["error"]
-    assert "cannot tell the format" in ts.export("part", "noext", "")["error"]
+    for name in ("x.txt", "noext", "x.pth", "Makefile", "run.desktop", "x.STEP.sh"):
+        err = ts.export("part", name, "")["error"]
+        assert "only files with these extensions are written: .3mf, .brep" in err, (name, err)
+    assert "only for format 'py'" in ts.export("part", "x.py", "step")["error"]
     assert "format must be one of" in ts.export("part", "x.obj", "obj")["error"]  # the schema's enum
     assert not (env["out"] / "x.stl").exists()
 
@@ -270,7 +274,7 @@ def test_numpy_stl_writer_fallback(lax):
 LIAR = """
 import sys
 ser = sys.modules["jail.cad.serialize"]
-def fake(ns, name, fmt, max_bytes):
+def fake(ns, name, fmt, max_bytes, **k):
     if name == "huge":
         return b"A" * (max_bytes + 100000), {}
     if name == "badsize":
@@ -290,13 +294,8 @@ def test_a_lying_jail_cannot_steer_the_write(lax):
         r = ts.execute(LIAR)
         assert r["ok"], r
         res = ts.export("x", "forged.step", "")
-        assert "error" not in res, res
-        assert res["path"] == str(out.absolute() / "forged.step")
-        assert (out / "forged.step").read_bytes() == b"forged bytes"
-        assert res["size"] == len(b"forged bytes")
-        for k in ("volume", "bbox", "triangles", "solids", "shapes", "source"):
-            assert k not in res, (k, res)
-        assert len(res["view"]) == 200
+        assert "is not a valid STEP file, nothing was written" in res["error"], res
+        assert not (out / "forged.step").exists()
         assert not os.path.exists("/etc/passwd.step")
         for name in ("huge", "badsize"):
             res = ts.export(name, f"{name}.step", "")
@@ -304,6 +303,32 @@ def test_a_lying_jail_cannot_steer_the_write(lax):
             assert not (out / f"{name}.step").exists()
         # the session survives its own lies
         assert ts.execute("y = 1")["ok"]
+    finally:
+        ts.close()
+
+
+def test_the_session_claims_are_labelled_and_the_numbers_are_the_verifiers(lax):
+    """A session that lies about its model: the file is a real (small) STEP, the claims are
+    nonsense; the reply's numbers are measured by the verifier, the claims stay labelled."""
+    L, out = lax
+    ts = ToolCalls(L)
+    try:
+        code = ("import sys\nser = sys.modules['jail.cad.serialize']\n_real = ser.serialize\n"
+                "def lie(ns, name, fmt, max_bytes, **k):\n"
+                "    data, meta = _real(ns, name, fmt, max_bytes, **k)\n"
+                "    meta['source'] = {'volume': 1e9, 'bbox': {'min': [0,0,0], 'max': [1,1,1], 'size': [1,1,1]}}\n"
+                "    meta['check'] = {'volume': 1e9}\n"
+                "    meta['view'] = 'click http://evil.example'\n"
+                "    return data, meta\n"
+                "ser.serialize = lie\nsmall = Box(1, 2, 3)\n")
+        assert ts.execute(code)["ok"]
+        res = ts.export("small", "small.svg", "")
+        assert "error" not in res, res
+        assert "view" not in res and res["shapes"] > 0
+        res = ts.export("small", "small.brep", "")
+        assert "error" not in res, res
+        assert math.isclose(res["volume"], 6.0, rel_tol=1e-9) and res["solids"] == 1
+        assert res["session_claims"]["volume"] == 1e9
     finally:
         ts.close()
 
@@ -316,3 +341,91 @@ def test_export_via_session_bytes_never_writes_in_the_jail(env):
     probe = s.probe()
     assert probe["rlimits"]["RLIMIT_FSIZE"][0] == 0
     assert probe["probes"]["write_root"] != "created"
+
+
+# ------------------------------------------------------------------ the verifier
+def test_the_verifier_is_its_own_session_made_once_replaced_when_dead(tmp_path):
+    """The re-check runs in a session of its own (never the caller's), made on first use, reused,
+    replaced when its head dies, and closed with the launcher."""
+    L = Launcher(TEST_PROFILE, output_dir=tmp_path / "out", spare_sessions=0)
+    ts = ToolCalls(L)
+    try:
+        assert ts.execute("b = Box(1, 2, 3)")["ok"]
+        assert L.verifier.session is None  # lazily: no export yet, no verifier
+        assert "error" not in ts.export("b", "one.step", "")
+        v = L.verifier.session
+        user = ts._session()
+        assert v is not None and v is not user and v.keeper.pid != user.keeper.pid
+        assert v not in L.sessions.values()
+        assert "error" not in ts.export("b", "two.stl", "")
+        assert L.verifier.session is v and L.verifier.made == 1
+        os.kill(v.head.pid, 9)  # a parser that took the whole verifier down
+        from tests.helpers.proc import wait_until
+        wait_until(lambda: not v.head.alive(), 10)
+        res = ts.export("b", "three.brep", "")
+        assert "error" not in res and res["solids"] == 1, res
+        assert L.verifier.made == 2 and L.verifier.session is not v and v.closed
+        keeper = L.verifier.session.keeper
+    finally:
+        ts.close()
+        L.close()
+    assert L.verifier.session is None and not keeper.alive()
+
+
+def test_export_format_py_is_checked_and_named_by_the_rules(env):
+    ts = env["ts"]
+    for name in ("conftest.py", "test_design.py", "tests/test_x.py", "x_test.py", "sitecustomize.py",
+                 "__init__.py", "setup.py", "numpy.py", "build123d.py", "ConfTest.PY", ".design.py"):
+        res = ts.export("script", name, "py")
+        assert "error" in res, (name, res)
+        assert not (env["out"] / name).exists()
+    res = ts.export("script", "design.py", "py")
+    assert "error" not in res, res
+    assert res["format"] == "py" and res["lines"] > 1 and "checked" in res
+
+
+# ------------------------------------------------------------------ the default output directory
+from test_unprivileged import AS_ROOT, user_env  # noqa: E402,F401 - run as uid 65533 (or self)
+
+import mcpclient  # noqa: E402
+from mcp import StdioServerParameters  # noqa: E402
+
+
+def _mcp(prefix, env, cwd, *args):
+    params = StdioServerParameters(
+        command=prefix[0] if prefix else sys.executable,
+        args=(prefix[1:] + [sys.executable] if prefix else []) + [
+            "-m", "launcher", "mcp", "--embedded", "--profile", TEST_PROFILE, *args],
+        env=env, cwd=str(cwd))
+    return mcpclient.running(None, Path(env["HOME"]) / "mcp-stderr.log", params=params)
+
+
+def test_default_output_dir_is_per_user_not_the_clients_cwd(user_env):
+    """No --output-dir: exports go to ~/build123d-out (made 0700), never under the client's
+    working directory (the user's project, where pytest would collect them)."""
+    prefix, env, home, uid = user_env
+    project = home / "project"
+    project.mkdir()
+    if AS_ROOT:
+        os.chown(project, uid, uid)
+    with _mcp(prefix, env, project) as c:
+        assert "ok" in c.text("execute", {"code": "b = Box(1, 2, 3)"}).lower()
+        t = c.text("export", {"object_name": "b", "filename": "b.step"})
+        assert str(home / "build123d-out" / "b.step") in t, t
+    assert (home / "build123d-out" / "b.step").is_file()
+    st = (home / "build123d-out").stat()
+    assert st.st_mode & 0o777 == 0o700 and st.st_uid == uid
+    assert list(project.iterdir()) == []
+
+
+def test_an_output_dir_that_cannot_be_made_names_the_option(user_env):
+    prefix, env, home, uid = user_env
+    locked = home / "locked"
+    locked.mkdir(mode=0o500)
+    if AS_ROOT:
+        os.chown(locked, uid, uid)
+    with _mcp(prefix, env, home, "--output-dir", str(locked / "out")) as c:
+        c.text("execute", {"code": "b = Box(1, 2, 3)"})
+        t = c.text("export", {"object_name": "b", "filename": "b.step"}, error=True)
+        assert "cannot create the output directory" in t and "--output-dir" in t, t
+    assert list(locked.iterdir()) == []

@@ -335,7 +335,7 @@ def test_jail_works_under_the_units_sandbox(request):
         assert res["wx"] == errno.EPERM, "the emulated MemoryDenyWriteExecute= did not apply"
     for k in ("export_step", "export_stl"):
         assert "error" not in res[k], res[k]
-        assert abs(res[k]["volume"] - res[k]["source"]["volume"]) / res[k]["source"]["volume"] < 0.01
+        assert abs(res[k]["volume"] - res[k]["session_claims"]["volume"]) / res[k]["session_claims"]["volume"] < 0.01
     assert res["bad_ok"] is False
     ev = res["evidence"]
     for layer in ("namespaces", "rlimits", "landlock", "privileges"):

@@ -97,3 +97,46 @@ def test_the_message_describes_a_refused_character_by_code_point():
     assert "\u202e" not in str(e.value)
     with pytest.raises(Refused, match=r"U\+3164"):
         split("a\u3164b")
+
+
+# ------------------------------------------------------------------ names.py: names tools act on
+from launcher.files.exports import ExportError, check_filename  # noqa: E402
+from launcher.files.names import EXTENSIONS, refusal  # noqa: E402
+
+AUTO = ["conftest.py", "test_x.py", "tests/test_part.py", "x_test.py", "testing.py", "sitecustomize.py",
+        "usercustomize.py", "__init__.py", "a/__init__.py", "__main__.py", "setup.py", "noxfile.py", "fabfile.py",
+        "dodo.py", "tasks.py", "manage.py", "conf.py", "docs/conf.py", "pavement.py", "toxfile.py",
+        "hatch_build.py", "jupyter_notebook_config.py", "ipython_config.py", "numpy.py", "build123d.py", "os.py",
+        "typing.py", "ConfTest.py", "SETUP.PY", "Test_Part.py", "a.b.py", "pièce.py"]
+NOT_DELIVERED = ["x.pth", "Makefile", "makefile", ".envrc", "run.desktop", "x.sh", "x.pyc", "x.pyw", "x.txt", "x",
+                 ".git/config", ".hidden.step", "a/.b/c.step", "__pycache__/x.step", "x.dist-info/x.step",
+                 "x.egg-info/x.step", "-rf.stl", "a/-x/b.step", "x.STEP.sh", "x.step.", "x.desktop"]
+
+
+@pytest.mark.parametrize("name", AUTO)
+def test_py_names_tools_run_on_their_own_are_refused(name):
+    """Fails on main (4d346b6): each of these was written (format py writes the session's script)."""
+    with pytest.raises(ExportError) as ei:
+        check_filename(name, "py")
+    assert "design.py" in str(ei.value) or "starts with" in str(ei.value), str(ei.value)
+
+
+@pytest.mark.parametrize("name", NOT_DELIVERED)
+def test_only_the_export_extensions_and_no_hidden_components(name):
+    with pytest.raises(ExportError):
+        check_filename(name)
+
+
+@pytest.mark.parametrize("name", ["design.py", "bracket_v2.py", "v2/my-part.py", "Design.py"])
+def test_plain_script_names_accepted(name):
+    assert check_filename(name, "py") == name.split("/")
+
+
+def test_py_only_for_format_py_and_every_extension_case_folded():
+    assert "only for format 'py'" in refusal(["x.py"], "step")
+    for ext in EXTENSIONS:
+        for spelled in (ext, ext.upper(), ext.title()):
+            if ext != ".py":
+                assert refusal(["part" + spelled], EXTENSIONS[ext]) is None, spelled
+    msg = refusal(["x.pth"], "")
+    assert ".step" in msg and ".3mf" in msg and ".py only for format 'py'" in msg
