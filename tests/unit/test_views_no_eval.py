@@ -252,14 +252,14 @@ def module_views(imp) -> dict[str, types.ModuleType]:
     todo = list(ALLOWED)
     while todo:
         name = todo.pop()
-        if name in out or any(p.startswith("_") for p in name.split(".")[1:]):
-            continue
+        if name in out or any(p.startswith("_") or p == "conftest" for p in name.split(".")[1:]):
+            continue  # (importing a conftest inside pytest registers hooks; the jail refuses it)
         try:
             v = imp(name, None, None, ("*",), 0)
         except ImportError:
             continue  # refused by the Python layers (or not importable): not an entry point
-        except Exception:  # noqa: BLE001 - a sub-module that fails to import is not reachable either
-            continue
+        except (Exception, pytest.fail.Exception, pytest.skip.Exception):  # noqa: BLE001
+            continue  # a sub-module that fails to import is not reachable either
         out[name] = v
         real = sys.modules.get(name)
         for info in pkgutil.iter_modules(getattr(real, "__path__", None) or []):
@@ -350,7 +350,7 @@ import typing
 class C:
     x: "__import__('os')"
 os_ = typing.get_type_hints(C)["x"]
-print("LEAK", os_.getpid(), os_.listdir("/"))
+print("LEAK", os_.getpid())
 ''',
     "annotation_built_at_run_time": '''
 import typing
@@ -377,6 +377,8 @@ import functools
 F = type("F", (), {"__annotations__": {"x": "[print('LEAK', __imp" + "ort__('os').getpid()), int][1]"}})
 functools.singledispatch(lambda a: a).register(F())
 ''',
+    # no leak found for this one in the time box (the generated __init__ must still compile);
+    # the walk shows dataclass reaches exec; this checks the stand-in's refusal
     "dataclass_field_name": '''
 from build123d.pack_utils import dataclass
 C = type("C", (), {"__annotations__": {"a=print('LEAK', __imp" + "ort__('os').getpid()),b": int}})
@@ -384,20 +386,27 @@ dataclass(C)
 ''',
     "numpy_load_pickle": '''
 import numpy as np
-class F:
-    data = b"\\x93NUMPY\\x01\\x00v\\x00{'descr': '|O', 'fortran_order': False, 'shape': (1,), }" + b" " * 50 + b"\\n"
-    pos = 0
-    def read(self, n=-1):
-        n = len(self.data) - self.pos if n < 0 else n
-        out = self.data[self.pos:self.pos + n]
-        self.pos += len(out)
-        return out
-    def seek(self, p, w=0):
-        self.pos = p if w == 0 else self.pos + p if w == 1 else len(self.data) + p
-        return self.pos
-    def tell(self):
-        return self.pos
-F.data = F.data[:10] + F.data[10:].ljust(118) [:117] + b"\\n" + b"cposix\\ngetpid\\n(tR."
+class F:  # a file-like object holding an .npy of dtype object whose pickle calls posix.getpid()
+    def __init__(s):
+        s.d = (b"\\x93NUMPY\\x01\\x00v\\x00{'descr': '|O', 'fortran_order': False, 'shape': (1,), }" + b" " * 61
+               + b"\\ncposix\\ngetpid\\n(tR.")
+        s.p = 0
+    def read(s, n=-1):
+        n = len(s.d) - s.p if n is None or n < 0 else n
+        o = s.d[s.p:s.p + n]
+        s.p += len(o)
+        return o
+    def readline(s, n=-1):
+        i = s.d.find(b"\\n", s.p)
+        i = len(s.d) if i < 0 else i + 1
+        o = s.d[s.p:i]
+        s.p = i
+        return o
+    def seek(s, p, w=0):
+        s.p = p if w == 0 else s.p + p if w == 1 else len(s.d) + p
+        return s.p
+    def tell(s):
+        return s.p
 print("LEAK", np.load(F(), allow_pickle=True))
 ''',
     "numpy_info_imports_by_name": '''
