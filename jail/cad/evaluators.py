@@ -223,9 +223,16 @@ def _checked_dataclass(real):
 _KEYWORDS = frozenset(__import__("keyword").kwlist)
 
 
+_SUBSTITUTES: dict[int, object] = {}
+_COVERED: set[str] = set()   # the packages _SUBSTITUTES was made with
+
+
 def substitutes() -> dict[int, object]:
-    """``{id(real object): stand-in}`` for the views: what user code gets instead of the real one."""
-    out: dict[int, object] = {}
+    """``{id(real object): stand-in}`` for the views: what user code gets instead of the real one
+    (made once per process)."""
+    out = _SUBSTITUTES
+    if out and ("numpy" in _COVERED or "numpy" not in sys.modules):
+        return out
     import dataclasses
     out[id(dataclasses.dataclass)] = _checked_dataclass(dataclasses.dataclass)
     if "numpy" in sys.modules:  # numpy is loaded by build123d; its format module is part of it
@@ -233,4 +240,5 @@ def substitutes() -> dict[int, object]:
         import numpy.lib.format as fmt
         out[id(np.load)] = _no_pickle(np.load, "numpy.load", 2)
         out[id(fmt.read_array)] = _no_pickle(fmt.read_array, "numpy.lib.format.read_array", 1)
+        _COVERED.add("numpy")
     return out
