@@ -11,9 +11,11 @@ of ``ForwardRef(module=...)``, or a ``{}`` that ``eval`` fills with the real bui
 
 :func:`install` replaces ``typing.ForwardRef._evaluate`` (the one ``eval`` in ``typing``) in this
 process: the text must be a type expression (``type_expr``), it is compiled afresh from that text,
-and names resolve in the given namespaces as user code would see them (a module's dict through its
-view; the standard library's and the jail's own modules: nothing; ``__main__``: the user's
-namespace), then in the built-in *types* only - never the real builtins. :func:`substitutes` gives
+names resolve in the built-in *types* only - never the real builtins - and, while user code is on
+the stack, in the given namespaces as user code would see them (a module's dict through its view;
+the standard library's and the jail's own modules: nothing; ``__main__``: the user's namespace).
+With no user frame on the stack (a library evaluating its own annotations, e.g. during an export)
+module dicts are read as they are: still no call, no private name, no real builtins. :func:`substitutes` gives
 the views safe stand-ins (or refusals) for the other entry points. Does not block: evaluation in
 code user code cannot reach; anything the OS layers stop.
 """
@@ -50,7 +52,8 @@ def register_user_builtins(d: dict) -> None:
     _STATE["user_builtins"].add(id(d))
 
 
-def _user_globals() -> dict:
+def _user_globals() -> dict | None:
+    """The globals of the innermost frame running user code, or None when no user code is on the stack."""
     f = sys._getframe(1)
     ids = _STATE["user_builtins"]
     while f is not None:
@@ -58,7 +61,7 @@ def _user_globals() -> dict:
         if id(g.get("__builtins__")) in ids:
             return g
         f = f.f_back
-    return {}
+    return None
 
 
 def _root(name) -> str:
@@ -122,18 +125,20 @@ def _module_of(d):
     return None
 
 
-def _safe_namespace(ns):
-    """What a forward reference may read of the namespace ``ns`` (a dict, a module's dict, None)."""
+def _safe_namespace(ns, user: dict | None):
+    """What a forward reference may read of the namespace ``ns`` (a dict, a module's dict, None);
+    ``user``: the user's namespace when user code is on the stack, else None (then library code
+    evaluates its own annotations: module dicts are read as they are)."""
     if ns is None:
         return {}
     if not isinstance(ns, Mapping):
         raise AnnotationRefused(f"a namespace must be a dict, not {type(ns).__name__}")
     m = _module_of(ns)
-    if m is None:
+    if m is None or user is None:
         return ns  # the user's own dict, a class's attributes: what user code holds anyway
     name = str(vars(m).get("__name__", ""))
     if m is sys.modules.get("__main__") or name == "__main__":
-        return _user_globals()  # user classes say __module__ == "__main__": the user's namespace
+        return user  # user classes say __module__ == "__main__": the user's namespace
     if _root(name) in _STATE["allowed"]:
         return _ViewNamespace(_STATE["view"](m))
     if _root(name) in _CLOSED_ROOTS:
@@ -153,8 +158,9 @@ def _evaluate(self, globalns, localns, *args, **kwargs):
     if mod is not None:
         m = sys.modules.get(mod) if isinstance(mod, str) else None
         globalns = vars(m) if isinstance(m, types.ModuleType) else globalns
-    lookup = ChainMap(_safe_namespace(localns if localns is not None else globalns),
-                      _safe_namespace(globalns if globalns is not None else localns))
+    user = _user_globals()
+    lookup = ChainMap(_safe_namespace(localns if localns is not None else globalns, user),
+                      _safe_namespace(globalns if globalns is not None else localns, user))
     shadow = typing.ForwardRef(text, is_argument=self.__forward_is_argument__,
                                is_class=self.__forward_is_class__)  # compiled afresh from the checked text
     return _REAL_EVALUATE(shadow, {"__builtins__": TYPE_BUILTINS}, lookup, *args, **kwargs)

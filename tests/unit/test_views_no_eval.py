@@ -476,3 +476,20 @@ print(g(Box(1, 1, 1)), g(3), D(2), typing.get_type_hints(D)["y"] is Box)
 '''})
     assert r["ok"], r
     assert r["stdout"] == "True True True\nbox any D(x=2, y=None) True\n", r["stdout"]
+
+
+class LibraryClass:  # string annotations in a module's own namespace, as a library writes them
+    a: "typing.Optional[int]"
+    b: "list[LibraryClass]"
+
+
+def test_library_code_still_evaluates_its_own_annotations():
+    """No user frame on the stack (a library evaluating its own annotations, e.g. during an export):
+    module dicts are read as they are, but still no call and no real builtins."""
+    user_import()
+    assert _guarded()
+    assert typing.get_type_hints(LibraryClass) == {"a": typing.Optional[int], "b": list[LibraryClass]}
+    with pytest.raises(TypeError, match="is not evaluated: a call"):
+        typing.ForwardRef("print(1)")._evaluate({}, {}, frozenset())
+    with pytest.raises(NameError, match="'open'"):
+        typing.ForwardRef("open")._evaluate({}, {}, frozenset())  # the built-in types only
