@@ -1,23 +1,16 @@
 """Layer 8, continued: the standard library's string evaluators, made safe for user code.
 
-Some stdlib functions reachable from the module views evaluate strings with the *real* builtins
-and a namespace the caller can steer: ``typing.get_type_hints`` / ``ForwardRef._evaluate`` (a
-string annotation; the globals of ``sys.modules[cls.__module__]``, of ``__wrapped__``'s function,
-of ``ForwardRef(module=...)``, or a ``{}`` that ``eval`` fills with the real builtins),
-``functools.singledispatch().register`` (through ``get_type_hints``), ``dataclasses.dataclass``
-(``exec`` of source built from field names, re-exported by build123d modules), ``numpy.load`` /
-``numpy.lib.format.read_array`` with ``allow_pickle=True`` (pickle imports any module by name),
-``numpy.info`` / ``numpy.lib.add_newdoc`` (``__import__`` of a caller's string).
-
-:func:`install` replaces ``typing.ForwardRef._evaluate`` (the one ``eval`` in ``typing``) in this
-process: the text must be a type expression (``type_expr``), it is compiled afresh from that text,
-names resolve in the built-in *types* only - never the real builtins - and, while user code is on
-the stack, in the given namespaces as user code would see them (a module's dict through its view;
-the standard library's and the jail's own modules: nothing; ``__main__``: the user's namespace).
-With no user frame on the stack (a library evaluating its own annotations, e.g. during an export)
-module dicts are read as they are: still no call, no private name, no real builtins. :func:`substitutes` gives
-the views safe stand-ins (or refusals) for the other entry points. Does not block: evaluation in
-code user code cannot reach; anything the OS layers stop.
+Reachable from the views, these evaluated strings with the *real* builtins in a namespace the caller
+steers: ``typing.get_type_hints`` / ``ForwardRef._evaluate`` (string annotations; the globals of a
+forged ``__module__``, of ``__wrapped__``, of ``ForwardRef(module=)``, or a ``{}``), ``functools.
+singledispatch().register`` (through them), ``dataclass`` (``exec`` of field names; re-exported by
+build123d), ``numpy.load``/``lib.format.read_array`` with ``allow_pickle``, ``numpy.info``/``lib.
+add_newdoc`` (``__import__`` of a caller's string). :func:`install` replaces ``ForwardRef._evaluate``
+in this process: the text must be a type expression (``type_expr``), compiled afresh; names resolve
+in the built-in types only and, with user code on the stack, in the namespaces as user code sees
+them (module dicts through views; stdlib/jail modules: nothing; ``__main__``: the user's). With no
+user frame (a library's own annotations) module dicts are read as they are. :func:`substitutes` /
+:func:`refused` give the views checked stand-ins or refusals. Does not block what the OS layers stop.
 """
 from __future__ import annotations
 
