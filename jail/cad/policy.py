@@ -22,6 +22,8 @@ import sys
 import types
 from typing import Sequence
 
+from jail.cad import type_expr
+
 try:  # the parser str.format itself uses for "{0.attr[key]}"
     from _string import formatter_field_name_split as _field_name_split
 except ImportError:  # pragma: no cover - CPython always has it
@@ -51,6 +53,10 @@ RULES = (
     "module-attribute",  # m.x where m is bound by an import and m.x is already (in sys.modules,
                        # read from the module's __dict__ only) a module outside the allowlist:
                        # build123d.os, typing.sys, from typing import sys
+    "annotation",      # a string written in an annotation (x: "...", def f(a: "...") -> "...",
+                       # List["..."] inside one) that parses but is not a type expression
+                       # (jail/cad/type_expr.py): calls, dunder or private attributes, lambdas...
+                       # Python evaluates such strings with eval (typing.get_type_hints)
     "format-string",   # a string literal whose str.format fields traverse a dunder or
                        # introspection attribute or index ("{0.__class__}", "{0[__globals__]}"):
                        # every literal, not only the receiver of .format, so s = "{0.__class__}";
@@ -234,6 +240,12 @@ class _Checker:
                                  f"access to introspection attribute {attr!r} is not allowed")
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 self.check_format_string(node)
+            if isinstance(node, ast.AnnAssign):
+                self.check_annotation(node.annotation)
+            elif isinstance(node, ast.arg) and node.annotation is not None:
+                self.check_annotation(node.annotation)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+                self.check_annotation(node.returns)
 
     def check_import(self, node: ast.Import) -> None:
         for a in node.names:
@@ -356,6 +368,15 @@ class _Checker:
                 self.add("module-attribute", node,
                          f"{dotted!r} is the module {target!r}, which is not an allowed import "
                          f"(allowed: {self.allowed_txt})")
+
+    def check_annotation(self, ann: ast.expr) -> None:
+        for n in ast.walk(ann):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str):
+                why = type_expr.inner_refusal(n.value)
+                if why:
+                    self.add("annotation", n, f"the string annotation is not a type expression ({why}); "
+                                              "annotations may name types only (names, dotted names, "
+                                              "subscripts, constants and |)")
 
     def check_format_string(self, node: ast.Constant) -> None:
         s = node.value

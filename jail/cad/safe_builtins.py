@@ -7,8 +7,11 @@ gives each namespace its own copy of the builtins dict, less ``blocked_calls`` a
 read-only module *views* (``make_module_views``) that expose no foreign module, no dunder but
 ``__name__``/``__doc__``/``__all__`` and no private name, whatever name they are bound to.
 
-Does not block: anything reachable from an allowed module (numpy's file I/O, build123d's
-importers, C extensions) or from objects other than modules. The OS layers (Landlock, seccomp,
+The stdlib's string evaluators reachable from the views (string annotations, dataclass code
+generation, numpy's pickles and ``__import__`` of a caller's string) are made safe or refused by
+``evaluators`` (installed by ``make_builtins``); tooling sub-packages (``TOOLING``: tests, f2py,
+distutils) cannot be imported. Does not block: anything else reachable from an allowed module
+(numpy's file I/O, build123d's importers, C extensions) or from objects other than modules. The OS layers (Landlock, seccomp,
 namespaces) stop those, and hold alone. Modules imported *by* allowed modules use the real
 builtins, so numpy/build123d import their dependencies normally.
 """
@@ -21,7 +24,19 @@ import types
 import builtins as _builtins
 from typing import Sequence
 
-__all__ = ["make_builtins", "make_import", "EXTRA_REMOVED"]
+from jail.cad import evaluators
+
+__all__ = ["make_builtins", "make_import", "EXTRA_REMOVED", "TOOLING"]
+
+#: Sub-packages of allowed packages that are tooling, not modelling (test suites, Fortran/C build
+#: tools that run compilers and exec generated code, ctypes library loading): refused at import
+#: and in the views.
+TOOLING = frozenset({"tests", "testing", "conftest", "f2py", "distutils", "mypy_plugin", "testutils",
+                     "print_coercion_tables", "ctypeslib"})
+
+
+def _tooling(modname: str) -> bool:
+    return any(p in TOOLING for p in modname.split(".")[1:])
 
 #: Removed besides ``blocked_calls``: ``globals``/``locals`` (namespace dicts), ``setattr``/
 #: ``delattr`` (write any attribute by a run-time string, the counterpart of the blocked
@@ -85,6 +100,8 @@ def make_module_views(allowed_imports: Sequence[str], blocked_calls: Sequence[st
     forbidden_ids |= {id(getattr(_builtins, n)) for n in blocked | set(EXTRA_REMOVED) if hasattr(_builtins, n)}
     loader_types = _loader_types()
     views: dict[int, tuple] = {}                 # id(module) -> (module, view)
+    stand_ins = evaluators.substitutes()         # id(real evaluator) -> safe stand-in
+    forbidden_ids |= evaluators.refused()        # evaluators with no safe stand-in
 
     def refusal(modname: str, name: str, value) -> str | None:
         """Why ``modname.name`` (= value) is not served, or None (then ``admit`` serves it)."""
@@ -102,13 +119,17 @@ def make_module_views(allowed_imports: Sequence[str], blocked_calls: Sequence[st
                 return "it is a module that cannot be identified"
             if target.partition(".")[0] not in allowed:
                 return f"it is the module {target!r}, which is not an allowed import (allowed: {allowed_txt})"
+            if _tooling(target):
+                return f"it is the module {target!r}, which is tooling (tests, build tools), not modelling"
             return None
         if id(value) in forbidden_ids or isinstance(value, loader_types) or any(value is t for t in loader_types):
-            return "it is part of the import machinery or the interpreter's builtins"
+            return "it is part of the import machinery, the interpreter's builtins or a string evaluator"
         return None
 
     def admit(value):
-        return view(value) if isinstance(value, types.ModuleType) else value
+        if isinstance(value, types.ModuleType):
+            return view(value)
+        return stand_ins.get(id(value), value)
 
     def make_getattr(mod, v):
         """The view's module-level ``__getattr__`` (PEP 562): called only for names missing from its
@@ -170,7 +191,7 @@ def make_module_views(allowed_imports: Sequence[str], blocked_calls: Sequence[st
             if not isinstance(k, str) or k in _VIEW_DUNDERS or isinstance(val, types.ModuleType):
                 continue  # modules are viewed on first access (see __getattr__)
             if refusal(modname, k, val) is None:
-                own[k] = val
+                own[k] = admit(val)
         names = d.get("__all__")
         if isinstance(names, (list, tuple)):
             keep = []
@@ -190,7 +211,7 @@ def make_module_views(allowed_imports: Sequence[str], blocked_calls: Sequence[st
     return view
 
 
-def make_import(allowed_imports: Sequence[str], blocked_calls: Sequence[str] = ()):
+def make_import(allowed_imports: Sequence[str], blocked_calls: Sequence[str] = (), *, view=None):
     """An ``__import__`` that only imports allowlisted root packages, and hands user code
     read-only views of them (:func:`make_module_views`). It refuses relative imports, new private
     modules and ``from m import _x`` (private and dunder names). The runner's own
@@ -198,7 +219,7 @@ def make_import(allowed_imports: Sequence[str], blocked_calls: Sequence[str] = (
     allowed = frozenset(allowed_imports)
     allowed_txt = ", ".join(allowed_imports) if allowed_imports else "nothing"
     real_import = _builtins.__import__
-    view = make_module_views(allowed_imports, blocked_calls)
+    view = view or make_module_views(allowed_imports, blocked_calls)
 
     def __import__(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
         if not isinstance(name, str):
@@ -212,6 +233,9 @@ def make_import(allowed_imports: Sequence[str], blocked_calls: Sequence[str] = (
         root = name.partition(".")[0]
         if root not in allowed:
             raise ImportError(f"import of {name!r} is not allowed (allowed: {allowed_txt})", name=name)
+        if _tooling(name) or any(_tooling(f"{name}.{item}") for item in fromlist or () if isinstance(item, str)):
+            raise ImportError(f"import of {name!r} is not allowed: test suites and build tools (f2py, "
+                              "distutils, ctypeslib) are not modelling code", name=name)
         # C extensions import their own private modules through this same hook when called
         # from a user frame (numpy's ndarray.__str__, fromfile, ...): private modules of an
         # allowed package that are *already loaded* are therefore allowed; new ones are not.
@@ -251,5 +275,8 @@ def make_builtins(allowed_imports: Sequence[str], blocked_calls: Sequence[str]) 
     """A fresh filtered copy of the builtins dict for an exec namespace."""
     remove = (frozenset(blocked_calls) | EXTRA_REMOVED) - _KEEP
     out = {k: v for k, v in vars(_builtins).items() if k not in remove}
-    out["__import__"] = make_import(allowed_imports, blocked_calls)
+    view = make_module_views(allowed_imports, blocked_calls)
+    out["__import__"] = make_import(allowed_imports, blocked_calls, view=view)
+    evaluators.install(view, allowed_imports)  # this process evaluates strings for user code
+    evaluators.register_user_builtins(out)
     return out

@@ -13,6 +13,7 @@ default. Does not block: a reply that lies about its own call.
 from __future__ import annotations
 
 import math
+import re
 
 from jail.wire.caps import (FUNCTION_NAME_CAP, HINT_CAP, MESSAGE_CAP, NAME_CAP, REPR_CAP as JAIL_REPR_CAP,
                              SOURCE_LINE_CAP, SUMMARY_MAX_OBJECTS, VALUE_REPR_CAP)
@@ -44,6 +45,32 @@ def count(x, hi: int = _INT_MAX) -> int | None:
 def line(x, cap: int) -> str | None:
     """A one-line safe string (newlines escaped), or None when ``x`` is not a string."""
     return sanitize.text(x, cap, keep="") if isinstance(x, str) else None
+
+
+_NAME_PART = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*|<(?:module|lambda|listcomp|setcomp|dictcomp|genexpr|locals)>)\Z")
+
+
+def function_name(x) -> str | None:
+    """A function name from the jail, or None: dotted parts that are each a Python identifier or one of
+    ``<module> <lambda> <listcomp> <setcomp> <dictcomp> <genexpr> <locals>`` (``f``, ``Part.rib``,
+    ``f.<locals>.<lambda>``), at most ``FUNCTION_NAME_CAP`` characters once shown. Non-ASCII
+    identifiers come back ``\\uXXXX``-escaped (nothing invisible); anything else is dropped."""
+    if not isinstance(x, str) or not x or len(x) > FUNCTION_NAME_CAP:
+        return None
+    parts = x.split(".")
+    if not all(p.isidentifier() or _NAME_PART.match(p) for p in parts):
+        return None
+    if not x.isascii():
+        x = x.encode("ascii", "backslashreplace").decode("ascii")
+        if len(x) > FUNCTION_NAME_CAP:
+            return None
+    return x
+
+
+def line_number(x) -> int | None:
+    """A source line number: an int from 1 to 10**7 (not a bool), else None."""
+    n = count(x, 10 ** 7)
+    return n if n else None
 
 
 class _Budget:
@@ -227,25 +254,30 @@ def objects(lst, budget_chars: int) -> list[dict]:
 
 
 # ------------------------------------------------------------------ execute results
-_ERR_STR = {"type": NAME_CAP, "rule": 64, "text": SOURCE_LINE_CAP, "hint": HINT_CAP, "function": FUNCTION_NAME_CAP}
+_ERR_STR = {"type": NAME_CAP, "rule": 64, "text": SOURCE_LINE_CAP, "hint": HINT_CAP}
 _ERR_KNOWN = {"type", "message", "line", "col", "source_line", "rule", "text", "hint", "context", "origin",
               "function"}
 CONTEXT_MAX = 9            # source lines shown around a failing line
 
 
+_CONTEXT_LINE = re.compile(r"[> ] {1,9}[0-9]{1,8} \| ")
+
+
 def context(v) -> list[str]:
-    """Numbered source lines around a failing line: at most CONTEXT_MAX one-line strings."""
+    """Numbered source lines around a failing line: at most CONTEXT_MAX one-line strings, each in the
+    runner's shape ``"> 12 | code"`` / ``"  11 | code"`` (others are dropped)."""
     if not isinstance(v, list):
         return []
-    return [line(x, SOURCE_LINE_CAP + 16) for x in v[:CONTEXT_MAX] if isinstance(x, str)]
+    return [line(x, SOURCE_LINE_CAP + 16) for x in v[:CONTEXT_MAX]
+            if isinstance(x, str) and _CONTEXT_LINE.match(x)]
 
 
 def origin(v) -> dict | None:
     """Where the innermost session frame is: ``{"call", "line", "function", "source_line", "context"}``."""
     if not isinstance(v, dict):
         return None
-    return {"call": count(v.get("call"), 10 ** 9), "line": count(v.get("line"), 10 ** 9),
-            "function": line(v.get("function"), FUNCTION_NAME_CAP), "source_line": line(v.get("source_line"), SOURCE_LINE_CAP),
+    return {"call": count(v.get("call"), 10 ** 9), "line": line_number(v.get("line")),
+            "function": function_name(v.get("function")), "source_line": line(v.get("source_line"), SOURCE_LINE_CAP),
             "context": context(v.get("context"))}
 
 
@@ -261,6 +293,9 @@ def error(e, budget: _Budget) -> dict:
         if k != "type" and isinstance(e.get(k), str):
             out[k] = line(e[k], cap)
     out["context"] = context(e.get("context"))
+    fn = function_name(e.get("function"))
+    if fn is not None:
+        out["function"] = fn
     o = origin(e.get("origin"))
     if o is not None:
         out["origin"] = o
@@ -332,14 +367,17 @@ def result(msg: dict, *, max_output_bytes: int, max_result_bytes: int) -> dict:
 
 
 def partial(msg: dict, *, max_output_bytes: int) -> dict:
-    """A timed-out call's last words (its SIGUSR2 reply), rebuilt like ``result``: ``{"stdout",
-    "stderr", "line", "source_line", "context", "origin"}``. The process may lie; this is only
-    what it said, shown as such."""
+    """A timed-out call's last words (its SIGUSR2 reply), rebuilt field by field: ``{"stdout",
+    "stderr", "line", "function", "source_line", "context", "origin"}``. ``line``: an int from 1
+    to 10**7 or None; ``function``: :func:`function_name` or None; ``source_line`` and each of at
+    most CONTEXT_MAX ``context`` lines: one escaped line, capped; output: escaped, head and tail
+    within ``max_output_bytes``; ``origin``: :func:`origin`. The process may lie: this is only what
+    it said, and the launcher shows it labelled as such, never in its own words."""
     out_text, _ = head_tail(sanitize.text(msg.get("stdout"), 4 * max_output_bytes + 64), max_output_bytes)
     err_text, _ = head_tail(sanitize.text(msg.get("stderr"), 4 * max_output_bytes + 64),
                             max(0, max_output_bytes - len(out_text.encode("utf-8"))))
-    return {"stdout": out_text, "stderr": err_text, "line": count(msg.get("line"), 10 ** 9),
-            "function": line(msg.get("function"), 100),
+    return {"stdout": out_text, "stderr": err_text, "line": line_number(msg.get("line")),
+            "function": function_name(msg.get("function")),
             "source_line": line(msg.get("source_line"), SOURCE_LINE_CAP), "context": context(msg.get("context")),
             "origin": origin(msg.get("origin"))}
 

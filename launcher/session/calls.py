@@ -173,6 +173,9 @@ class Calls:
             raise TimedOut(got) from None
 
     def _timeout_result(self, limit: float, partial: dict | None) -> dict:
+        """The launcher's own timeout error; with ``reported`` set, the fields copied from ``partial``
+        (already typed by ``validate.partial``) are the session's report, which the renderers show
+        below the launcher's first line, labelled, never in it (launcher/tools/text.py)."""
         r = error_result("ExecutionTimeout", f"execution exceeded the {limit:g}s wall-clock limit and was killed; "
                                              "the session is unchanged")
         if partial is not None:

@@ -7,7 +7,8 @@ and stderr (head and tail kept); ``= value`` of a trailing expression; one line 
 added (``+``), changed (``~``) or deleted (``-``). :func:`describe` is the one phrase for an object
 summary, also used by ``session_state``. Nothing is sent twice (no JSON copy of the text).
 All input was already rebuilt by launcher/replies/validate.py; this module only formats it and
-never trusts it to be true: a timed-out call's "where" is labelled as the session's own report.
+never trusts it to be true: a timed-out call's first line is the launcher's own words only, and its
+"where" and output so far are shown below it, labelled as the session's own report.
 """
 from __future__ import annotations
 
@@ -104,17 +105,34 @@ def _where(e: dict) -> list[str]:
     return out
 
 
-def error_lines(e: dict, *, outcome_note: bool = True) -> list[str]:
-    where = f" at line {e['line']}" if e.get("line") else ""
+REPORT_HEADER = "The session's own report, sent just before the limit (not checked by the launcher; it may be false):"
+
+
+def _reported(e: dict) -> list[str]:
+    """A timed-out call's last words, under a header that says whose words they are."""
+    out = [REPORT_HEADER]
+    at = [f"line {e['line']}"] if e.get("line") else []
     if e.get("function"):
-        where += f" in {e['function']}()"
+        at.append(f"in {e['function']}()")
+    if at:
+        out.append("  it was at " + " ".join(at))
+    out += ["  " + w for w in _where(e)]
+    if len(out) == 1:
+        out.append("  (no position given; any output so far is below)")
+    return out
+
+
+def error_lines(e: dict, *, outcome_note: bool = True) -> list[str]:
+    """The error: its first line, then where. For a timed-out call (``reported``) the first line is the
+    launcher's own words only; what the session said is below it, labelled as the session's report."""
     msg = str(e.get("message", ""))
-    lines = [f"{e.get('type', 'Error')}{where}: {msg}"]
     if e.get("reported"):
-        lines.append("Where it was, as reported by the session just before the limit:" if
-                     (e.get("context") or e.get("source_line") or e.get("origin")) else
-                     "Output so far, as reported by the session just before the limit:")
-    lines += _where(e)
+        lines = [f"{e.get('type', 'Error')}: {msg}", *_reported(e)]
+    else:
+        where = f" at line {e['line']}" if e.get("line") else ""
+        if e.get("function"):
+            where += f" in {e['function']}()"
+        lines = [f"{e.get('type', 'Error')}{where}: {msg}", *_where(e)]
     if e.get("hint"):
         lines.append(f"Hint: {e['hint']}")
     if outcome_note and "session is unchanged" not in msg and "session's state is gone" not in msg:
@@ -130,10 +148,11 @@ def execute_text(result: dict) -> str:
         parts.append(f"OK ({ms:.0f} ms)" if isinstance(ms, (int, float)) else "OK")
     else:
         parts += error_lines(result.get("error") or {})
+    said = " so far, as the session reported it" if not ok and (result.get("error") or {}).get("reported") else ""
     if result.get("stdout"):
-        parts.append("stdout:\n" + result["stdout"].rstrip("\n"))
+        parts.append(f"stdout{said}:\n" + result["stdout"].rstrip("\n"))
     if result.get("stderr"):
-        parts.append("stderr:\n" + result["stderr"].rstrip("\n"))
+        parts.append(f"stderr{said}:\n" + result["stderr"].rstrip("\n"))
     if ok:
         v = result.get("value")
         if isinstance(v, dict):

@@ -73,7 +73,9 @@ def test_lying_partial_reply_is_bounded_sanitised_and_labelled(ts, launcher):
     assert o.get("call") is None and o.get("line") is None and o.get("context") == [], o
     from launcher.tools import render_text
     text = render_text("execute", r)
-    assert "as reported by the session" in text and "\x1b" not in text
+    assert "The session's own report" in text and "\x1b" not in text
+    assert text.split("\n")[0] == ("ExecutionTimeout: execution exceeded the 2s wall-clock limit and was "
+                                    "killed; the session is unchanged"), text[:300]  # the launcher's words only
     assert_intact(ts)
 
 
