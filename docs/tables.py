@@ -44,7 +44,7 @@ LIMIT_MEANINGS = {
     "session_cpus": "the whole session's CPU share (cgroup CPU quota, else the watchdog)",
     "max_output_dir_bytes": "exports refused once the output directory would hold more",
     "max_output_dir_files": "... or more entries (files and directories, counted without following symlinks)",
-    "max_input_bytes": "`import_file`: largest file read from the input directory (at most 46 MiB)",
+    "max_input_bytes": "`import_file`: largest file read from the input directory (at most 63 MiB)",
     "import_timeout_s": "`import_file`: wall clock of the parse in the jail (killed past it, session unchanged)",
 }
 
