@@ -74,6 +74,8 @@ def render_units(python: str | None = None, profile: str = "default",
     for line in out["build123d-launcher.service"].splitlines():
         if line.startswith("ExecStart="):
             line = exec_line
+        elif line.startswith("ExecStartPre=-+/bin/mkdir "):
+            line = "ExecStartPre=-+/bin/mkdir -p -m 0700 " + _exec_quote(output_dir)
         elif line.startswith("ReadWritePaths="):
             line = "ReadWritePaths=-" + _exec_quote(output_dir)
         elif line.startswith("PrivateTmp=") and tmp_paths:
