@@ -8,6 +8,7 @@ bounds the session as a whole (the kernel's cgroup or the launcher's watchdog) a
 from __future__ import annotations
 
 import hashlib
+import re
 import logging
 
 from launcher.replies import sanitize
@@ -15,12 +16,22 @@ from launcher.replies import sanitize
 audit_log = logging.getLogger("build123d_launcher.audit")
 
 
+_LAYER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,3}")
+
+
+def log_layer(layer) -> str:
+    """The ``layer`` field of the audit line: the rule or error type the jail named when it is a
+    (dotted) ASCII identifier of at most 64 characters, else ``other``. A session that rewrote its
+    runner picks this word, so it must not be able to carry data (an input file's bytes) into the log."""
+    return layer if isinstance(layer, str) and _LAYER.fullmatch(layer) else ("-" if layer in (None, "-") else "other")
+
+
 def log_call(sid: str, code: str, outcome: str, duration_ms: float, layer) -> None:
     """One audit line for a call (``layer``: the rule or error type from the jail, or "-")."""
     audit_log.info(
         "execute session=%s sha256=%s outcome=%s duration_ms=%.1f layer=%s", sanitize.log_token(sid),
         hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()[:16], outcome, duration_ms,
-        sanitize.log_token(layer if isinstance(layer, str) else "-"))
+        log_layer(layer))
 
 
 def session_memory_report(limits, watch, contain) -> dict:
