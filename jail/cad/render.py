@@ -21,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from jail.cad.measure import MeasureError, f as _f, select_shapes
+from jail.cad.measure import MeasureError, f as _f
 from jail.cad.render_annotate import draw_polylines, fmt, legend, load_font, scale_bar, triad
 from jail.cad.render_mesh import (ANGULAR, MAX_TRIANGLES, box_corners, edge_polylines, has, mesh_deflection,
                                   mesh_shapes, shapes_bbox)
+from jail.cad.render_select import select_parts
 from jail.cad.render_section import clipped, render_section, section_plane
 from jail.cad.render_shade import BG, compose, shade
 from jail.cad.render_view import SHEET, SS, VIEWS, RenderError, View, camera, fit, number
@@ -59,11 +60,9 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     if view not in VIEWS and view not in ("sheet", "section"):
         raise RenderError("view must be one of " + ", ".join([*VIEWS, "sheet", "section"]))
     try:
-        sel = select_shapes(namespace, objects or None)
+        sel = select_parts(namespace, objects or None)
     except MeasureError as e:
         raise RenderError(str(e)) from None
-    if len(sel) > RENDER_MAX_OBJECTS:
-        sel = sel[:RENDER_MAX_OBJECTS]
     names = [n for n, _ in sel]
     shapes = [s for _, s in sel]
     lo, hi = shapes_bbox(shapes)

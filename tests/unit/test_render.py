@@ -317,3 +317,112 @@ def test_large_image_drawn_one_to_one_still_right():
 def test_clipped_view_that_cuts_everything_away_says_so():
     with pytest.raises(render.RenderError, match="leaves nothing to see"):
         render.render(ns_with(b=Box(10, 10, 10)), view="front", section={"axis": "y", "offset": 50})
+
+
+# ---------------------------------------------------------------- issue 22: parts told apart
+
+
+def nearest_palette(c) -> int:
+    """The palette colour whose direction (chroma) is nearest to pixel ``c``'s (shading scales it)."""
+    c = np.asarray(c, float)
+    c = c / (np.linalg.norm(c) or 1)
+    return int(np.argmax([c @ (np.array(p) / np.linalg.norm(p)) for p in PALETTE]))
+
+
+def three_boxes():
+    return [Pos(-30, 0, 0) * Box(20, 20, 5), Pos(0, 0, 0) * Box(20, 20, 5), Pos(30, 0, 0) * Box(20, 20, 5)]
+
+
+def three_colours_at_the_centres(png, meta) -> list[int]:
+    img = decode(png)
+    out = []
+    for x in (-30, 0, 30):
+        c, r = to_px(meta, x, 0)
+        out.append(nearest_palette(img[r, c]))
+    return out
+
+
+@pytest.mark.parametrize("how", ["children", "shapes"])
+def test_a_compound_of_three_children_shows_three_colours_and_legend(how):
+    from build123d import Compound
+    kids = three_boxes()
+    assy = Compound(children=kids) if how == "children" else Compound(kids)
+    for objects in (None, ["assy"]):
+        png, meta = render.render(ns_with(assy=assy), objects=objects, view="top", width=600, height=300)
+        assert meta["objects"] == ["assy[0]", "assy[1]", "assy[2]"]
+        assert three_colours_at_the_centres(png, meta) == [0, 1, 2]
+        corner = decode(png)[:80, :40].reshape(-1, 3)  # the legend's swatches
+        for col in PALETTE[:3]:
+            assert (np.abs(corner - np.array(col)).sum(1) == 0).any()
+
+
+def test_a_childs_label_names_its_part():
+    from build123d import Compound
+    kids = three_boxes()
+    kids[0].label = "lid"
+    kids[1].label = "bad\nlabel\x1b[31m"  # not a plain word: the index instead
+    png, meta = render.render(ns_with(assy=Compound(children=kids)), view="top", width=600, height=300)
+    assert meta["objects"] == ["lid", "assy[1]", "assy[2]"]
+
+
+@pytest.mark.parametrize("kind", ["list", "tuple", "dict"])
+def test_a_list_or_dict_variable_renders_per_element(kind):
+    kids = three_boxes()
+    value = {"list": kids, "tuple": tuple(kids), "dict": {"a": kids[0], 7: kids[1], (1, 2): kids[2]}}[kind]
+    ns = ns_with(parts=value)
+    png, meta = render.render(ns, objects=["parts"], view="top", width=600, height=300)
+    want = ["parts[0]", "parts[1]", "parts[2]"] if kind != "dict" else ["parts['a']", "parts[7]", "parts[#2]"]
+    assert meta["objects"] == want
+    assert three_colours_at_the_centres(png, meta) == [0, 1, 2]
+    png, meta = render.render(ns, view="top", width=600, height=300)  # default: lists of shapes too
+    assert meta["objects"] == want
+
+
+def test_lists_that_are_not_shapes_are_refused_or_skipped():
+    ns = ns_with(p=plate(), nums=[1, 2], mixed=[Box(1, 1, 1), "x"], empty=[])
+    assert render.render(ns, width=200, height=200)[1]["objects"] == ["p"]
+    with pytest.raises(render.RenderError, match=r"mixed\[1\] is a str, not a shape"):
+        render.render(ns, objects=["mixed"])
+    with pytest.raises(render.RenderError, match="empty list"):
+        render.render(ns, objects=["empty"])
+
+
+def test_too_many_parts_is_a_clear_refusal_and_a_big_compound_one_colour():
+    from build123d import Compound
+    from jail.wire.caps import RENDER_MAX_OBJECTS as CAP
+    many = [Pos(i * 3, 0, 0) * Box(1, 1, 1) for i in range(CAP + 1)]
+    with pytest.raises(render.RenderError, match=rf"holds {CAP + 1} elements, over the cap of {CAP}"):
+        render.render(ns_with(many=many), objects=["many"])
+    png, meta = render.render(ns_with(big=Compound(many)), objects=["big"], width=200, height=200)
+    assert meta["objects"] == ["big"]
+
+
+def sketch_cut_block():
+    """A block with a hole cut through it from a sketch: the consumed sketch lies over the hole."""
+    from build123d import BuildSketch, Circle, Mode, Plane, extrude
+    with BuildPart() as bp:
+        Box(40, 40, 10)
+        with BuildSketch(Plane.XY.offset(5)) as sk:
+            Circle(8)
+        extrude(amount=-10, mode=Mode.SUBTRACT)
+    return bp, sk
+
+
+def test_a_builder_renders_as_its_part_and_its_consumed_sketch_not_at_all():
+    bp, sk = sketch_cut_block()
+    for objects in (None, ["bp"]):
+        png, meta = render.render(ns_with(bp=bp, sk=sk), objects=objects, view="top", width=400, height=400)
+        assert meta["objects"] == ["bp"]
+        img = decode(png)
+        c, r = to_px(meta, 0, 0)
+        assert tuple(img[r, c]) == BG, img[r, c]  # the hole, not a painted sketch over it
+    png, meta = render.render(ns_with(bp=bp, sk=sk), objects=["sk"], view="top", width=400, height=400)
+    assert meta["objects"] == ["sk"]  # named: drawn
+
+
+def test_part_names_pass_the_launchers_check():
+    from launcher.replies.cad import _part_name
+    for ok in ("assy[0]", "assy['lid']", "lid", "lid cover-2.b", "parts[#3]", "d[-1]"):
+        assert _part_name(ok) == ok
+    for bad in ("a\nb", "lid\n", " lid", "a\x1b[31m", "\u202elid", "assy[0]x", "x['a\nb']", 5, None):
+        assert _part_name(bad) == "?"
