@@ -426,3 +426,67 @@ def test_part_names_pass_the_launchers_check():
         assert _part_name(ok) == ok
     for bad in ("a\nb", "lid\n", " lid", "a\x1b[31m", "\u202elid", "assy[0]x", "x['a\nb']", 5, None):
         assert _part_name(bad) == "?"
+
+
+def bridge():
+    """Two plates joined by two walls; a through hole in the top plate, the bottom plate behind it."""
+    from build123d import Align
+    mn = (Align.CENTER, Align.CENTER, Align.MIN)
+    with BuildPart() as p:
+        Box(60, 40, 4, align=mn)
+        with BuildPart(Pos(0, 0, 24)):
+            Box(60, 40, 4, align=mn)
+        with Locations((-28, 0, 0), (28, 0, 0)):
+            Box(4, 40, 28, align=mn)
+        with Locations((0, 0, 28)):
+            Hole(6, depth=4)
+    return p.part
+
+
+def lum(c) -> float:
+    return float(np.asarray(c, float) @ [0.299, 0.587, 0.114])
+
+
+def test_a_through_hole_with_the_part_behind_it_reads_as_a_hole():
+    png, meta = render.render(ns_with(b=bridge()), view="top", width=600, height=400)
+    img = decode(png)
+    c, r = to_px(meta, 0, 0)
+    plate_px = img[to_px(meta, 15, 10)[1], to_px(meta, 15, 10)[0]]
+    centre = img[r, c]
+    # the bottom plate seen through the hole faces the viewer like the top plate: without the
+    # hole shade the two are the same colour (a painted circle)
+    assert tuple(centre) == BG or lum(centre) < 0.6 * lum(plate_px), (centre, plate_px)
+    # the top plate around the hole keeps its colour
+    c2, r2 = to_px(meta, 10, 0)
+    assert abs(lum(img[r2, c2]) - lum(plate_px)) < 8
+
+
+from build123d import Locations  # noqa: E402
+
+
+def test_the_axis_triad_is_sized_to_the_image_and_labelled():
+    from jail.cad.render_annotate import triad_size
+    for w, h in ((400, 300), (1200, 900)):
+        png, meta = render.render(ns_with(p=plate()), view="iso", width=w, height=h)
+        img = decode(png)
+        ts = triad_size(w, h)
+        assert ts >= min(w, h) * 0.06
+        box = img[h - 2 * ts - 40:, w - 2 * ts - 40:].reshape(-1, 3)
+        for col in ((210, 50, 50), (40, 160, 60), (50, 90, 220)):  # X, Y, Z arms and labels
+            n = (np.abs(box - np.array(col)).sum(1) < 40).sum()
+            assert n >= ts, (w, col, n)
+
+
+def test_the_section_grid_is_scaled_to_the_part():
+    from build123d import Box as B
+    for size, step in ((60, 5), (6, 0.5)):
+        png, meta = render.render(ns_with(b=B(size, size / 2, size / 4)), view="section",
+                                  section={"axis": "z", "offset": 0}, width=600, height=400)
+        img = decode(png)
+        from jail.cad.render_shade import GRID
+        row = img[60 if size == 6 else 60]
+        lines = np.nonzero((np.abs(row - GRID).sum(1) < 6))[0]
+        gaps = np.diff(lines)
+        gaps = gaps[gaps > 2]
+        px_step = step / meta["mm_per_px"]
+        assert abs(np.median(gaps) - px_step) <= 2, (size, np.median(gaps), px_step)
