@@ -90,7 +90,10 @@ def triad(draw, view: View, cx: int, cy: int, size: int, font) -> None:
         draw.line([(cx, cy), (ex, ey)], fill=col, width=width)
         n = math.hypot(sx, sy) or 1.0
         tx, ty = ex + 9 * sx / n, ey + 9 * sy / n  # the label beyond the tip, centred on the axis
-        draw.text((tx, ty), name, fill=col, font=font, anchor="mm")
+        try:
+            draw.text((tx, ty), name, fill=col, font=font, anchor="mm")
+        except (ValueError, TypeError):  # a bitmap font (no FreeType) takes no anchor
+            draw.text((tx - 3, ty - 6), name, fill=col, font=font)
 
 
 def legend(draw, names: list[str], x: int, y: int, font) -> None:
