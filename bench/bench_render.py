@@ -153,6 +153,54 @@ def cpu_cost(n: int) -> dict[str, list[float]]:
     return out
 
 
+FLOOR_SNIPPET = """
+import os, sys, time, io, statistics
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+from build123d import *
+from jail.cad import render
+from jail.cad.render_mesh import mesh_shapes, edge_polylines, ANGULAR, mesh_deflection, shapes_bbox
+import numpy as np
+ns = {}
+exec(compile("from build123d import *\\n" + PLATE, "<bench>", "exec"), ns)
+ns = {"part": ns["part"]}
+n = int(sys.argv[1])
+render.render(ns, ["part"])
+r, fl = [], []
+for _ in range(n):
+    c = time.process_time()
+    png, meta = render.render(ns, ["part"], "iso", width=800, height=600)
+    r.append(time.process_time() - c)
+    w = ns["part"].wrapped
+    lo, hi = shapes_bbox([w])
+    diag = float(np.linalg.norm(hi - lo))
+    from PIL import Image
+    img = Image.open(io.BytesIO(png)); img.load()
+    c = time.process_time()
+    mesh_shapes([w], mesh_deflection(meta["mm_per_px"], diag), ANGULAR)
+    edge_polylines([w], mesh_deflection(meta["mm_per_px"], diag))
+    img.save(io.BytesIO(), format="PNG", compress_level=6)
+    fl.append(time.process_time() - c)
+print(statistics.median(r) * 1000, statistics.median(fl) * 1000)
+"""
+
+
+def render_cpu_at(rev: str | None, n: int) -> tuple[float, float]:
+    """CPU ms (median) of a render iso 800x600 of the plate and of its floor (mesh + PNG encode),
+    with the renderer of git revision ``rev`` (its ``jail`` package unpacked in a temporary
+    directory) or of this tree (None), in a fresh process."""
+    root = str(REPO)
+    if rev is not None:
+        root = tempfile.mkdtemp(prefix="bench-render-rev-")
+        arc = subprocess.run(["git", "-C", str(REPO), "archive", rev, "jail"], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", root], input=arc.stdout, check=True)
+    code = f"PLATE = {PLATE!r}\n" + FLOOR_SNIPPET
+    env = dict(os.environ, PYTHONPATH=root)
+    out = subprocess.run([sys.executable, "-c", code, str(n)], capture_output=True, text=True, env=env, cwd=root,
+                         check=True)
+    a, b = out.stdout.split()
+    return float(a), float(b)
+
+
 def peer(exe: Path, n: int, errlog):
     """The peer's ``render_view`` (direction iso, quality standard), with HOME and cwd in a
     temporary directory."""
@@ -168,12 +216,21 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--cpu-only", action="store_true", help="only the in-process CPU figures and the A/B")
+    ap.add_argument("--previous", default="4d346b6", help="git revision of the previous renderer (A/B)")
     a = ap.parse_args(argv)
     n_render, n_measure, n_peer = (5, 5, 2) if a.quick else (20, 20, 5)
     OUT.mkdir(parents=True, exist_ok=True)
     errlog = open(OUT / "bench-render-stderr.log", "w")
     print(f"# render / measure bench ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
           f"{os.cpu_count()} CPUs)\n")
+    now_r, now_f = render_cpu_at(None, max(5, n_render))
+    prev_r, prev_f = render_cpu_at(a.previous, max(5, n_render))
+    print(f"render iso 800x600 CPU: {now_r:.1f} ms, floor (mesh + PNG encode) {now_f:.1f} ms: "
+          f"{now_r / now_f:.1f}x the floor (goal <= 3x); previous renderer ({a.previous}) {prev_r:.1f} ms "
+          f"({prev_r / prev_f:.1f}x its floor {prev_f:.1f} ms): now {now_r / prev_r:.2f}x of it\n")
+    if a.cpu_only:
+        return 0
     res, notes = ours(n_render, n_measure, errlog)
     rows = [(k, v) for k, v in res.items()] + list(cpu_cost(n_render).items())
     peer_p50 = None

@@ -21,12 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from jail.cad.measure import MeasureError, f as _f, select_shapes
-from jail.cad.render_annotate import draw_polylines, fmt, legend, load_font, scale_bar, triad
+from jail.cad.measure import MeasureError, f as _f
+from jail.cad.render_annotate import draw_polylines, fmt, legend, load_font, scale_bar, triad, triad_size
 from jail.cad.render_mesh import (ANGULAR, MAX_TRIANGLES, box_corners, edge_polylines, has, mesh_deflection,
                                   mesh_shapes, shapes_bbox)
+from jail.cad.render_select import select_parts
 from jail.cad.render_section import clipped, render_section, section_plane
-from jail.cad.render_shade import BG, compose, shade
+from jail.cad.render_shade import BG, shade
 from jail.cad.render_view import SHEET, SS, VIEWS, RenderError, View, camera, fit, number
 from jail.wire.caps import PNG_MAX_BYTES, RENDER_MAX_OBJECTS, RENDER_MAX_PX, RENDER_MIN_PX
 
@@ -59,11 +60,9 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     if view not in VIEWS and view not in ("sheet", "section"):
         raise RenderError("view must be one of " + ", ".join([*VIEWS, "sheet", "section"]))
     try:
-        sel = select_shapes(namespace, objects or None)
+        sel = select_parts(namespace, objects or None)
     except MeasureError as e:
         raise RenderError(str(e)) from None
-    if len(sel) > RENDER_MAX_OBJECTS:
-        sel = sel[:RENDER_MAX_OBJECTS]
     names = [n for n, _ in sel]
     shapes = [s for _, s in sel]
     lo, hi = shapes_bbox(shapes)
@@ -124,15 +123,16 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     if not len(mesh.T) and not polys:
         raise RenderError("nothing to draw: the objects have no faces or edges")
     v = View(r, u, d, centre, mm, width, height, _ss(width, height))
-    rgb, cov = shade(mesh, v)
+    rgb, _ = shade(mesh, v)
     from PIL import Image, ImageDraw  # Pillow is imported where used (the zygote's warm-up loads it)
-    img = Image.fromarray(compose(rgb, cov, BG))
+    img = Image.fromarray(rgb)
     draw = ImageDraw.Draw(img)
     draw_polylines(draw, v, polys)
     title = view_label + (f", cut at {meta['section']}" if cap_plane is not None else "")
     draw.text((8, 6), title, fill=(20, 20, 20), font=font)
     scale_bar(draw, 10, height - 14, mm, width // 4, small)
-    triad(draw, v, width - 34, height - 34, 20, small)
+    ts = triad_size(width, height)
+    triad(draw, v, width - ts - 18, height - ts - 18, ts, font)
     if len(names) > 1:
         legend(draw, names, 8, 26, small)
     meta.update(view=view if azimuth is None and elevation is None else "custom", mm_per_px=_f(mm),
@@ -162,8 +162,7 @@ def _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangle
         r, u, d = cams[name]
         centre, _ = fit(corners, r, u, pw, ph - 16)
         v = View(r, u, d, centre, mm, pw, ph, _ss(width, height))
-        rgb, cov = shade(mesh, v)
-        canvas[cy * ph:(cy + 1) * ph, cx * pw:(cx + 1) * pw] = compose(rgb, cov, BG)
+        canvas[cy * ph:(cy + 1) * ph, cx * pw:(cx + 1) * pw] = shade(mesh, v)[0]
         views[name] = v
     img = Image.new("RGB", (width, height), tuple(int(c) for c in BG))
     img.paste(Image.fromarray(canvas), (0, 0))
@@ -172,7 +171,8 @@ def _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangle
         x0, y0 = cx * pw, cy * ph
         draw_polylines(draw, views[name], polys, x0, y0)
         draw.text((x0 + 8, y0 + 6), name, fill=(20, 20, 20), font=font)
-        triad(draw, views[name], x0 + pw - 34, y0 + ph - 34, 20, small)
+        ts = triad_size(pw, ph)
+        triad(draw, views[name], x0 + pw - ts - 18, y0 + ph - ts - 18, ts, small)
     draw.line([(pw, 0), (pw, 2 * ph)], fill=(150, 150, 150), width=1)
     draw.line([(0, ph), (2 * pw, ph)], fill=(150, 150, 150), width=1)
     scale_bar(draw, 10, 2 * ph - 14, mm, pw // 3, small)

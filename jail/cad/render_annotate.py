@@ -13,7 +13,7 @@ import numpy as np
 from jail.cad.render_shade import PALETTE
 from jail.cad.render_view import View
 
-__all__ = ["load_font", "nice", "nice_floor", "fmt", "scale_bar", "triad", "legend", "draw_polylines",
+__all__ = ["load_font", "nice", "nice_floor", "fmt", "scale_bar", "triad", "triad_size", "legend", "draw_polylines",
            "axis_names"]
 
 
@@ -68,19 +68,32 @@ def scale_bar(draw, x: int, y: int, mm_per_px: float, max_px: int, font) -> None
     draw.text((x + n + 5, y - 7), f"{fmt(length)} mm", fill=c, font=font)
 
 
+def triad_size(w: int, h: int) -> int:
+    """The length of the triad's arms for a ``w`` x ``h`` image (about 7 % of its smaller side)."""
+    return int(max(16, min(60, round(min(w, h) * 0.07))))
+
+
 def triad(draw, view: View, cx: int, cy: int, size: int, font) -> None:
-    """The X/Y/Z axis triad of ``view`` around (``cx``, ``cy``); an axis seen end-on is a circle."""
+    """The X/Y/Z axis triad of ``view`` around (``cx``, ``cy``), arms ``size`` px long, each
+    labelled at its tip; an axis seen end-on is a circle with its label beside it."""
+    width = 2 if size < 40 else 3
     for vec, name, col in (((1, 0, 0), "X", (210, 50, 50)), ((0, 1, 0), "Y", (40, 160, 60)),
                            ((0, 0, 1), "Z", (50, 90, 220))):
         v = np.array(vec, float)
         sx, sy = float(v @ view.r), -float(v @ view.u)
         if abs(sx) + abs(sy) < 0.15:
-            draw.ellipse([cx - 3, cy - 3, cx + 3, cy + 3], outline=col)
-            draw.text((cx + 5, cy - 14), name, fill=col, font=font)
+            rr = max(3, size // 8)
+            draw.ellipse([cx - rr, cy - rr, cx + rr, cy + rr], outline=col, width=width)
+            draw.text((cx + rr + 2, cy - rr - 14), name, fill=col, font=font)
             continue
         ex, ey = cx + sx * size, cy + sy * size
-        draw.line([(cx, cy), (ex, ey)], fill=col, width=2)
-        draw.text((ex + 2 * np.sign(sx) - 3, ey + 2 * np.sign(sy) - 7), name, fill=col, font=font)
+        draw.line([(cx, cy), (ex, ey)], fill=col, width=width)
+        n = math.hypot(sx, sy) or 1.0
+        tx, ty = ex + 9 * sx / n, ey + 9 * sy / n  # the label beyond the tip, centred on the axis
+        try:
+            draw.text((tx, ty), name, fill=col, font=font, anchor="mm")
+        except (ValueError, TypeError):  # a bitmap font (no FreeType) takes no anchor
+            draw.text((tx - 3, ty - 6), name, fill=col, font=font)
 
 
 def legend(draw, names: list[str], x: int, y: int, font) -> None:

@@ -28,7 +28,8 @@ def mesh_deflection(mm_per_px: float, diag: float) -> float:
 
 class Mesh:
     """Triangles of a set of shapes: world vertices, per-vertex normals, and per triangle the
-    object index, a global B-rep face index and a face flag (1 = a section cap)."""
+    object index, a global B-rep face index, a face flag (1 = a section cap) and whether it bounds a
+    solid (``K``: wound outwards, so a renderer may skip the triangles facing away)."""
 
     def __init__(self):
         self.verts: list = []
@@ -37,6 +38,7 @@ class Mesh:
         self.obj: list = []
         self.face: list = []
         self.flag: list = []
+        self.closed: list = []
         self.n_faces = 0
         self.n_tris = 0
         self._nv = 0
@@ -49,6 +51,7 @@ class Mesh:
         self.O = cat(self.obj, (0,), np.int32)
         self.F = cat(self.face, (0,), np.int32)
         self.C = cat(self.flag, (0,), np.int8)
+        self.K = cat(self.closed, (0,), bool)
         return self
 
 
@@ -59,13 +62,33 @@ def _trsf_matrix(loc) -> np.ndarray | None:
     return np.array([[t.Value(i, j) for j in range(1, 5)] for i in range(1, 4)])
 
 
+def _faces(shape) -> list:
+    """``[(face, closed)]``: the faces of the solids of ``shape`` (closed), then its free faces."""
+    from OCP.TopAbs import TopAbs_FACE, TopAbs_SOLID
+    from OCP.TopExp import TopExp_Explorer
+    from OCP.TopoDS import TopoDS
+    out = []
+    ex = TopExp_Explorer(shape, TopAbs_SOLID)
+    while ex.More():
+        fx = TopExp_Explorer(ex.Current(), TopAbs_FACE)
+        while fx.More():
+            out.append((TopoDS.Face(fx.Current()), True))
+            fx.Next()
+        ex.Next()
+    fx = TopExp_Explorer(shape, TopAbs_FACE, TopAbs_SOLID)
+    while fx.More():
+        out.append((TopoDS.Face(fx.Current()), False))
+        fx.Next()
+    return out
+
+
 def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangles: int = MAX_TRIANGLES,
                 cap_plane: tuple | None = None, allow_empty: bool = False) -> Mesh:
     """Mesh each TopoDS shape and gather its triangles. ``cap_plane`` = (point, normal): faces
     lying in that plane are flagged as section caps."""
     from OCP.BRepMesh import BRepMesh_IncrementalMesh
     from OCP.TopExp import TopExp_Explorer
-    from OCP.TopAbs import TopAbs_FACE, TopAbs_SOLID
+    from OCP.TopAbs import TopAbs_FACE, TopAbs_REVERSED, TopAbs_SOLID
     from OCP.BRep import BRep_Tool
     from OCP.TopLoc import TopLoc_Location
     from OCP.TopoDS import TopoDS
@@ -92,9 +115,7 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
                                   "render fewer objects or a smaller image")
             ex.Next()
         BRepMesh_IncrementalMesh(shape, deflection, False, angular, False)
-        ex = TopExp_Explorer(shape, TopAbs_FACE)
-        while ex.More():
-            face = TopoDS.Face(ex.Current())
+        for face, closed in _faces(shape):
             loc = TopLoc_Location()
             poly = BRep_Tool.Triangulation_s(face, loc)
             if poly is not None:
@@ -102,9 +123,8 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
                 if m.n_tris > max_triangles:
                     raise RenderError(f"the model needs more than {max_triangles} triangles at this size: "
                                       "render fewer objects or a smaller image")
-                polys.append((oi, poly, loc))
-            ex.Next()
-    for oi, poly, loc in polys:
+                polys.append((oi, poly, loc, closed, face.Orientation() == TopAbs_REVERSED))
+    for oi, poly, loc, closed, reversed_ in polys:
         nn, nt = poly.NbNodes(), poly.NbTriangles()
         if nn < 3 or nt < 1:
             continue
@@ -116,6 +136,8 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
         t = np.array([poly.Triangle(i).Get() for i in range(1, nt + 1)], np.int64) - 1
         if t.min() < 0 or t.max() >= nn:
             continue
+        if reversed_:  # wound so that the normal by the right-hand rule points out of the solid
+            t = t[:, ::-1]
         a, b, c = v[t[:, 0]], v[t[:, 1]], v[t[:, 2]]
         tn = np.cross(b - a, c - a)  # area-weighted, consistently oriented within a face
         vn = np.zeros_like(v)
@@ -135,6 +157,7 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
         m.obj.append(np.full(nt, oi, np.int32))
         m.face.append(np.full(nt, m.n_faces, np.int32))
         m.flag.append(np.full(nt, flag, np.int8))
+        m.closed.append(np.full(nt, closed, bool))
         m._nv += nn
         m.n_faces += 1
     if not m.tris and not allow_empty:

@@ -125,7 +125,8 @@ def render_section(shapes, names, section, lo, hi, diag, width, height, font, sm
     parts.O = np.array([got[o][0] for o in parts.O], np.int32) if len(parts.O) else parts.O
     mesh = parts
     view = View(r, u, d, centre, mm, pw, ph, ss)
-    rgb, cov = shade(mesh, view, hatch_caps=False, flat_fill=True)
+    rgb, cov = shade(mesh, view, hatch_caps=False, flat_fill=True, coverage=True)
+    rgb = rgb.astype(np.float32)
     # hatch: diagonal stripes over the filled section
     yy, xx = np.mgrid[0:ph, 0:pw]
     stripe = ((xx + yy) % 8) < 1.5
@@ -136,7 +137,9 @@ def render_section(shapes, names, section, lo, hi, diag, width, height, font, sm
     v_lo, v_hi = centre[1] - ph / 2 * mm, centre[1] + ph / 2 * mm
     off_u = float(p0 @ r) if axis is None else 0.0
     off_v = float(p0 @ u) if axis is None else 0.0
-    step = nice(max(u_hi - u_lo, v_hi - v_lo) / 8)
+    # grid lines every 1, 2 or 5 x 10^n mm: about 15 across the part, at least 14 px apart
+    part = max(float(np.ptp(corners @ r)), float(np.ptp(corners @ u)), 1e-9)
+    step = nice(max(part / 15, 14 * mm))
     bg = np.empty((ph, pw, 3), np.float32)
     bg[:] = BG
     ticks_u = np.arange(math.ceil((u_lo - off_u) / step), math.floor((u_hi - off_u) / step) + 1) * step

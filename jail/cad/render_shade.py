@@ -11,13 +11,17 @@ from jail.cad.render_mesh import Mesh
 from jail.cad.render_raster import rasterize
 from jail.cad.render_view import View, unit
 
-__all__ = ["shade", "downsample", "compose", "PALETTE", "BG", "EDGE", "GRID"]
+__all__ = ["shade", "downsample", "compose", "openings", "PALETTE", "BG", "EDGE", "GRID", "HOLE"]
 
 PALETTE = [(74, 144, 217), (230, 126, 34), (46, 175, 92), (200, 60, 70), (142, 96, 196),
            (22, 170, 170), (214, 178, 32), (150, 100, 70), (120, 130, 145), (220, 110, 170)]
 BG = np.array([250, 250, 250], np.float32)
 EDGE = np.array([28, 30, 34], np.float32)
 GRID = np.array([226, 230, 236], np.float32)
+
+
+HOLE = np.float32(0.42)  # what a pixel seen through an opening keeps of its shade
+HATCH = ((np.float32(0.55), np.float32(0.0)), (np.float32(0.35), np.float32(255 * 0.65)))  # stripe, fill
 
 
 def downsample(a: np.ndarray, ss: int = 2) -> np.ndarray:
@@ -27,67 +31,118 @@ def downsample(a: np.ndarray, ss: int = 2) -> np.ndarray:
     return (a[0::2, 0::2] + a[1::2, 0::2] + a[0::2, 1::2] + a[1::2, 1::2]) * np.float32(0.25)
 
 
-def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = False):
-    """Rasterise and shade ``mesh`` at supersampled size; returns (rgb (h,w,3) float32,
-    coverage (h,w) float32) at output size, to be composed over a background.
+def _down_u8(c: np.ndarray, ss: int) -> np.ndarray:
+    """An (H, W, 3 or 4) uint8 image averaged down by ``ss`` (1 or 2), rounded: (h, w, 3) uint8."""
+    c = c[..., :3]
+    if ss == 1:
+        return np.ascontiguousarray(c)
+    s = c[0::2, 0::2].astype(np.uint16)
+    s += c[1::2, 0::2]
+    s += c[0::2, 1::2]
+    s += c[1::2, 1::2]
+    s += 2
+    s >>= 2
+    return s.astype(np.uint8)
+
+
+def _window_min(z: np.ndarray, r: int) -> np.ndarray:
+    """``M[i] = min(z[i : i + r])`` down the rows (inf past the end) for ``r`` a power of two:
+    log2(r) passes of ``np.minimum`` (each window the min of two halves)."""
+    m = z.copy()
+    step = 1
+    while step < r:
+        m[:-step] = np.minimum(m[:-step], m[step:])
+        m[-step:] = np.minimum(m[-step:], np.inf)
+        step *= 2
+    return m
+
+
+def openings(z: np.ndarray, gap: float, r: int) -> np.ndarray:
+    """Pixels seen through an opening: within ``r`` pixels to the left, right, above and below
+    each of them something is nearer to the viewer by more than ``gap`` (a hole's rim all
+    around, not one step beside). ``z``: depth (inf where empty), grows away from the viewer."""
+    h, w = z.shape
+    r = 1 << max(1, int(r).bit_length() - 1)  # a power of two, at most r
+    far = z - np.float32(gap)
+    out = np.isfinite(z)
+    for zz, ff, oo in ((z, far, out), (z.T, far.T, out.T)):  # down the columns, then along the rows
+        n = zz.shape[0]
+        zp = np.full((n + 2 * r + 1,) + zz.shape[1:], np.inf, np.float32)
+        zp[r:r + n] = zz
+        m = _window_min(zp, r)  # m[i] = min(zp[i:i + r]); zp[i] = zz[i - r]
+        oo &= m[:n] < ff  # above: zz[y - r:y]
+        oo &= m[r + 1:r + 1 + n] < ff  # below: zz[y + 1:y + r + 1]
+    return out
+
+
+def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = False,
+          coverage: bool = False, holes: bool = True):
+    """Rasterise and shade ``mesh``; returns (rgb (h, w, 3) uint8 over the background ``BG``,
+    coverage (h, w) float32 or None) at output size.
 
     Shading is Gouraud-interpolated Lambert (per-vertex intensity, so planar faces are flat and
-    curved ones smooth), two-sided (normal orientation does not matter)."""
+    curved ones smooth), two-sided for free faces; triangles of solids facing away are skipped.
+    Pixels seen through an opening (``openings``) are darkened, so a hole reads as a hole."""
     SS = view.ss
     W, H = view.w * SS, view.h * SS
     px, py, pz = view.project(mesh.V)
-    zbuf, tid = rasterize(px, py, pz, mesh.T, W, H)
-    hit = tid >= 0
-    # per pixel: a colour index into `pal` (objects, then background, then edge) and an affine
-    # shade: colour = pal[index] * scale + offset (lit faces: scale = intensity; fills: lighter)
-    npal = len(PALETTE)
-    pal = np.array([*PALETTE, tuple(BG), tuple(EDGE)], np.float32)
-    BGI, EDGEI = npal, npal + 1
-    index = np.full(H * W, BGI, np.int16)
-    scale = np.ones(H * W, np.float32)
-    offset = np.zeros(H * W, np.float32)
+    T = mesh.T
+    if len(T):
+        a, b, c = (mesh.V[T[:, k]] for k in range(3))
+        front = np.cross(b - a, c - a) @ view.d >= 0
+        keep = np.nonzero(~mesh.K | front)[0]
+        T = T[keep]
+    else:
+        keep = np.zeros(0, np.int64)
+    zbuf, tid = rasterize(px, py, pz, T, W, H)
+    pix = np.flatnonzero(tid >= 0)
+    canvas = np.empty(H * W, np.uint32)  # packed RGBA, one scatter per pixel
+    canvas.fill(_pack(BG))
     fid = np.full(H * W, -1, np.int32)
-    if hit.any():
-        light = unit(view.d * 1.0 + view.u * 0.45 - view.r * 0.25)
-        lam = np.abs(mesh.N @ light)
-        facing = np.abs(mesh.N @ view.d)
-        iv = 0.30 + 0.62 * lam + 0.10 * facing ** 24  # per-vertex intensity
-        T = mesh.T
-        x0, y0 = px[T[:, 0]], py[T[:, 0]]
-        x1, y1 = px[T[:, 1]], py[T[:, 1]]
-        x2, y2 = px[T[:, 2]], py[T[:, 2]]
-        area = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)
-        inv = 1.0 / np.where(np.abs(area) > 1e-12, area, 1e-12)
-        A1, B1 = (y2 - y0) * inv, -(x2 - x0) * inv
-        A2, B2 = -(y1 - y0) * inv, (x1 - x0) * inv
-        C1, C2 = -(A1 * x0 + B1 * y0), -(A2 * x0 + B2 * y0)
-        i0, d1, d2 = iv[T[:, 0]], iv[T[:, 1]] - iv[T[:, 0]], iv[T[:, 2]] - iv[T[:, 0]]
-        # intensity as a plane over the triangle (Gouraud), clamped to its vertex range
-        ka = (A1 * d1 + A2 * d2).astype(np.float32)
-        kb = (B1 * d1 + B2 * d2).astype(np.float32)
-        kc = (i0 + C1 * d1 + C2 * d2).astype(np.float32)
-        lo_i = iv[T].min(1).astype(np.float32)
-        hi_i = iv[T].max(1).astype(np.float32)
-        pix = np.nonzero(hit)[0]
-        t = tid[pix]
-        cx = (pix % W).astype(np.float32) + np.float32(0.5)
-        cy = (pix // W).astype(np.float32) + np.float32(0.5)
-        inten = np.clip(ka[t] * cx + kb[t] * cy + kc[t], lo_i[t], hi_i[t])
-        index[pix] = (mesh.O % npal).astype(np.int16)[t]
+    npal = len(PALETTE)
+    if len(pix):
+        t = tid[pix]  # index into the kept triangles
+        oi = np.take((mesh.O[keep] % npal).astype(np.intp), t)
+        lut = _lut(flat_fill)  # (palette, 256 shade levels) -> packed colour
         if flat_fill:
-            scale[pix] = 0.35
-            offset[pix] = 255 * 0.65
+            level = np.full(len(pix), 255, np.intp)
         else:
-            scale[pix] = inten
+            light = unit(view.d * 1.0 + view.u * 0.45 - view.r * 0.25)
+            iv = 0.30 + 0.62 * np.abs(mesh.N @ light) + 0.10 * np.abs(mesh.N @ view.d) ** 24  # per vertex
+            x0, y0 = px[T[:, 0]], py[T[:, 0]]
+            x1, y1 = px[T[:, 1]], py[T[:, 1]]
+            x2, y2 = px[T[:, 2]], py[T[:, 2]]
+            area = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)
+            inv = 1.0 / np.where(np.abs(area) > 1e-12, area, 1e-12)
+            A1, B1 = (y2 - y0) * inv, -(x2 - x0) * inv
+            A2, B2 = -(y1 - y0) * inv, (x1 - x0) * inv
+            C1, C2 = -(A1 * x0 + B1 * y0), -(A2 * x0 + B2 * y0)
+            ivt = iv[T] * (255 / LEVEL_MAX)  # intensity in LUT levels
+            d1, d2 = ivt[:, 1] - ivt[:, 0], ivt[:, 2] - ivt[:, 0]
+            # intensity as a plane over the triangle (Gouraud), clamped to its vertex range
+            k = [np.take(c.astype(np.float32), t) for c in (
+                A1 * d1 + A2 * d2, B1 * d1 + B2 * d2, ivt[:, 0] + C1 * d1 + C2 * d2 + 0.5, ivt.min(1),
+                ivt.max(1) + 0.5)]
+            cyd = np.floor((pix + 0.5) * (1.0 / W))  # the row, without an integer division
+            cx = (pix - cyd * W).astype(np.float32) + np.float32(0.5)
+            cy = cyd.astype(np.float32) + np.float32(0.5)
+            inten = k[0] * cx
+            inten += k[1] * cy
+            inten += k[2]
+            np.maximum(inten, k[3], out=inten)
+            np.minimum(inten, k[4], out=inten)
+            level = inten.astype(np.intp)
+            np.clip(level, 0, 255, out=level)
+        col = lut[oi, level]
         if hatch_caps:
-            cap = np.nonzero(mesh.C[t] == 1)[0]
+            cap = np.nonzero(np.take(mesh.C[keep] == 1, t))[0]
             if len(cap):
                 pc = pix[cap]
                 stripe = ((pc % W) + (pc // W)) % (7 * SS) < SS
-                scale[pc] = np.where(stripe, np.float32(0.55), np.float32(0.35))
-                offset[pc] = np.where(stripe, np.float32(0.0), np.float32(255 * 0.65))
-        fid[pix] = mesh.F[t]
-    # edges: B-rep face boundaries and silhouettes (face id changes), depth creases
+                col[cap] = np.where(stripe, _HATCH_LUT[0][oi[cap]], _HATCH_LUT[1][oi[cap]])
+        canvas[pix] = col
+        fid[pix] = np.take(mesh.F[keep], t)
+    # edges: B-rep face boundaries and silhouettes (face id changes)
     fid2 = fid.reshape(H, W)
     edge = np.zeros((H, W), bool)
     dx = fid2[:, 1:] != fid2[:, :-1]
@@ -97,22 +152,55 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
     if SS > 1:  # both sides of the boundary: about one output pixel wide after averaging
         edge[:, :-1] |= dx
         edge[:-1, :] |= dy
-    z2 = np.where(hit, zbuf, np.float32(np.nan)).reshape(H, W)
-    thr = np.float32(3.0 * view.mm_per_px / SS)
-    with np.errstate(invalid="ignore"):
-        lap_x = np.abs(z2[:, 2:] + z2[:, :-2] - 2 * z2[:, 1:-1]) > thr
-        lap_y = np.abs(z2[2:, :] + z2[:-2, :] - 2 * z2[1:-1, :]) > thr
-    edge[:, 1:-1] |= lap_x
-    edge[1:-1, :] |= lap_y
-    ef = edge.reshape(-1)
-    index[ef] = EDGEI
-    scale[ef] = 1.0
-    offset[ef] = 0.0
-    out = np.empty((view.h, view.w, 3), np.float32)
-    for c in range(3):
-        out[..., c] = downsample((pal[:, c][index] * scale + offset).reshape(H, W), SS)
-    cov = downsample((hit | ef).astype(np.float32).reshape(H, W), SS)
+    canvas.reshape(H, W)[edge] = _pack(EDGE)
+    out = _down_u8(canvas.view(np.uint8).reshape(H, W, 4), SS)
+    if len(pix):
+        z2 = zbuf.reshape(H, W)
+        zo = z2 if SS == 1 else np.minimum(np.minimum(z2[0::2, 0::2], z2[1::2, 0::2]),
+                                           np.minimum(z2[0::2, 1::2], z2[1::2, 1::2]))
+        # depth creases within one face (a face hiding part of itself), at output size
+        thr = np.float32(3.0 * view.mm_per_px)
+        crease = np.zeros(zo.shape, bool)
+        with np.errstate(invalid="ignore"):
+            crease[:, 1:-1] = np.abs(zo[:, 2:] + zo[:, :-2] - 2 * zo[:, 1:-1]) > thr
+            crease[1:-1, :] |= np.abs(zo[2:, :] + zo[:-2, :] - 2 * zo[1:-1, :]) > thr
+        out[crease] = EDGE.astype(np.uint8)
+        if holes and not flat_fill:
+            zs = zbuf[pix]
+            gap = max(4.0 * view.mm_per_px, 0.03 * float(zs.max() - zs.min()))
+            hole = openings(zo, gap, max(view.w, view.h) // 4)
+            if hole.any():
+                out[hole] = (out[hole] * HOLE).astype(np.uint8)
+    cov = None
+    if coverage:
+        cov = downsample(((tid >= 0).reshape(H, W) | edge).astype(np.float32), SS)
     return out, cov
+
+
+LEVEL_MAX = 1.05  # the brightest shade (intensity) a LUT level can hold
+
+
+def _pack(rgb) -> np.uint32:
+    r, g, b = (int(round(float(c))) for c in rgb)
+    return np.array([r, g, b, 255], np.uint8).view(np.uint32)[0]
+
+
+def _pack_all(rgb: np.ndarray) -> np.ndarray:
+    """(..., 3) float colours -> (...) packed uint32 (RGBA, alpha 255), rounded and clamped."""
+    a = np.empty(rgb.shape[:-1] + (4,), np.uint8)
+    a[..., :3] = np.clip(np.round(rgb), 0, 255)
+    a[..., 3] = 255
+    return a.view(np.uint32)[..., 0]
+
+
+_PAL = np.array(PALETTE, np.float32)
+_LUTS = {False: _pack_all(_PAL[:, None, :] * (np.arange(256, dtype=np.float32) * (LEVEL_MAX / 255))[None, :, None]),
+         True: _pack_all(np.repeat((_PAL * 0.35 + 255 * 0.65)[:, None, :], 256, 1))}
+_HATCH_LUT = tuple(_pack_all(_PAL * sc + off) for sc, off in HATCH)
+
+
+def _lut(flat: bool) -> np.ndarray:
+    return _LUTS[bool(flat)]
 
 
 def compose(rgb: np.ndarray, cov: np.ndarray, bg: np.ndarray) -> np.ndarray:

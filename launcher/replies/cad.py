@@ -22,6 +22,9 @@ from launcher.replies import png as png_check
 from launcher.replies import validate as replies
 
 NAME_RE = re.compile(rf"^[A-Za-z_][A-Za-z0-9_]{{0,{NAME_CAP - 1}}}$")
+# a render's part: a name, an element of it (parts[0], parts['lid'], parts[#2]) or a child's label
+_KEY = r"(?:-?[0-9]{1,19}|#[0-9]{1,6}|'[A-Za-z0-9_][A-Za-z0-9_ .\-]{0,47}')"
+PART_RE = re.compile(rf"^(?:[A-Za-z_][A-Za-z0-9_]{{0,{NAME_CAP - 1}}}(?:\[{_KEY}\])?|[A-Za-z0-9_][A-Za-z0-9_ .\-]{{0,47}})$")
 
 
 class ReplyRefused(ValueError):
@@ -50,6 +53,11 @@ def _bbox(b) -> dict | None:
 
 def _name(v) -> str:
     return v if isinstance(v, str) and NAME_RE.match(v) else "?"
+
+
+def _part_name(v) -> str:
+    """A render's part name (an untrusted label shown only when it is a plain word), else "?"."""
+    return v if isinstance(v, str) and len(v) <= NAME_CAP + 60 and PART_RE.fullmatch(v) and v.strip() == v else "?"
 
 
 def _counts(c) -> dict:
@@ -95,7 +103,7 @@ def render_reply(msg: dict, blob: bytes, req: dict) -> dict:
     mm = _num(msg.get("mm_per_px"), 1e-12, 1e9)
     bb = _bbox(msg.get("bbox"))
     objs = msg.get("objects") if isinstance(msg.get("objects"), list) else []
-    names = [_name(o) for o in objs[:RENDER_MAX_OBJECTS]]
+    names = [_part_name(o) for o in objs[:RENDER_MAX_OBJECTS]]
     if req["view"] == "section":
         view = "section " + plane_label(req["section"])
     elif req["azimuth"] is not None or req["elevation"] is not None:

@@ -205,3 +205,20 @@ def test_render_through_the_daemon(tmp_path):
     finally:
         p.terminate()
         p.wait(30)
+
+
+def test_render_tells_the_parts_of_an_assembly_and_a_list_apart(client):
+    """A Compound of three labelled/unlabelled children and a list variable: one colour per part,
+    the part names in the caption (checked by the launcher's pattern), over real MCP."""
+    code = ("kids = [Pos(-30, 0, 0) * Box(20, 20, 5), Box(20, 20, 5), Pos(30, 0, 0) * Box(20, 20, 5)]\n"
+            "kids[0].label = 'lid'\n"
+            "assy = Compound(children=kids)\n"
+            "parts = [Pos(-30, 40, 0) * Box(10, 10, 5), Pos(30, 40, 0) * Box(10, 10, 5)]\n")
+    assert client.text("execute", {"code": code}).startswith("OK")
+    caption, img = client.image({"objects": ["assy"], "view": "top", "width": 600, "height": 300})
+    assert "objects: lid, assy[1], assy[2]" in caption, caption
+    mm = float(caption.split("1 px = ")[1].split(" mm")[0])
+    cols = [img[150, int(300 + x / mm)] for x in (-30, 0, 30)]
+    assert len({tuple(c) for c in cols}) == 3, cols
+    caption, img = client.image({"objects": ["parts"], "view": "top", "width": 400, "height": 300})
+    assert "objects: parts[0], parts[1]" in caption, caption

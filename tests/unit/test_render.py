@@ -317,3 +317,176 @@ def test_large_image_drawn_one_to_one_still_right():
 def test_clipped_view_that_cuts_everything_away_says_so():
     with pytest.raises(render.RenderError, match="leaves nothing to see"):
         render.render(ns_with(b=Box(10, 10, 10)), view="front", section={"axis": "y", "offset": 50})
+
+
+# ---------------------------------------------------------------- issue 22: parts told apart
+
+
+def nearest_palette(c) -> int:
+    """The palette colour whose direction (chroma) is nearest to pixel ``c``'s (shading scales it)."""
+    c = np.asarray(c, float)
+    c = c / (np.linalg.norm(c) or 1)
+    return int(np.argmax([c @ (np.array(p) / np.linalg.norm(p)) for p in PALETTE]))
+
+
+def three_boxes():
+    return [Pos(-30, 0, 0) * Box(20, 20, 5), Pos(0, 0, 0) * Box(20, 20, 5), Pos(30, 0, 0) * Box(20, 20, 5)]
+
+
+def three_colours_at_the_centres(png, meta) -> list[int]:
+    img = decode(png)
+    out = []
+    for x in (-30, 0, 30):
+        c, r = to_px(meta, x, 0)
+        out.append(nearest_palette(img[r, c]))
+    return out
+
+
+@pytest.mark.parametrize("how", ["children", "shapes"])
+def test_a_compound_of_three_children_shows_three_colours_and_legend(how):
+    from build123d import Compound
+    kids = three_boxes()
+    assy = Compound(children=kids) if how == "children" else Compound(kids)
+    for objects in (None, ["assy"]):
+        png, meta = render.render(ns_with(assy=assy), objects=objects, view="top", width=600, height=300)
+        assert meta["objects"] == ["assy[0]", "assy[1]", "assy[2]"]
+        assert three_colours_at_the_centres(png, meta) == [0, 1, 2]
+        corner = decode(png)[:80, :40].reshape(-1, 3)  # the legend's swatches
+        for col in PALETTE[:3]:
+            assert (np.abs(corner - np.array(col)).sum(1) == 0).any()
+
+
+def test_a_childs_label_names_its_part():
+    from build123d import Compound
+    kids = three_boxes()
+    kids[0].label = "lid"
+    kids[1].label = "bad\nlabel\x1b[31m"  # not a plain word: the index instead
+    png, meta = render.render(ns_with(assy=Compound(children=kids)), view="top", width=600, height=300)
+    assert meta["objects"] == ["lid", "assy[1]", "assy[2]"]
+
+
+@pytest.mark.parametrize("kind", ["list", "tuple", "dict"])
+def test_a_list_or_dict_variable_renders_per_element(kind):
+    kids = three_boxes()
+    value = {"list": kids, "tuple": tuple(kids), "dict": {"a": kids[0], 7: kids[1], (1, 2): kids[2]}}[kind]
+    ns = ns_with(parts=value)
+    png, meta = render.render(ns, objects=["parts"], view="top", width=600, height=300)
+    want = ["parts[0]", "parts[1]", "parts[2]"] if kind != "dict" else ["parts['a']", "parts[7]", "parts[#2]"]
+    assert meta["objects"] == want
+    assert three_colours_at_the_centres(png, meta) == [0, 1, 2]
+    png, meta = render.render(ns, view="top", width=600, height=300)  # default: lists of shapes too
+    assert meta["objects"] == want
+
+
+def test_lists_that_are_not_shapes_are_refused_or_skipped():
+    ns = ns_with(p=plate(), nums=[1, 2], mixed=[Box(1, 1, 1), "x"], empty=[])
+    assert render.render(ns, width=200, height=200)[1]["objects"] == ["p"]
+    with pytest.raises(render.RenderError, match=r"mixed\[1\] is a str, not a shape"):
+        render.render(ns, objects=["mixed"])
+    with pytest.raises(render.RenderError, match="empty list"):
+        render.render(ns, objects=["empty"])
+
+
+def test_too_many_parts_is_a_clear_refusal_and_a_big_compound_one_colour():
+    from build123d import Compound
+    from jail.wire.caps import RENDER_MAX_OBJECTS as CAP
+    many = [Pos(i * 3, 0, 0) * Box(1, 1, 1) for i in range(CAP + 1)]
+    with pytest.raises(render.RenderError, match=rf"holds {CAP + 1} elements, over the cap of {CAP}"):
+        render.render(ns_with(many=many), objects=["many"])
+    png, meta = render.render(ns_with(big=Compound(many)), objects=["big"], width=200, height=200)
+    assert meta["objects"] == ["big"]
+
+
+def sketch_cut_block():
+    """A block with a hole cut through it from a sketch: the consumed sketch lies over the hole."""
+    from build123d import BuildSketch, Circle, Mode, Plane, extrude
+    with BuildPart() as bp:
+        Box(40, 40, 10)
+        with BuildSketch(Plane.XY.offset(5)) as sk:
+            Circle(8)
+        extrude(amount=-10, mode=Mode.SUBTRACT)
+    return bp, sk
+
+
+def test_a_builder_renders_as_its_part_and_its_consumed_sketch_not_at_all():
+    bp, sk = sketch_cut_block()
+    for objects in (None, ["bp"]):
+        png, meta = render.render(ns_with(bp=bp, sk=sk), objects=objects, view="top", width=400, height=400)
+        assert meta["objects"] == ["bp"]
+        img = decode(png)
+        c, r = to_px(meta, 0, 0)
+        assert tuple(img[r, c]) == BG, img[r, c]  # the hole, not a painted sketch over it
+    png, meta = render.render(ns_with(bp=bp, sk=sk), objects=["sk"], view="top", width=400, height=400)
+    assert meta["objects"] == ["sk"]  # named: drawn
+
+
+def test_part_names_pass_the_launchers_check():
+    from launcher.replies.cad import _part_name
+    for ok in ("assy[0]", "assy['lid']", "lid", "lid cover-2.b", "parts[#3]", "d[-1]"):
+        assert _part_name(ok) == ok
+    for bad in ("a\nb", "lid\n", " lid", "a\x1b[31m", "\u202elid", "assy[0]x", "x['a\nb']", 5, None):
+        assert _part_name(bad) == "?"
+
+
+def bridge():
+    """Two plates joined by two walls; a through hole in the top plate, the bottom plate behind it."""
+    from build123d import Align
+    mn = (Align.CENTER, Align.CENTER, Align.MIN)
+    with BuildPart() as p:
+        Box(60, 40, 4, align=mn)
+        with BuildPart(Pos(0, 0, 24)):
+            Box(60, 40, 4, align=mn)
+        with Locations((-28, 0, 0), (28, 0, 0)):
+            Box(4, 40, 28, align=mn)
+        with Locations((0, 0, 28)):
+            Hole(6, depth=4)
+    return p.part
+
+
+def lum(c) -> float:
+    return float(np.asarray(c, float) @ [0.299, 0.587, 0.114])
+
+
+def test_a_through_hole_with_the_part_behind_it_reads_as_a_hole():
+    png, meta = render.render(ns_with(b=bridge()), view="top", width=600, height=400)
+    img = decode(png)
+    c, r = to_px(meta, 0, 0)
+    plate_px = img[to_px(meta, 15, 10)[1], to_px(meta, 15, 10)[0]]
+    centre = img[r, c]
+    # the bottom plate seen through the hole faces the viewer like the top plate: without the
+    # hole shade the two are the same colour (a painted circle)
+    assert tuple(centre) == BG or lum(centre) < 0.6 * lum(plate_px), (centre, plate_px)
+    # the top plate around the hole keeps its colour
+    c2, r2 = to_px(meta, 10, 0)
+    assert abs(lum(img[r2, c2]) - lum(plate_px)) < 8
+
+
+from build123d import Locations  # noqa: E402
+
+
+def test_the_axis_triad_is_sized_to_the_image_and_labelled():
+    from jail.cad.render_annotate import triad_size
+    for w, h in ((400, 300), (1200, 900)):
+        png, meta = render.render(ns_with(p=plate()), view="iso", width=w, height=h)
+        img = decode(png)
+        ts = triad_size(w, h)
+        assert ts >= min(w, h) * 0.06
+        box = img[h - 2 * ts - 40:, w - 2 * ts - 40:].reshape(-1, 3)
+        for col in ((210, 50, 50), (40, 160, 60), (50, 90, 220)):  # X, Y, Z arms and labels
+            n = (np.abs(box - np.array(col)).sum(1) < 40).sum()
+            assert n >= ts, (w, col, n)
+
+
+def test_the_section_grid_is_scaled_to_the_part():
+    from build123d import Box as B
+    for size, step in ((60, 5), (6, 0.5)):
+        png, meta = render.render(ns_with(b=B(size, size / 2, size / 4)), view="section",
+                                  section={"axis": "z", "offset": 0}, width=600, height=400)
+        img = decode(png)
+        from jail.cad.render_shade import GRID
+        row = img[60 if size == 6 else 60]
+        lines = np.nonzero((np.abs(row - GRID).sum(1) < 6))[0]
+        gaps = np.diff(lines)
+        gaps = gaps[gaps > 2]
+        px_step = step / meta["mm_per_px"]
+        assert abs(np.median(gaps) - px_step) <= 2, (size, np.median(gaps), px_step)

@@ -1,0 +1,190 @@
+"""Rendering, step 0: which parts to draw, one colour and one legend entry each.
+
+A name may hold a shape, a builder (``BuildPart``/``BuildSketch``/``BuildLine``: drawn through its
+part, sketch or line), or a list, tuple or dict of those (one part per element: ``parts[0]``,
+``parts['lid']``). A ``Compound`` with several children (its assembly ``children``, else the
+sub-shapes of its TopoDS compound) is split into one part per child, named by the child's
+``label`` when it is a plain word, else ``assy[i]``. Without names, every top-level shape and
+every list/dict of shapes is drawn (each distinct shape once), except sketches and lines of
+builders nested in another builder (the sketch an extrude consumed).
+
+Blocks: more than ``RENDER_MAX_OBJECTS`` parts (a list over the cap is refused with a message
+saying how to narrow it; a compound whose children do not fit is drawn in one colour). Does not
+block: user code that patched build123d giving a wrong picture of its own model (the launcher
+checks the names against its own pattern).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jail.cad.measure import _is_builder, _topods
+from jail.cad.names import cap, type_name, user_names
+from jail.cad.render_view import RenderError
+from jail.wire.caps import NAME_CAP, RENDER_MAX_OBJECTS
+
+__all__ = ["select_parts", "LABEL_RE", "MAX_ELEMENTS_SCANNED"]
+
+LABEL_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .\-]{0,47}$")  # a label or dict key shown as is
+MAX_ELEMENTS_SCANNED = 10_000  # a default render looks at no more elements of one list than this
+
+
+def _label(v: Any) -> str | None:
+    try:
+        if isinstance(v, str) and LABEL_RE.fullmatch(str.__str__(v)) and v.strip() == v:
+            return str.__str__(v)
+    except Exception:  # noqa: BLE001
+        pass
+    return None
+
+
+def _children(value: Any, w) -> list[tuple[str | None, Any]]:
+    """``[(label or None, TopoDS_Shape)]`` of a compound with two or more children, else []."""
+    from OCP.TopAbs import TopAbs_COMPOUND
+    from OCP.TopoDS import TopoDS_Iterator
+    try:
+        if w.ShapeType() != TopAbs_COMPOUND:
+            return []
+        kids = value.children if not _is_builder(value) else ()
+        if isinstance(kids, (tuple, list)) and len(kids) >= 2:
+            out = []
+            for k in kids[:RENDER_MAX_OBJECTS + 1]:
+                kw = _topods(k)
+                if kw is None:
+                    return []
+                out.append((_label(getattr(k, "label", None)), kw))
+            return out
+        out = []
+        it = TopoDS_Iterator(w)
+        while it.More() and len(out) <= RENDER_MAX_OBJECTS:
+            out.append((None, it.Value()))
+            it.Next()
+        return out if len(out) >= 2 else []
+    except Exception:  # noqa: BLE001 - hostile properties: drawn whole
+        return []
+
+
+def _elements(value: Any) -> list[tuple[str, Any]] | None:
+    """``[(suffix, element)]`` of a list, tuple or dict; None for anything else."""
+    if isinstance(value, (list, tuple)):
+        return [(f"[{i}]", v) for i, v in enumerate(value[:MAX_ELEMENTS_SCANNED])]
+    if isinstance(value, dict):
+        out = []
+        for i, (k, v) in enumerate(list(value.items())[:MAX_ELEMENTS_SCANNED]):
+            if isinstance(k, int) and not isinstance(k, bool):
+                out.append((f"[{int.__repr__(k)}]", v))
+            else:
+                lab = _label(k)
+                out.append((f"['{lab}']" if lab else f"[#{i}]", v))
+        return out
+    return None
+
+
+class _Picker:
+    """Collects ``(name, TopoDS_Shape)`` parts, each distinct shape once."""
+
+    def __init__(self):
+        self.parts: list[tuple[str, Any]] = []
+        self.groups: list[list] = []  # indices of the parts of one compound, to merge if over the cap
+
+    def add(self, name: str, value: Any, w) -> None:
+        kids = _children(value, w)
+        if not kids:
+            self._put(name, w)
+            return
+        used = {n for n, _ in self.parts}
+        start = len(self.parts)
+        for i, (lab, kw) in enumerate(kids):
+            nm = lab if lab and lab not in used else f"{name}[{i}]"
+            used.add(nm)
+            self._put(nm, kw)
+        self.groups.append([name, w, start, len(self.parts)])
+
+    def _put(self, name: str, w) -> None:
+        if any(w2.IsSame(w) for _, w2 in self.parts):
+            return
+        self.parts.append((name, w))
+
+    def fit(self) -> None:
+        """Merge compounds back into one part each, largest first, until the parts fit the cap."""
+        for g in sorted(self.groups, key=lambda g: g[2] - g[3]):
+            if sum(p is not None for p in self.parts) <= RENDER_MAX_OBJECTS:
+                break
+            name, w, a, b = g
+            self.parts[a:b] = [(name, w)] + [None] * (b - a - 1)
+        self.parts = [p for p in self.parts if p is not None]
+
+
+def _missing(namespace: dict, name: Any) -> RenderError:
+    have = [n for n in user_names(namespace) if _topods(namespace.get(n)) is not None
+            or _elements(namespace.get(n))]
+    return RenderError(f"no object named {cap(str(name), NAME_CAP)!r}; shapes in the session: "
+                       + (", ".join(have[:30]) if have else "none"))
+
+
+def select_parts(namespace: dict, names: list[str] | None) -> list[tuple[str, Any]]:
+    """``[(part name, TopoDS_Shape)]`` to draw, at most ``RENDER_MAX_OBJECTS``; RenderError with a
+    message for the assistant when a name is missing, not drawable, or holds too many shapes."""
+    pk = _Picker()
+    if names:
+        for name in names:
+            if not isinstance(name, str) or name not in namespace:
+                raise _missing(namespace, name)
+            value = namespace[name]
+            w = _topods(value)
+            if w is not None:
+                pk.add(name, value, w)
+                continue
+            els = _elements(value)
+            if els is None:
+                raise RenderError(f"{cap(name, NAME_CAP)!r} is a {type_name(value)}, not a shape, a builder "
+                                  "or a list/dict of shapes")
+            if not els:
+                raise RenderError(f"{cap(name, NAME_CAP)!r} is an empty {type_name(value)}")
+            if len(els) > RENDER_MAX_OBJECTS:
+                raise RenderError(f"{cap(name, NAME_CAP)!r} holds {len(els)} elements, over the cap of "
+                                  f"{RENDER_MAX_OBJECTS} parts per render: bind a slice to a name "
+                                  f"(e.g. first = {cap(name, 60)}[:{RENDER_MAX_OBJECTS}]) and render that")
+            for suffix, v in els:
+                ew = _topods(v)
+                if ew is None:
+                    raise RenderError(f"{cap(name, NAME_CAP)}{suffix} is a {type_name(v)}, not a shape "
+                                      "(or an empty builder)")
+                pk._put(name + suffix, ew)
+    else:
+        for n in user_names(namespace):
+            value = namespace.get(n)
+            if _is_builder(value) and _nested_sketch(value):
+                continue
+            w = _topods(value)
+            if w is not None:
+                dup = next((i for i, (_, w2) in enumerate(pk.parts) if w2.IsSame(w)), None)
+                if dup is not None:  # a builder and its .part: drawn once, under the shape's name
+                    if _is_builder(namespace.get(pk.parts[dup][0])) and not _is_builder(value):
+                        pk.parts[dup] = (n, w)
+                    continue
+                pk.add(n, value, w)
+                continue
+            els = _elements(value)
+            if not els:
+                continue
+            ws = [(s, _topods(v)) for s, v in els]
+            if all(ew is not None for _, ew in ws):  # only lists made of shapes
+                for s, ew in ws:
+                    pk._put(n + s, ew)
+        if not pk.parts:
+            raise RenderError("the session has no shapes yet: run execute() to make one")
+    pk.fit()
+    if len(pk.parts) > RENDER_MAX_OBJECTS:
+        raise RenderError(f"{len(pk.parts)} parts to draw, over the cap of {RENDER_MAX_OBJECTS} per render: "
+                          "name the objects to draw (objects=[...])")
+    return pk.parts
+
+
+def _nested_sketch(value: Any) -> bool:
+    """A BuildSketch/BuildLine used inside another builder (its sketch became part of that one)."""
+    try:
+        import build123d as b
+        return isinstance(value, (b.BuildSketch, b.BuildLine)) and getattr(value, "builder_parent", None) is not None
+    except Exception:  # noqa: BLE001
+        return False
