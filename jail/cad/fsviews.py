@@ -188,8 +188,10 @@ def _stat_of(p):
 
 def _module(name: str, doc: str, attrs: dict):
     m = _ReadOnly(name, doc)
-    vars(m).update(attrs)
-    vars(m)["__all__"] = sorted(k for k in attrs if not k.startswith("_"))
+    own = vars(m)
+    own.clear()  # no __loader__, __spec__, __package__
+    own.update({"__name__": name, "__doc__": doc, **attrs})
+    own["__all__"] = sorted(k for k in attrs if not k.startswith("_"))
     return m
 
 

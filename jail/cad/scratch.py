@@ -126,10 +126,13 @@ class Scratch:
                 self.used += grow
             return
         if len(node.data) + grow > self.max_bytes or (node.live and self.used + grow > self.max_bytes):
-            raise OSError(errno.ENOSPC, f"No space left in the scratch directory: the files of one call may "
-                          f"hold at most {self.max_bytes} bytes in all")
+            self._full()
         if node.live:
             self.used += grow
+
+    def _full(self):
+        raise OSError(errno.ENOSPC, f"No space left in the scratch directory: the files of one call may "
+                      f"hold at most {self.max_bytes} bytes in all")
 
     # ---------------------------------------------------------------- queries
     def exists(self, path) -> bool:
@@ -218,6 +221,9 @@ class Scratch:
 
     def write_bytes(self, path, data) -> int:
         data = bytes(data)
+        old = self.files.get(self.resolve(path))
+        if self.used + len(data) - (len(old.data) if old is not None else 0) > self.max_bytes:
+            self._full()  # before the file is made or emptied
         n = self.open_node(path, create=True, truncate=True, exclusive=False, write=True)
         self.charge(n, len(data))
         n.data[:] = data
