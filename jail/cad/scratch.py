@@ -28,6 +28,7 @@ ROOT = "/scratch"
 MAX_FILES = 256          # files + directories the code may create in one call
 MAX_NAME = 200           # characters of a relative path (it becomes a reply field: caps.NAME_CAP)
 MAX_COMPONENT = 255      # UTF-8 bytes of one path component (the Linux limit)
+MAX_NAME_BYTES = 64 * 1024  # UTF-8 bytes of all names made in one call (the result's listing stays small)
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
 _BAD_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
 
@@ -67,6 +68,7 @@ class Scratch:
         self.dirs: set[str] = {""}
         self.used = 0            # bytes of the files the code wrote (inputs not counted)
         self.made = 0            # entries the code created (inputs and their directories not counted)
+        self.name_bytes = 0      # UTF-8 bytes of the names it made (renames included; never given back)
         for name, data in inputs:
             rel = self.resolve(name)
             if not rel or rel in self.files or rel in self.dirs:
@@ -113,11 +115,19 @@ class Scratch:
             raise FileNotFoundError(errno.ENOENT, "No such file or directory (its directory does not exist "
                                     "in the scratch directory)", _cap(path))
 
-    def _new_entry(self, path) -> None:
+    def _new_entry(self, path, rel: str = "") -> None:
         if self.made >= self.max_files:
             raise OSError(errno.ENOSPC, f"the scratch directory holds at most {self.max_files} files and "
                           "directories per call", _cap(path))
+        self._name_cost(rel, path)
         self.made += 1
+
+    def _name_cost(self, rel: str, path) -> None:
+        n = len(rel.encode("utf-8"))
+        if self.name_bytes + n > MAX_NAME_BYTES:
+            raise OSError(errno.ENOSPC, f"the names made in the scratch directory in one call may hold at most "
+                          f"{MAX_NAME_BYTES} bytes in all", _cap(path))
+        self.name_bytes += n
 
     def charge(self, node: _Node, grow: int) -> None:
         """Account ``grow`` more bytes for ``node`` (ENOSPC past the cap)."""
@@ -215,7 +225,7 @@ class Scratch:
         if not create:
             raise FileNotFoundError(errno.ENOENT, "No such file or directory in the scratch directory", _cap(path))
         self._parent_ok(rel, path)
-        self._new_entry(path)
+        self._new_entry(path, rel)
         n = self.files[rel] = _Node()
         return n
 
@@ -243,9 +253,9 @@ class Scratch:
             if d not in self.dirs:
                 if not parents:
                     raise FileNotFoundError(errno.ENOENT, "No such file or directory", _cap(path))
-                self._new_entry(path)
+                self._new_entry(path, d)
                 self.dirs.add(d)
-        self._new_entry(path)
+        self._new_entry(path, rel)
         self.dirs.add(rel)
 
     def remove(self, path) -> None:
@@ -281,6 +291,7 @@ class Scratch:
         if s == d:
             return
         self._parent_ok(d, dst)
+        self._name_cost(d, dst)
         if s in self.files:
             if self.files[s].readonly:
                 raise PermissionError(errno.EACCES, f"{_show(src)} is an input file: read-only in the scratch directory")

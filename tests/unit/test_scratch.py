@@ -65,6 +65,14 @@ def test_entry_count_cap():
     assert ei.value.errno == errno.ENOSPC
 
 
+def test_names_budget_keeps_the_listing_small():
+    s = Scratch(max_files=10_000)
+    with pytest.raises(OSError, match="names made"):
+        for i in range(1000):
+            s.write_bytes(f"{i:03d}" + "\u4e00" * 60, b"")  # 183 bytes a name
+    assert s.name_bytes <= scratch.MAX_NAME_BYTES
+
+
 def test_parent_must_exist_and_dirs():
     s = Scratch()
     with pytest.raises(FileNotFoundError):
