@@ -22,7 +22,7 @@ import sys
 import types
 from typing import Sequence
 
-from jail.cad import type_expr
+from jail.cad import fsviews, type_expr
 
 try:  # the parser str.format itself uses for "{0.attr[key]}"
     from _string import formatter_field_name_split as _field_name_split
@@ -186,8 +186,9 @@ class _Checker:
         return out
 
     def _resolve_import(self, modname: str):
-        """The module already loaded under ``modname`` (no import happens)."""
-        return sys.modules.get(modname)
+        """The module already loaded under ``modname`` (no import happens), as the views serve it
+        (``os``, ``os.path``, ``pathlib``: the scratch-directory views of ``fsviews``)."""
+        return fsviews.MODULES.get(modname) or sys.modules.get(modname)
 
     # -- passes ----------------------------------------------------------
     def prepare(self) -> None:

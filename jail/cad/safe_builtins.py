@@ -24,7 +24,7 @@ import types
 import builtins as _builtins
 from typing import Sequence
 
-from jail.cad import evaluators
+from jail.cad import evaluators, fsviews
 
 __all__ = ["make_builtins", "make_import", "EXTRA_REMOVED", "TOOLING"]
 
@@ -100,7 +100,8 @@ def make_module_views(allowed_imports: Sequence[str], blocked_calls: Sequence[st
     forbidden_ids |= {id(getattr(_builtins, n)) for n in blocked | set(EXTRA_REMOVED) if hasattr(_builtins, n)}
     loader_types = _loader_types()
     views: dict[int, tuple] = {}                 # id(module) -> (module, view)
-    stand_ins = evaluators.substitutes()         # id(real evaluator) -> safe stand-in
+    stand_ins = {**evaluators.substitutes(),     # id(real evaluator) -> safe stand-in
+                 **fsviews.stand_ins()}          # id(build123d file function) -> scratch-directory one
     forbidden_ids |= evaluators.refused()        # evaluators with no safe stand-in
 
     def refusal(modname: str, name: str, value) -> str | None:
@@ -177,6 +178,9 @@ def make_module_views(allowed_imports: Sequence[str], blocked_calls: Sequence[st
         """The view of ``mod`` (made on first use); anything that is not a module is returned as is."""
         if not isinstance(mod, types.ModuleType) or type(mod) is Module:
             return mod
+        scratch_view = fsviews.MODULES.get(getattr(mod, "__name__", None))  # os, os.path, pathlib
+        if scratch_view is not None and (mod is scratch_view or sys.modules.get(mod.__name__) is mod):
+            return scratch_view
         got = views.get(id(mod))
         if got is not None and got[0] is mod:
             return got[1]
@@ -277,6 +281,7 @@ def make_builtins(allowed_imports: Sequence[str], blocked_calls: Sequence[str]) 
     out = {k: v for k, v in vars(_builtins).items() if k not in remove}
     view = make_module_views(allowed_imports, blocked_calls)
     out["__import__"] = make_import(allowed_imports, blocked_calls, view=view)
+    out.update(fsviews.builtins(remove))  # open() over the scratch directory, unless blocked
     evaluators.install(view, allowed_imports)  # this process evaluates strings for user code
     evaluators.register_user_builtins(out)
     return out
