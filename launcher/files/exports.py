@@ -111,10 +111,8 @@ def open_target_dir(output_dir: Path, parts: list[str], *, create: bool = True) 
         raise ExportError(f"{e}; {SET_OUTPUT_DIR}") from None
 
 
-def write_new_file(dfd: int, name: str, data: bytes, shown: str) -> None:
-    """Atomically create ``name`` in ``dfd`` with ``data``; never replaces anything."""
-    if safepath.exists(dfd, name):
-        raise ExportError(f"{shown!r} already exists; exports never overwrite (pick another name)")
+def _write_temp(dfd: int, name: str, data, shown: str) -> str:
+    """A fresh temp file next to ``name`` in ``dfd`` holding ``data``, fsynced; its name."""
     tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dfd)
@@ -129,23 +127,58 @@ def write_new_file(dfd: int, name: str, data: bytes, shown: str) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        try:
-            os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
-        except FileExistsError:
-            raise ExportError(f"{shown!r} already exists; exports never overwrite (pick another name)") from None
-        except OSError as e:
-            raise ExportError(f"cannot write {shown!r}: {e.strerror}") from None
     except OSError as e:
+        _unlink_quietly(dfd, tmp)
         raise ExportError(f"cannot write {shown!r}: {e.strerror}; {SET_OUTPUT_DIR}") from None
-    finally:
-        try:
-            os.unlink(tmp, dir_fd=dfd)
-        except OSError:
-            pass
+    return tmp
+
+
+def _unlink_quietly(dfd: int, name: str) -> None:
+    try:
+        os.unlink(name, dir_fd=dfd)
+    except OSError:
+        pass
+
+
+def _fsync_dir(dfd: int) -> None:
     try:
         os.fsync(dfd)
     except OSError:
         pass
+
+
+def write_new_file(dfd: int, name: str, data, shown: str) -> None:
+    """Atomically create ``name`` in ``dfd`` with ``data``; never replaces anything."""
+    if safepath.exists(dfd, name):
+        raise ExportError(f"{shown!r} already exists; exports never overwrite (pick another name)")
+    tmp = _write_temp(dfd, name, data, shown)
+    try:
+        os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+    except FileExistsError:
+        raise ExportError(f"{shown!r} already exists; exports never overwrite (pick another name)") from None
+    except OSError as e:
+        raise ExportError(f"cannot write {shown!r}: {e.strerror}") from None
+    finally:
+        _unlink_quietly(dfd, tmp)
+    _fsync_dir(dfd)
+
+
+def replace_file(dfd: int, name: str, data, shown: str, still_ours) -> None:
+    """Atomically replace ``name`` in ``dfd`` with ``data`` (a temp file ``rename``-d over it), only
+    if ``still_ours()`` holds just before the rename (the caller's record of what it wrote: a
+    file anyone else put or changed there is never replaced); ExportError otherwise."""
+    tmp = _write_temp(dfd, name, data, shown)
+    try:
+        if not still_ours():
+            raise ExportError(f"{shown!r} changed since this server wrote it; it is not replaced")
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except OSError as e:
+        _unlink_quietly(dfd, tmp)
+        raise ExportError(f"cannot write {shown!r}: {e.strerror}") from None
+    except BaseException:
+        _unlink_quietly(dfd, tmp)
+        raise
+    _fsync_dir(dfd)
 
 
 def export_object(session, output_dir, object_name, filename, format="", *, verifier) -> dict:

@@ -5,17 +5,29 @@ checks every call) and each renderer formats the checked result (text.py).
 """
 from __future__ import annotations
 
+from launcher.files import delivery, shipped
 from launcher.tools import content, text
 from launcher.tools.tool import Tool, hints
 
 
 # ------------------------------------------------------------------ execute
 def execute(ctx, session, code, timeout_s=None) -> dict:
-    return session.execute(code, timeout_s)
+    """Run ``code`` with the offered input files it names (shipped.py); on success deliver the
+    files it wrote to the output directory (delivery.py). A failed call delivers nothing."""
+    with shipped.sending(ctx, code) as (request, blob, sent):
+        with session.lock:  # the files read below are this call's
+            result = session.execute(code, timeout_s, request=request, blob=blob)
+            written, session.calls.written = session.calls.written, None
+    if sent is not None:
+        result["inputs"] = sent
+    if result.get("ok") is True and written:
+        result["files"] = delivery.deliver(ctx, written)
+    return result
 
 
 def execute_content(result: dict) -> list[dict]:
-    return [content.text(text.execute_text(result))]
+    extra = shipped.lines(result.get("inputs")) + delivery.lines(result.get("files"))
+    return [content.text("\n".join([text.execute_text(result), *extra]))]
 
 
 EXECUTE = Tool(
