@@ -96,14 +96,15 @@ def shown_name(name: str) -> str:
 
 def _judge(name: str, data, max_bytes: int) -> tuple[list[str], str]:
     """The checked components and format of ``name``, or ExportError saying why it is not delivered."""
-    fmt = names.EXTENSIONS.get(os.path.splitext(name.rsplit("/", 1)[-1])[1].casefold())
+    parts = exports.check_filename(name, extension=False)  # characters, '..', hidden and option-like names
+    fmt = names.EXTENSIONS.get(os.path.splitext(parts[-1])[1].casefold())
     if fmt == "py":
         raise exports.ExportError("a .py file written by code is never delivered (the script tool writes the "
                                   "session's code); it was discarded with the call's scratch directory")
     if fmt is None:
         raise exports.ExportError("only files of the export formats are delivered (" + ", ".join(DELIVERED_EXTENSIONS)
                                   + "); it was discarded with the call's scratch directory")
-    parts = exports.check_filename(name, fmt)
+    parts = exports.check_filename(name, fmt)  # the rest of export's rules for the format
     if len(data) > max_bytes:
         raise exports.ExportError(f"it is {len(data)} bytes; the profile's max_export_bytes is {max_bytes}")
     return parts, fmt

@@ -46,10 +46,11 @@ class ExportError(SessionError):
     """An export request that is refused; the message says why (shown to the user)."""
 
 
-def check_filename(filename, fmt: str | None = None) -> list[str]:
+def check_filename(filename, fmt: str | None = None, *, extension: bool = True) -> list[str]:
     """The components of a safe relative file name, or ExportError (safepath.split_relative_name, plus:
     no component of only dots and spaces, none that starts or ends with a space or ends with a dot, no
-    reserved temp name; names.refusal for ``fmt``, by default the extension's)."""
+    reserved temp name; names.refusal for ``fmt``, by default the extension's; with ``extension``
+    false only names.component_refusal: the caller judges the extension)."""
     parts = safepath.split_relative_name(filename, ExportError, "the output directory", "'part.step' or 'v2/part.stl'")
     for p in parts:
         if p.strip(". ") == "":
@@ -59,7 +60,10 @@ def check_filename(filename, fmt: str | None = None) -> list[str]:
                               "(easy to mistake for another name)")
     if parts[-1].startswith(".") and parts[-1].endswith(".tmp"):
         raise ExportError("names of the form '.*.tmp' are reserved for temporary files")
-    why = names.refusal(parts, fmt or EXTENSIONS.get(os.path.splitext(parts[-1])[1].casefold(), ""))
+    if not extension:
+        why = names.component_refusal(parts)
+    else:
+        why = names.refusal(parts, fmt or EXTENSIONS.get(os.path.splitext(parts[-1])[1].casefold(), ""))
     if why:
         raise ExportError(why)
     return parts

@@ -259,8 +259,9 @@ def reading_many(input_dir, filenames, max_bytes: int, max_total: int, max_files
     """``with reading_many(...) as (infos, data, refused)``: the files among ``filenames`` that
     :func:`importable` accepts, read (same checked open as :func:`reading`) into one buffer
     ``data`` (their bytes in ``infos`` order), held in ``budget`` as one amount for the block.
-    Names that do not exist are skipped silently; refused ones, and those past ``max_files`` or
-    ``max_total`` bytes together, are in ``refused`` (``[{"name", "why"}]``)."""
+    Names list_inputs could not offer and files that do not exist are skipped silently; files
+    refused (a symlink, hard links, too large...), and those past ``max_files`` or ``max_total``
+    bytes together, are in ``refused`` (``[{"name", "why"}]``)."""
     budget = budget or inflight.IMPORTS
     max_bytes = min(max_bytes, WIRE_MAX_INPUT)
     opened: list[tuple[int, os.stat_result, str, str]] = []  # fd, stat, format, shown
@@ -271,14 +272,17 @@ def reading_many(input_dir, filenames, max_bytes: int, max_total: int, max_files
             try:
                 parts = check_input_name(filename)
                 importable(parts, None, max_bytes)
+            except InputError:
+                continue  # not a name list_inputs could offer: not a file of the input directory
+            shown = "/".join(parts)
+            try:
                 fd, st, f = _open(input_dir, parts, max_bytes, "")
             except Missing:
                 continue
             except InputError as e:
                 if not e.quiet:
-                    refused.append({"name": ascii(filename)[1:-1][:200], "why": str(e)[:300]})
+                    refused.append({"name": shown[:200], "why": str(e)[:300]})
                 continue
-            shown = "/".join(parts)
             if len(opened) >= max_files or total + st.st_size > max_total:
                 os.close(fd)
                 refused.append({"name": shown[:200], "why": f"not sent: the files a call reads are at most {max_files} "

@@ -33,15 +33,14 @@ def literal_names(code: str) -> list[str]:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return []
-    out: dict[str, None] = {}
-    seen = 0
+    found: list[tuple[int, int, str]] = []
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
-            continue
-        seen += 1
-        if seen > MAX_LITERALS:
-            break
-        s = node.value
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.append((getattr(node, "lineno", 0), getattr(node, "col_offset", 0), node.value))
+            if len(found) >= MAX_LITERALS:
+                break
+    out: dict[str, None] = {}
+    for _, _, s in sorted(found):  # in source order
         while s.startswith("./"):
             s = s[2:]
         if 0 < len(s) <= MAX_NAME and "\x00" not in s and "." in s:
