@@ -2,22 +2,22 @@
 
 A successful ``execute`` sends the files its code wrote to its virtual scratch directory (the
 result's ``files`` + blob, typed by ``validate.written``: sizes that add up, count and byte caps).
-The process that sent them ran the user's code, so every file is hostile input, judged here one
-by one: a delivered extension (the export formats; no ``.py``, no log or text file: those are
-listed as not delivered), exports.check_filename (safepath's characters and ``..``, no dot
-components, no names tools run on their own), max_export_bytes, the format re-read by the
-launcher's verifier (a fresh jailed process; SVG also through svgcheck), the output quota. Then
-exports.py's writer puts it at the same relative name under the output directory (flat, as
-``export`` does: ``export_step(part, "p.step")`` gives ``OUT/p.step``), never following a symlink.
+They come from a process that ran the user's code, so each is judged here as hostile: an export
+format's extension (no ``.py``, log or text file: listed as not delivered), exports.check_filename
+(safepath's characters and ``..``, no dot components, no names tools run on their own),
+max_export_bytes, the format re-read by the launcher's verifier (SVG also through svgcheck), the
+output quota. exports.py's writer then puts it at the same relative name under the output
+directory (flat, as ``export``: ``export_step(part, "p.step")`` gives ``OUT/p.step``).
 
-A name that exists is replaced only when this launcher delivered that very file (:class:`Record`:
-same inode, size, mtime and ctime as when written); a file it did not write is never overwritten.
+An existing name is replaced only when this launcher delivered that very file (:class:`Record`:
+same inode, size, mtime and ctime as written); a file it did not write is never overwritten.
 Blocks: a lying file list, hostile names, files not what they claim, overwriting the user's files.
-Does not block: well-formed files that are not what the user wanted (they are listed, labelled).
+Does not block: well-formed files that are not what the user wanted (listed, labelled untrusted).
 """
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import stat
 import threading
@@ -27,6 +27,8 @@ from pathlib import Path
 
 from launcher.files import exports, names, quota, safepath, verify
 from launcher.replies import sanitize
+
+log = logging.getLogger("build123d_launcher.delivery")
 
 #: every file of one call is re-checked within this many seconds together; the rest is not delivered
 CHECK_BUDGET_S = 180.0
@@ -169,10 +171,16 @@ def _write_all(ctx, checked, out: dict) -> None:
                 except exports.ExportError as e:
                     out["not_delivered"].append({"name": rel, "why": _refusal(e)})
                     continue
+                except OSError as e:  # e.g. the file vanished between the write and its record
+                    out["not_delivered"].append({"name": rel, "why": _refusal(f"cannot write it: {e.strerror or e}")})
+                    continue
+                digest = hashlib.sha256(data).hexdigest()
+                log.info("delivered a file the code wrote: file=%s bytes=%d sha256=%s replaced=%s",
+                         sanitize.log_token(rel, 200), len(data), digest, replaced)
                 used += grew
                 entries += added
                 out["delivered"].append({"name": rel, "path": str(output_dir.absolute() / rel), "size": len(data),
-                                         "format": fmt, "sha256": hashlib.sha256(data).hexdigest(), **nums,
+                                         "format": fmt, "sha256": digest, **nums,
                                          "checked": verify.CHECKED_BY, "replaced": replaced})
         finally:
             os.close(root)
