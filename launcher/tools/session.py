@@ -5,26 +5,42 @@ checks every call) and each renderer formats the checked result (text.py).
 """
 from __future__ import annotations
 
+from launcher.files import delivery, shipped
 from launcher.tools import content, text
 from launcher.tools.tool import Tool, hints
 
 
 # ------------------------------------------------------------------ execute
 def execute(ctx, session, code, timeout_s=None) -> dict:
-    return session.execute(code, timeout_s)
+    """Run ``code`` with the offered input files it names (shipped.py); on success deliver the
+    files it wrote to the output directory (delivery.py). A failed call delivers nothing."""
+    with shipped.sending(ctx, code) as (request, blob, sent):
+        with session.lock:  # the files read below are this call's
+            result = session.execute(code, timeout_s, request=request, blob=blob)
+            written, session.calls.written = session.calls.written, None
+    if sent is not None:
+        result["inputs"] = sent
+    if result.get("ok") is True and written:
+        result["files"] = delivery.deliver(ctx, written)
+    return result
 
 
 def execute_content(result: dict) -> list[dict]:
-    return [content.text(text.execute_text(result))]
+    extra = shipped.lines(result.get("inputs")) + delivery.lines(result.get("files"))
+    return [content.text("\n".join([text.execute_text(result), *extra]))]
 
 
 EXECUTE = Tool(
     "execute", "Run build123d code",
     "Run build123d Python code in the persistent session. Top-level names persist between calls; "
     "`from build123d import *` is pre-loaded. Allowed imports: {allowed_imports} (nothing else: no os, "
-    "subprocess, socket, open()). The code has no file access, no network and no GUI viewer: use render "
+    "subprocess, socket, open()). The code has no network and no GUI viewer: use render "
     "to see the model, session_state/measure to inspect objects, import_file to read the input directory "
-    "and export to write files. Limits per call: {timeout_s} s wall clock, "
+    "and export to write files. Files the code writes (export_step(part, 'p.step')) go to a private "
+    "scratch directory; when the call succeeds, those in an export format are re-checked and delivered to "
+    "the output directory under export's rules (never over a file this server did not write) and listed "
+    "in the reply; a failed call delivers nothing. Files list_inputs offers that the code names in a string "
+    "literal ('logo.svg', 'parts/a.step') are readable by that name. Limits per call: {timeout_s} s wall clock, "
     "{max_code_bytes} bytes of code, {max_output_bytes} bytes of stdout+stderr kept (head and tail). Returns "
     "stdout/stderr, the value of a trailing expression (REPL style: end with `part.volume`), and a summary "
     "(type, volume, bounding box) of only the names the call added (+), changed (~) or deleted (-) "
