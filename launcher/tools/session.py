@@ -5,17 +5,19 @@ checks every call) and each renderer formats the checked result (text.py).
 """
 from __future__ import annotations
 
-from launcher.tools import content, text
+from launcher.tools import content, show, text
 from launcher.tools.tool import Tool, hints
 
 
 # ------------------------------------------------------------------ execute
-def execute(ctx, session, code, timeout_s=None) -> dict:
-    return session.execute(code, timeout_s)
+def execute(ctx, session, code, timeout_s=None, show_images=True) -> dict:
+    result = session.execute(code, timeout_s)
+    return show.attach(session, result, show_images)  # show() in the code: its picture (launcher/tools/show.py)
 
 
 def execute_content(result: dict) -> list[dict]:
-    return [content.text(text.execute_text(result))]
+    note = show.note_line(result)
+    return [content.text(text.execute_text(result) + (f"\n{note}" if note else ""))] + show.blocks(result)
 
 
 EXECUTE = Tool(
@@ -36,6 +38,9 @@ EXECUTE = Tool(
         "timeout_s": {"type": "number", "exclusiveMinimum": 0,
                       "description": "Optional: a shorter wall-clock limit for this call, in seconds "
                                      "(the profile's limit, {timeout_s} s, is the maximum)."},
+        "show_images": {"type": "boolean", "default": True,
+                        "description": "Optional (default true): when the code calls ocp_vscode's show() or "
+                                       "show_object(), add one rendered PNG of what it displayed to the reply."},
     },
     required=("code",), handler=execute, renderer=execute_content, changes_session=True,
     # rebinding or deleting names is a destructive update; the same code twice runs twice
