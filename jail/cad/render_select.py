@@ -243,9 +243,10 @@ def _shown_into(pk: _Picker, name: str, obj: Any, depth: int, budget: list, boun
         else:
             pk._put(name, w)
         return
-    if depth <= 0 or not isinstance(obj, (list, tuple)):
+    t = type(obj)  # not isinstance: that may ask the object's own __class__
+    if depth <= 0 or not issubclass(t, (list, tuple)):
         return  # a Location, a Plane, a number: the viewer's helpers, not drawn here
-    it = list.__iter__(obj) if isinstance(obj, list) else tuple.__iter__(obj)  # no overridden __iter__
+    it = list.__iter__(obj) if issubclass(t, list) else tuple.__iter__(obj)  # no overridden __iter__
     for j, v in enumerate(it):
         if budget[0] <= 0:
             return

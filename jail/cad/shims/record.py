@@ -70,8 +70,8 @@ def rgb(color) -> tuple | None:
             c = ImageColor.getrgb(str.__str__(color)[:64])
             return tuple(int(v) for v in c[:3])
         if not isinstance(color, (tuple, list)):
-            to_tuple = getattr(color, "to_tuple", None)  # build123d Color: floats 0..1
-            color = to_tuple() if callable(to_tuple) else None
+            from build123d import Color  # floats 0..1 (r, g, b, a)
+            color = tuple(color)[:4] if isinstance(color, Color) else None
         if isinstance(color, (tuple, list)) and len(color) in (3, 4):
             vals = [float(v) for v in list(color)[:3]]
             scale = 255.0 if all(0.0 <= v <= 1.0 for v in vals) else 1.0  # 0..1 unless a value is over 1
