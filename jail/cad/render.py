@@ -25,7 +25,7 @@ from jail.cad.measure import MeasureError, f as _f
 from jail.cad.render_annotate import draw_polylines, fmt, legend, load_font, scale_bar, triad, triad_size
 from jail.cad.render_mesh import (ANGULAR, MAX_TRIANGLES, box_corners, edge_polylines, has, mesh_deflection,
                                   mesh_shapes, shapes_bbox)
-from jail.cad.render_select import select_parts
+from jail.cad.render_select import select_parts, select_shown
 from jail.cad.render_section import clipped, render_section, section_plane
 from jail.cad.render_shade import BG, shade
 from jail.cad.render_view import SHEET, SS, VIEWS, RenderError, View, camera, fit, number
@@ -50,9 +50,10 @@ def _ss(width: int, height: int) -> int:
 def render(namespace: dict, objects: list[str] | None = None, view: str = "iso", *,
            azimuth: float | None = None, elevation: float | None = None, width: int = 800,
            height: int = 600, section: dict | None = None,
-           max_triangles: int = MAX_TRIANGLES) -> tuple[bytes, dict]:
+           max_triangles: int = MAX_TRIANGLES, shown: bool = False) -> tuple[bytes, dict]:
     """Render to PNG bytes; returns ``(png, meta)`` with meta ``{"view", "width", "height",
-    "mm_per_px", "bbox", "objects", "triangles", "caption"}``."""
+    "mm_per_px", "bbox", "objects", "triangles", "caption"}``. ``shown``: draw only what
+    ``ocp_vscode.show()`` displayed last (RenderError when nothing is displayed)."""
     width, height = _check_size(width, height)
     if objects is not None and (not isinstance(objects, list) or len(objects) > RENDER_MAX_OBJECTS
                                 or not all(isinstance(o, str) for o in objects)):
@@ -60,7 +61,9 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     if view not in VIEWS and view not in ("sheet", "section"):
         raise RenderError("view must be one of " + ", ".join([*VIEWS, "sheet", "section"]))
     try:
-        sel = select_parts(namespace, objects or None)
+        sel = select_parts(namespace, objects or None) if not shown else select_shown(namespace)
+        if sel is None:
+            raise RenderError("show() displays nothing now (show_clear() was called, or its record is gone)")
     except MeasureError as e:
         raise RenderError(str(e)) from None
     names = [n for n, _ in sel]
@@ -205,13 +208,13 @@ def warm_up(shape) -> None:
 
 
 def op_render(msg: dict, ctx) -> tuple[dict, bytes]:
-    """``{"t": "render", "objects", "view", "azimuth", "elevation", "width", "height", "section"}``
+    """``{"t": "render", "objects", "view", "azimuth", "elevation", "width", "height", "section", "shown"}``
     -> ``({"ok": True, "size", "caption", ...meta}, png)`` or ``({"ok": False, "error"}, b"")``."""
     try:
         png, meta = render(ctx.namespace, msg.get("objects"), msg.get("view") or "iso",
                            azimuth=msg.get("azimuth"), elevation=msg.get("elevation"),
                            width=msg.get("width", 800), height=msg.get("height", 600),
-                           section=msg.get("section"))
+                           section=msg.get("section"), shown=msg.get("shown") is True)
     except (RenderError, MeasureError) as e:
         return {"ok": False, "error": str(e)}, b""
     if len(png) > PNG_MAX_BYTES:

@@ -4,8 +4,8 @@ is added to the reply.
 
 :func:`attach` (called by the execute handler) re-types the result's ``shown`` count (it comes from
 the session: untrusted) and, when it is positive and the ``show_images`` option is on, asks the
-session for a ``render`` with no objects (a disposable op that draws the last shown objects;
-launcher/tools/cad.py ``render``: the same request checks, PNG container checks and size cap) and
+session for a ``render`` of what show() displayed (a disposable op; the request, PNG container
+checks and size cap of the ``render`` tool, launcher/tools/cad.py and replies/cad.py) and
 keeps the checked image, or a note saying why there is none: the execute result stays what it was.
 :func:`blocks` (called by the execute renderer) turns that into the note line and the caption and
 image blocks. Blocks: a picture that fails the render reply's checks (launcher/replies/png.py). Does
@@ -13,8 +13,12 @@ not block: a picture that lies about the session's own model (it is labelled as 
 """
 from __future__ import annotations
 
+from jail.wire.caps import PNG_MAX_BYTES
+
+from launcher.replies import cad as cad_replies
 from launcher.replies import validate as replies
-from launcher.tools import content
+from launcher.session import SessionError
+from launcher.tools import cad, content
 
 __all__ = ["attach", "blocks", "note_line", "MAX_SHOWN"]
 
@@ -31,12 +35,17 @@ def attach(session, result: dict, enabled: bool = True) -> dict:
     result["shown"] = shown
     if result.get("ok") is not True or not shown or not enabled:
         return result
-    from launcher.tools import cad  # the render tool's handler: request, disposable op, checked reply
+    req = cad.render_request()  # the render tool's defaults, checks and reply checks
+    req["shown"] = True         # only what show() displayed (never the default selection)
     try:
-        r = cad.render(None, session)
-    except Exception as e:  # noqa: BLE001 - SessionError (timeout, died) or a launcher bug: no picture
-        msg = str(e) if type(e).__name__ == "SessionError" else type(e).__name__
-        r = {"ok": False, "error": msg}
+        msg, blob = session.ask(req, "render", cap=PNG_MAX_BYTES + 65536)
+        r = cad_replies.render_reply(msg, blob, req)
+    except cad_replies.ReplyRefused as e:
+        r = {"ok": False, "error": str(e)}
+    except SessionError as e:  # timed out, died, cancelled: the session is unchanged
+        r = {"ok": False, "error": str(e)}
+    except Exception as e:  # noqa: BLE001 - a launcher bug must not lose the call's result
+        r = {"ok": False, "error": f"the launcher could not handle it ({type(e).__name__})"}
     if isinstance(r, dict) and r.get("ok") is True and isinstance(r.get("png_b64"), str):
         result["show_image"] = {"png_b64": r["png_b64"],
                                 "caption": f"show(): what the code displayed, drawn in the session: {r['caption']}"}
