@@ -68,6 +68,7 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
         raise RenderError(str(e)) from None
     names = [n for n, _ in sel]
     shapes = [s for _, s in sel]
+    palette = getattr(sel, "palette", None)  # show()'s colours (render_select.ShownParts), else the default
     lo, hi = shapes_bbox(shapes)
     diag = float(np.linalg.norm(hi - lo)) or 1.0
     if view == "section" and section is None:
@@ -112,7 +113,8 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
         meta["section"] = plabel
 
     if view == "sheet":
-        img, mm = _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangles, cap_plane, meta)
+        img, mm = _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangles, cap_plane, meta,
+                         palette)
         meta["caption"] = (f"sheet (top, iso, front, right); 1 px = {fmt(_f(mm, 3))} mm; bbox {bbox_txt} mm; "
                            f"objects {', '.join(names)[:300]}")
         return _png(img), meta
@@ -126,18 +128,18 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     if not len(mesh.T) and not polys:
         raise RenderError("nothing to draw: the objects have no faces or edges")
     v = View(r, u, d, centre, mm, width, height, _ss(width, height))
-    rgb, _ = shade(mesh, v)
+    rgb, _ = shade(mesh, v, palette=palette)
     from PIL import Image, ImageDraw  # Pillow is imported where used (the zygote's warm-up loads it)
     img = Image.fromarray(rgb)
     draw = ImageDraw.Draw(img)
-    draw_polylines(draw, v, polys)
+    draw_polylines(draw, v, polys, palette=palette)
     title = view_label + (f", cut at {meta['section']}" if cap_plane is not None else "")
     draw.text((8, 6), title, fill=(20, 20, 20), font=font)
     scale_bar(draw, 10, height - 14, mm, width // 4, small)
     ts = triad_size(width, height)
     triad(draw, v, width - ts - 18, height - ts - 18, ts, font)
     if len(names) > 1:
-        legend(draw, names, 8, 26, small)
+        legend(draw, names, 8, 26, small, palette)
     meta.update(view=view if azimuth is None and elevation is None else "custom", mm_per_px=_f(mm),
                 triangles=int(len(mesh.T)), azimuth=_f(az), elevation=_f(el))
     meta["caption"] = (f"{title} view; 1 px = {fmt(_f(mm, 3))} mm; bbox {bbox_txt} mm; "
@@ -145,7 +147,8 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     return _png(img), meta
 
 
-def _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangles, cap_plane, meta: dict):
+def _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangles, cap_plane, meta: dict,
+           palette=None):
     """The four-view sheet (``SHEET``: top, iso, front, right at one scale) as a Pillow image, and
     its scale (mm per pixel); adds ``mm_per_px``, ``triangles`` and ``panels`` to ``meta``."""
     from PIL import Image, ImageDraw
@@ -165,14 +168,14 @@ def _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangle
         r, u, d = cams[name]
         centre, _ = fit(corners, r, u, pw, ph - 16)
         v = View(r, u, d, centre, mm, pw, ph, _ss(width, height))
-        canvas[cy * ph:(cy + 1) * ph, cx * pw:(cx + 1) * pw] = shade(mesh, v)[0]
+        canvas[cy * ph:(cy + 1) * ph, cx * pw:(cx + 1) * pw] = shade(mesh, v, palette=palette)[0]
         views[name] = v
     img = Image.new("RGB", (width, height), tuple(int(c) for c in BG))
     img.paste(Image.fromarray(canvas), (0, 0))
     draw = ImageDraw.Draw(img)
     for name, cx, cy in SHEET:
         x0, y0 = cx * pw, cy * ph
-        draw_polylines(draw, views[name], polys, x0, y0)
+        draw_polylines(draw, views[name], polys, x0, y0, palette)
         draw.text((x0 + 8, y0 + 6), name, fill=(20, 20, 20), font=font)
         ts = triad_size(pw, ph)
         triad(draw, views[name], x0 + pw - ts - 18, y0 + ph - ts - 18, ts, small)
@@ -180,7 +183,7 @@ def _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangle
     draw.line([(0, ph), (2 * pw, ph)], fill=(150, 150, 150), width=1)
     scale_bar(draw, 10, 2 * ph - 14, mm, pw // 3, small)
     if len(names) > 1:
-        legend(draw, names, pw + 8, 24, small)
+        legend(draw, names, pw + 8, 24, small, palette)
     meta.update(mm_per_px=_f(mm), triangles=int(len(mesh.T)), panels=[s[0] for s in SHEET])
     return img, mm
 

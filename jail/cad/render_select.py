@@ -21,6 +21,7 @@ from typing import Any
 
 from jail.cad.measure import _is_builder, _topods
 from jail.cad.names import cap, type_name, user_names
+from jail.cad.render_shade import PALETTE
 from jail.cad.render_view import RenderError
 from jail.wire.caps import NAME_CAP, RENDER_MAX_OBJECTS
 
@@ -215,9 +216,14 @@ def select_shown(namespace: dict) -> list[tuple[str, Any]] | None:
             bound.setdefault(id(namespace.get(n)), n)
         pk = _Picker()
         budget = [MAX_ELEMENTS_SCANNED]
-        for i, (obj, given, _colour) in enumerate(items):
+        colours: dict = {}  # part name -> the colour show() was given for it
+        for i, (obj, given, colour) in enumerate(items):
             name = _label(given) or bound.get(id(obj)) or f"shown{i}"
+            start = len(pk.parts)
             _shown_into(pk, name, obj, SHOWN_DEPTH, budget, bound)
+            if colour is not None:
+                for n in [name] + [n for n, _ in pk.parts[start:]]:
+                    colours.setdefault(n, colour)
             if budget[0] <= 0:
                 break
     except RenderError:
@@ -229,7 +235,15 @@ def select_shown(namespace: dict) -> list[tuple[str, Any]] | None:
     pk.fit()
     if len(pk.parts) > RENDER_MAX_OBJECTS:
         pk.parts[RENDER_MAX_OBJECTS - 1:] = [("others", _compound([w for _, w in pk.parts[RENDER_MAX_OBJECTS - 1:]]))]
-    return pk.parts
+    out = ShownParts(pk.parts)
+    out.palette = [colours.get(n) or PALETTE[i % len(PALETTE)] for i, (n, _) in enumerate(pk.parts)]
+    return out
+
+
+class ShownParts(list):
+    """``select_shown``'s parts, with ``palette``: one ``(r, g, b)`` per part (show()'s colour or the
+    renderer's own)."""
+    palette: list
 
 
 def _shown_into(pk: _Picker, name: str, obj: Any, depth: int, budget: list, bound: dict) -> None:

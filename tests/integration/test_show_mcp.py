@@ -114,7 +114,10 @@ def test_show_object_collects_named_objects(client):
     assert res.is_error is False, res
     assert [c.type for c in res.content] == ["text", "text", "image"], res
     assert "objects: ball, post" in res.content[1].text
-    assert part_pixels(decode(res.content[2])).sum() > 2000
+    img = decode(res.content[2])
+    assert part_pixels(img).sum() > 2000
+    red = (img[..., 0] > img[..., 1] + 80) & (img[..., 0] > img[..., 2] + 80)
+    assert red.sum() > 1000, red.sum()  # the ball in the colour show_object was given
 
 
 def test_a_call_that_fails_after_show_has_no_picture_and_keeps_the_old_record(client):

@@ -154,6 +154,28 @@ def test_render_draws_the_last_shown_objects_by_name(b3d):
     assert "other" in meta["objects"]
 
 
+def test_render_draws_shown_objects_in_their_colours(b3d):
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from jail.cad.render import render
+    box = b3d.Box(10, 10, 10)
+    shim.show(box, colors=[(0.0, 0.8, 0.0)])
+    png, meta = render({}, width=200, height=150)
+    img = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+    part = np.abs(img - 250).sum(-1) > 60
+    r, g, b = img[part].mean(0)
+    assert g > r + 40 and g > b + 40, (r, g, b)  # green, not the default blue
+    shim.show(box, b3d.Pos(20, 0, 0) * b3d.Box(5, 5, 5), names=["a", "b"], colors=["red"])
+    png, meta = render({}, view="sheet", width=400, height=300)
+    img = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+    red = (img[..., 0] > img[..., 1] + 60) & (np.abs(img[..., 1] - img[..., 2]) < 20)
+    orange = (img[..., 0] > img[..., 1] + 40) & (img[..., 1] > img[..., 2] + 40)
+    assert red.sum() > 200 and orange.sum() > 50  # b in the renderer's own second colour
+
+
 class Liar:
     """Everything about it raises."""
 
