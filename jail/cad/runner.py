@@ -25,6 +25,7 @@ from jail.cad import changes, error_report, hints, history, partial, policy, sum
 from jail.cad.capture import BoundedOutput
 from jail.cad.names import cap, note_served, safe_str, star_exports, type_name
 from jail.cad.safe_builtins import make_builtins
+from jail.cad.shims.record import take_count as shown_count  # importing jail.cad.shims serves ocp_vscode
 from jail.wire.caps import HINT_CAP, REPR_CAP
 
 __all__ = ["new_namespace", "warm", "run"]
@@ -115,6 +116,7 @@ def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Seq
             "deleted": deleted,
             "value": value,
             "call": call_no,
+            "shown": shown_count(),  # objects passed to ocp_vscode.show() in this call
             "duration_ms": round((time.perf_counter() - t0) * 1000.0, 3),
         }
 

@@ -6,14 +6,15 @@ checks every call) and each renderer formats the checked result (text.py).
 from __future__ import annotations
 
 from launcher.files import delivery, shipped
-from launcher.tools import content, text
+from launcher.tools import content, show, text
 from launcher.tools.tool import Tool, hints
 
 
 # ------------------------------------------------------------------ execute
-def execute(ctx, session, code, timeout_s=None) -> dict:
+def execute(ctx, session, code, timeout_s=None, show_images=True) -> dict:
     """Run ``code`` with the offered input files it names (shipped.py); on success deliver the
-    files it wrote to the output directory (delivery.py). A failed call delivers nothing."""
+    files it wrote to the output directory (delivery.py) and, when it called ``show()``, attach
+    the picture (show.py). A failed call delivers nothing."""
     with shipped.sending(ctx, code) as (request, blob, sent):
         with session.lock:  # the files read below are this call's
             result = session.execute(code, timeout_s, request=request, blob=blob)
@@ -22,12 +23,14 @@ def execute(ctx, session, code, timeout_s=None) -> dict:
         result["inputs"] = sent
     if result.get("ok") is True and written:
         result["files"] = delivery.deliver(ctx, written)
-    return result
+    return show.attach(session, result, show_images)  # last: show() in the code: its picture
 
 
 def execute_content(result: dict) -> list[dict]:
     extra = shipped.lines(result.get("inputs")) + delivery.lines(result.get("files"))
-    return [content.text("\n".join([text.execute_text(result), *extra]))]
+    note = show.note_line(result)
+    lines = [text.execute_text(result), *extra] + ([note] if note else [])
+    return [content.text("\n".join(lines))] + show.blocks(result)
 
 
 EXECUTE = Tool(
@@ -52,6 +55,9 @@ EXECUTE = Tool(
         "timeout_s": {"type": "number", "exclusiveMinimum": 0,
                       "description": "Optional: a shorter wall-clock limit for this call, in seconds "
                                      "(the profile's limit, {timeout_s} s, is the maximum)."},
+        "show_images": {"type": "boolean", "default": True,
+                        "description": "Optional (default true): when the code calls ocp_vscode's show() or "
+                                       "show_object(), add one rendered PNG of what it displayed to the reply."},
     },
     required=("code",), handler=execute, renderer=execute_content, changes_session=True,
     # rebinding or deleting names is a destructive update; the same code twice runs twice
