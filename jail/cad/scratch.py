@@ -22,10 +22,12 @@ import os
 import posixpath
 import unicodedata
 
+from jail.wire.caps import SCRATCH_MAX_FILES
+
 __all__ = ["ROOT", "MAX_FILES", "MAX_NAME", "Scratch", "begin", "current", "inputs_from_request"]
 
 ROOT = "/scratch"
-MAX_FILES = 256          # files + directories the code may create in one call
+MAX_FILES = SCRATCH_MAX_FILES  # files + directories the code may create in one call (jail/wire/caps.py)
 MAX_NAME = 200           # characters of a relative path (it becomes a reply field: caps.NAME_CAP)
 MAX_COMPONENT = 255      # UTF-8 bytes of one path component (the Linux limit)
 MAX_NAME_BYTES = 64 * 1024  # UTF-8 bytes of all names made in one call (the result's listing stays small)

@@ -33,4 +33,4 @@ IMPORT_FORMATS = ("step", "brep", "stl", "3mf", "svg", "dxf")
 
 # a call's scratch directory (jail/cad/scratch.py): the files it may hold, all delivered after a
 # successful call or none; its bytes are capped by the profile's max_export_bytes (both sides refuse more)
-SCRATCH_MAX_FILES = 64
+SCRATCH_MAX_FILES = 256  # files + directories code may create in one call (jail/cad/scratch.py), and files the launcher takes
