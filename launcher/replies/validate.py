@@ -304,7 +304,7 @@ def error(e, budget: _Budget) -> dict:
 
 
 _RESULT_KNOWN = {"t", "ok", "stdout", "stderr", "truncated", "objects", "error", "duration_ms", "to", "nonce",
-                 "deleted", "value", "call", "note", "files"}
+                 "deleted", "value", "call", "note", "files", "shown"}
 
 
 def head_tail(s: str, max_bytes: int) -> tuple[str, int]:
@@ -357,6 +357,7 @@ def result(msg: dict, *, max_output_bytes: int, max_result_bytes: int) -> dict:
         "deleted": names(msg.get("deleted")) if ok else [],
         "value": summary(msg.get("value"), budget) if ok and isinstance(msg.get("value"), dict) else None,
         "call": count(msg.get("call"), 10 ** 9),
+        "shown": (count(msg.get("shown"), 10 ** 6) or 0) if ok else 0,  # objects passed to show() (show.py)
     }
     if ok and isinstance(msg.get("note"), str):
         r["note"] = line(msg["note"], HINT_CAP)
