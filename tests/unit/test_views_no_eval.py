@@ -58,6 +58,14 @@ def _evaluators() -> dict[int, str]:
         for n in names:
             out[id(getattr(mod, n))] = f"{mod.__name__}.{n}"
     out[id(_REAL_EVALUATE)] = "typing.ForwardRef._evaluate (real)"
+    # not evaluators, but as bad for the views (issue 21): the stdlib's attribute-by-string primitives
+    # with no '_' rule (attrgetter("__globals__")). (sys._getframe is not here: libraries use frames
+    # without handing them out; the one that does, logging.currentframe, is refused - test below.)
+    import operator
+    import _operator
+    for mod in (operator, _operator):
+        for n in ("attrgetter", "methodcaller"):
+            out[id(getattr(mod, n))] = f"operator.{n}"
     return out
 
 
