@@ -102,6 +102,12 @@ def _loader_types() -> tuple:
     return tuple(out)
 
 
+def _closed_getattr(v, modname: str, why: str):
+    def __getattr__(name):
+        raise AttributeError(f"module {modname!r} is not available to user code: {why}", name=name, obj=v)
+    return __getattr__
+
+
 def make_module_views(allowed_imports: Sequence[str], blocked_calls: Sequence[str] = ()):
     """``view(module)``: the read-only module object user code gets from ``import`` instead of the
     real module, so the rule "an allowlisted module exposes no foreign module" follows the *value*,
@@ -218,15 +224,23 @@ def make_module_views(allowed_imports: Sequence[str], blocked_calls: Sequence[st
         """The view of ``mod`` (made on first use); anything that is not a module is returned as is."""
         if not isinstance(mod, types.ModuleType) or type(mod) is Module:
             return mod
+        d = vars(mod)
+        modname = str(d.get("__name__", "?"))
+        if modname in JAIL_SERVED and modname in _SERVED:
+            return _served(modname)
         got = views.get(id(mod))
         if got is not None and got[0] is mod:
             return got[1]
-        d = vars(mod)
-        modname = str(d.get("__name__", "?"))
         v = Module(modname)
         own = vars(v)
         own.clear()
         own["__name__"] = modname
+        why = refusal(modname, "module", mod)
+        if why:  # a module reached by its name (a class's __module__, a forward reference's module=)
+            own["__doc__"], own["__all__"] = None, []
+            own["__getattr__"] = _closed_getattr(v, modname, why)
+            views[id(mod)] = (mod, v)
+            return v
         own["__doc__"] = d.get("__doc__") if isinstance(d.get("__doc__"), str) else None
         for k, val in list(d.items()):
             if not isinstance(k, str) or k in _VIEW_DUNDERS or isinstance(val, types.ModuleType):
