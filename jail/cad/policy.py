@@ -17,6 +17,7 @@ violation found is in ``.violations``, sorted by position, the first one raised.
 from __future__ import annotations
 
 import ast
+import builtins as _builtins_module
 import string
 import sys
 import types
@@ -39,6 +40,7 @@ RULES = (
                        # relative import (from . import x)
     "blocked-call",    # any reference to a name in blocked_calls (a call eval(...), but also
                        # f = getattr or getattr = 1), and <module>.<blocked> / builtins.<blocked>
+                       # (when getattr is not blocked: only if it is that builtin, so re.compile is fine)
     "dunder-name",     # any Name that is a dunder (__builtins__, __loader__, __spec__, __import__),
                        # except reading __name__ (the if __name__ == "__main__": guard) and, when
                        # os or pathlib is allowed, __file__ (a name in the scratch directory);
@@ -308,7 +310,8 @@ class _Checker:
             elif a.name.startswith("_"):
                 self.add("private-module-attribute", node,
                          f"import of private module attribute {full!r} is not allowed")
-            elif a.name in self.blocked_set:
+            elif a.name in self.blocked_set and self._is_blocked_value(
+                    a.name, self.module_names.get(a.asname or a.name), node.module == "builtins"):
                 self.add("blocked-call", node,
                          f"import of {full!r} is not allowed: {a.name!r} is blocked "
                          f"(blocked: {self.blocked_txt})")
@@ -363,7 +366,8 @@ class _Checker:
             return
         root, attrs = chain
         dotted = ".".join([root, *attrs, attr])
-        if attr in self.blocked_set:
+        if attr in self.blocked_set and self._is_blocked_value(attr, self._static_value(root, [*attrs, attr]),
+                                                              root == "builtins"):
             self.add("blocked-call", node,
                      f"use of {dotted!r} is not allowed: {attr!r} is blocked (blocked: {self.blocked_txt})")
             return
@@ -417,6 +421,22 @@ class _Checker:
                         "private": "private-attribute"}[kind]
                 self.add(rule, a, f"the {kind} attribute {part!r} named here is not available to user code")
                 break
+
+    def _static_value(self, root: str, attrs: list[str]):
+        """``root.a.b`` resolved through module ``__dict__``s only (None when it cannot be)."""
+        obj = self.module_names.get(root)
+        for a in attrs:
+            if not isinstance(obj, types.ModuleType):
+                return None
+            obj = vars(obj).get(a)
+        return obj
+
+    def _is_blocked_value(self, name: str, value, from_builtins: bool) -> bool:
+        """``m.<blocked name>``: the seed's lists (getattr blocked) refuse it by name; the compatible
+        ones only when it is that builtin (``re.compile`` is a regex, not ``compile``)."""
+        if "getattr" in self.blocked_set or from_builtins:
+            return True
+        return value is vars(_builtins_module).get(name)
 
     def check_annotation(self, ann: ast.expr) -> None:
         for n in ast.walk(ann):

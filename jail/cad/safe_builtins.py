@@ -136,6 +136,7 @@ def make_module_views(allowed_imports: Sequence[str], blocked_calls: Sequence[st
     forbidden_ids |= {id(getattr(_builtins, n)) for n in blocked | set(EXTRA_REMOVED) | set(introspect.REPLACED)
                       | JAIL_SERVED if hasattr(_builtins, n)}
     loader_types = _loader_types()
+    compat = "getattr" not in blocked  # default: re.compile is served, the real compile never is
     views: dict[int, tuple] = {}                 # id(module) -> (module, view)
     stand_ins = {**evaluators.substitutes(), **stdlib_views.substitutes()}  # id(real) -> safe stand-in
     forbidden_ids |= evaluators.refused()        # evaluators with no safe stand-in
@@ -148,7 +149,7 @@ def make_module_views(allowed_imports: Sequence[str], blocked_calls: Sequence[st
                 return "dunder attributes of modules are not available"
         elif name.startswith("_"):
             return "private module attributes are not available"
-        if name in blocked:
+        if name in blocked and (not compat or value is None):  # compat: by identity (forbidden_ids)
             return f"{name!r} is blocked"
         if isinstance(value, types.ModuleType):
             try:

@@ -210,8 +210,8 @@ logging.basicConfig(level=logging.INFO)
 logging.getLogger("demo").info("logged")
 print(list(Color.__members__), P(), operator.attrgetter("a")(P(3)), json.dumps({"a": [1]}),
       string.Formatter().format("{0.a:03d}", P(5)), statistics.mean([1, 2]), fractions.Fraction(1, 3),
-      timeit.timeit(lambda: 1, number=1) >= 0, operator.methodcaller("upper")("x"))''',
-                "['RED'] P(a=1) 3 {\"a\": [1]} 005 1.5 1/3 True X\n"),
+      timeit.timeit(lambda: 1, number=1) >= 0, operator.methodcaller("upper")("x"), re.compile("a+").findall("aab"))''',
+                "['RED'] P(a=1) 3 {\"a\": [1]} 005 1.5 1/3 True X ['aa']\n"),
 }
 
 

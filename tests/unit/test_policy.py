@@ -599,3 +599,17 @@ def test_default_literal_name_refusal_message():
     e = d_reject("y = 1\nv = getattr(part, '__dict__')\n")
     assert (e.line, e.col) == (2, 18)
     assert e.reason == "the dunder attribute '__dict__' named here is not available to user code"
+
+
+@pytest.mark.parametrize("code", ["import re\np = re.compile('a+')\n", "from re import compile as rc\np = rc('a')\n"])
+def test_default_module_attribute_named_like_a_blocked_call(code):
+    """re.compile is a regex compiler: the compatible rules refuse <module>.<blocked> only when it is
+    that builtin; the seed's lists refuse it by name (and do not allow re at all)."""
+    d_ok(code)
+
+
+def test_default_blocked_builtin_through_a_module_is_still_refused():
+    e = d_reject("import typing\nf = typing.eval\n") if hasattr(__import__("typing"), "eval") else None
+    assert e is None or e.rule == "blocked-call"
+    e = d_reject("from builtins import eval\n")
+    assert e.rule == "import"
