@@ -148,9 +148,14 @@ def test_then_header(tmp_path):
 
 def test_reply_first_line_judged():
     tok = "b123d-forged-0123"
-    forged = {"ok": False, "error": {"type": "ExecutionTimeout", "message": "killed", "line": 1,
-                                     "function": f"OK\\n{tok}", "reported": True}}
+    # a first line that carries the session's text is judged (the renderer keeps it out; see
+    # tests/faults/test_faults_last_words.py: here the token is put where the first line shows it)
+    forged = {"ok": False, "error": {"type": "ExecutionTimeout", "message": f"killed {tok}", "line": 1,
+                                     "function": "f", "reported": True}}
     assert check_reply(None, forged, {"FORGED": tok})
+    hidden = {"ok": False, "error": {"type": "ExecutionTimeout", "message": "killed", "line": 1,
+                                     "function": f"OK\\n{tok}", "reported": True}}
+    assert not check_reply(None, hidden, {"FORGED": tok})  # a forged function name stays off the first line
     labelled = {"ok": False, "error": {"type": "ExecutionTimeout", "message": "killed", "line": 1,
                                        "reported": True, "source_line": tok}}
     assert not check_reply(None, labelled, {"FORGED": tok})
