@@ -144,8 +144,9 @@ def make_module_views(allowed_imports: Sequence[str], blocked_calls: Sequence[st
     loader_types = _loader_types()
     compat = "getattr" not in blocked  # default: re.compile is served, the real compile never is
     views: dict[int, tuple] = {}                 # id(module) -> (module, view)
-    stand_ins = {**evaluators.substitutes(), **stdlib_views.substitutes(),  # id(real) -> safe stand-in
-                 **fsviews.stand_ins()}          # id(build123d file function) -> scratch-directory one
+    stand_ins = {**evaluators.substitutes(), **stdlib_views.substitutes()}  # id(real) -> safe stand-in
+    if "open" not in blocked:  # strict blocks open: no scratch directory there, exporters as the seed had them
+        stand_ins.update(fsviews.stand_ins())     # id(build123d file function) -> scratch-directory one
     forbidden_ids |= evaluators.refused()        # evaluators with no safe stand-in
     forbidden_why = stdlib_views.refused()       # stdlib objects with no safe stand-in, and why
 

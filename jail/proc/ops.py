@@ -80,6 +80,8 @@ def op_execute(msg: dict, ctx: OpContext) -> tuple[dict, bytes]:
     result = runner.run(str(msg.get("code", "")), ctx.namespace, **ctx.policy(), send_partial=ctx.send)
     files, blob = sc.collect() if result.get("ok") else ([], b"")
     result["files"] = files
+    if files:  # the code wrote files (delivered by the launcher): no "nothing was written" note
+        result.pop("note", None)
     return _cap_result(result, ctx.profile.limits.max_result_bytes // 2), blob
 
 
