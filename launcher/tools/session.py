@@ -36,10 +36,11 @@ def execute_content(result: dict) -> list[dict]:
 EXECUTE = Tool(
     "execute", "Run build123d code",
     "Run build123d Python code in the persistent session. Top-level names persist between calls; "
-    "`from build123d import *` is pre-loaded. Allowed imports: {allowed_imports} (nothing else: no os, "
-    "subprocess, socket, open()). The code has no network and no GUI viewer: use render "
-    "to see the model, session_state/measure to inspect objects, import_file to read the input directory "
-    "and export to write files. Files the code writes (export_step(part, 'p.step')) go to a private "
+    "`from build123d import *` is pre-loaded. Allowed imports: {allowed_imports} (nothing else: no "
+    "subprocess, socket; os and pathlib, where allowed, see only the call's scratch directory). The code "
+    "has no network and no GUI: ocp_vscode's show()/show_object() (where allowed) add a picture of what "
+    "they show to the reply, render draws the model from any view, session_state/measure/features inspect "
+    "objects, import_file reads the input directory and export writes files. Files the code writes (export_step(part, 'p.step')) go to a private "
     "scratch directory; when the call succeeds, those in an export format are re-checked and delivered to "
     "the output directory under export's rules (never over a file this server did not write) and listed "
     "in the reply; a failed call delivers nothing. Files list_inputs offers that the code names in a string "

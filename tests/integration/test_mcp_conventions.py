@@ -113,7 +113,7 @@ def test_schemas_describe_every_parameter(tmp_path):
         assert t.annotations is not None and t.annotations.read_only_hint is not None
     ex = tools["execute"]
     assert "Allowed imports: build123d, math, numpy" in ex.description
-    assert "no GUI viewer: use render" in ex.description
+    assert "show_object() (where allowed) add a picture" in ex.description and "no network" in ex.description
     assert "delivered to the output directory under export's rules" in ex.description
     assert " 2 s wall clock" in ex.description  # the profile's limit (sessions_fast: 2 s)
     from launcher.files.exports import FORMATS
