@@ -34,8 +34,8 @@ EXECUTE = Tool(
     params={
         "code": {"type": "string", "description": "Python source to run in the session (build123d API)."},
         "timeout_s": {"type": "number", "exclusiveMinimum": 0,
-                      "description": "Optional: a shorter wall-clock limit for this call, in seconds "
-                                     "(the profile's limit, {timeout_s} s, is the maximum)."},
+                      "description": "Optional: this call's wall-clock limit in seconds: {timeout_s} s when not "
+                                     "given, at most {max_timeout_s} s (the profile's max_timeout_s)."},
     },
     required=("code",), handler=execute, renderer=execute_content, changes_session=True,
     # rebinding or deleting names is a destructive update; the same code twice runs twice
