@@ -179,7 +179,10 @@ def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Seq
         if error is None:
             try:
                 ids: dict[str, int] = {}
-                objects, deleted = changes.diff(namespace, summary.summarize(namespace, ids=ids), ids)
+                # its own budget, stopped by the launcher's near-the-limit signal: never fails the call
+                objs = summary.summarize(namespace, ids=ids, budget_s=summary.SUMMARY_BUDGET_S,
+                                         stop=partial.near_limit)
+                objects, deleted = changes.diff(namespace, objs, ids)
             except BaseException as e:  # noqa: BLE001
                 objects = [{"name": "(summary)", "type": "error", "kind": "error",
                             "summary_error": safe_str(e, REPR_CAP)}]

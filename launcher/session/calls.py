@@ -73,7 +73,8 @@ class Calls:
     def execute(self, code: str, timeout_s: float | None = None, *, request: dict | None = None,
                 limit_s: float | None = None, blob: bytes = b"",
                 record: tuple[str, str | None] | None = None) -> dict:
-        """Run ``code``; ``timeout_s`` may shorten the profile's wall-clock limit, never extend it.
+        """Run ``code``; ``timeout_s`` replaces the profile's wall-clock limit (``timeout_s``), up to its
+        ``max_timeout_s`` (above it: refused, naming the key).
 
         ``request`` replaces the ``execute`` request with another transaction op (e.g. ``import``,
         launcher/files/inputs.py) served the same way; ``code`` is then only what the log records, and
@@ -92,7 +93,10 @@ class Calls:
             if timeout_s is not None:
                 if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not timeout_s > 0:
                     return error_result("InvalidRequest", "timeout_s must be a positive number of seconds")
-                limit = min(float(timeout_s), lim.timeout_s)
+                if timeout_s > lim.max_timeout_s:
+                    return error_result("InvalidRequest", f"timeout_s {timeout_s:g} is above the profile's maximum, "
+                                                          f"max_timeout_s = {lim.max_timeout_s:g} s; ask for at most that")
+                limit = float(timeout_s)
             if not isinstance(code, str):
                 return error_result("InvalidRequest", "code must be a string")
             if len(code.encode("utf-8", "surrogatepass")) > lim.max_code_bytes:

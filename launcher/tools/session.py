@@ -54,8 +54,8 @@ EXECUTE = Tool(
     params={
         "code": {"type": "string", "description": "Python source to run in the session (build123d API)."},
         "timeout_s": {"type": "number", "exclusiveMinimum": 0,
-                      "description": "Optional: a shorter wall-clock limit for this call, in seconds "
-                                     "(the profile's limit, {timeout_s} s, is the maximum)."},
+                      "description": "Optional: this call's wall-clock limit in seconds: {timeout_s} s when not "
+                                     "given, at most {max_timeout_s} s (the profile's max_timeout_s)."},
         "show_images": {"type": "boolean", "default": True,
                         "description": "Optional (default true): when the code calls ocp_vscode's show() or "
                                        "show_object(), add one rendered PNG of what it displayed to the reply."},
