@@ -93,7 +93,8 @@ def op_import(msg: dict, ctx: OpContext) -> dict:
 def op_state(msg: dict, ctx: OpContext):
     """session_state: the summaries of the session's names (``summary.summarize``)."""
     try:
-        return {"objects": summary.summarize(ctx.namespace)}, b""
+        # the same budget as a call's reply: names past it are listed unsummarised
+        return {"objects": summary.summarize(ctx.namespace, budget_s=summary.SUMMARY_BUDGET_S)}, b""
     except BaseException as e:  # noqa: BLE001
         return {"objects": [], "error": f"{type(e).__name__}: {e}"}, b""
 
