@@ -87,9 +87,12 @@ def fetch(cache: Path, ver: str) -> Path:
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with tarfile.open(sdist) as tf:
         prefix = f"build123d-{ver}/"
-        members = [m for m in tf.getmembers() if (m.isfile() or m.isdir()) and
+        members = [m for m in tf.getmembers() if (m.isfile() or m.isdir()) and ".." not in m.name.split("/") and
                    (m.name.startswith(prefix + "examples/") or m.name.startswith(prefix + "docs/"))]
-        tf.extractall(cache, members=members, filter="data")
+        if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4 / 3.12
+            tf.extractall(cache, members=members, filter="data")
+        else:  # regular files and directories only, no "..": nothing lands outside the cache
+            tf.extractall(cache, members=members)
     return root
 
 
