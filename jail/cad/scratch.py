@@ -3,7 +3,7 @@
 User code sees ``/scratch`` as its working directory (``jail.cad.fsviews``: ``open``, ``os``,
 ``os.path``, ``pathlib``, build123d's exporters and importers). Files are bytes held here; nothing
 touches a real file system, so the OS jail does not move (native code writing a real path still
-fails). The next serving a call starts with an empty tree plus the request's read-only inputs
+fails). The next serving a call starts with an empty tree plus the request's inputs
 (:func:`begin`); after a successful call :meth:`Scratch.collect` gives the written files for the
 ``result`` message's blob; a failed call's process dies with its files.
 
@@ -11,7 +11,9 @@ Blocks: any name outside ``/scratch`` (``..`` that would leave it, other absolut
 ``PermissionError`` saying what the scratch directory is); names with control, format (bidi,
 zero-width), surrogate or private-use characters, over 255 bytes a component or ``MAX_NAME``
 characters in all; more than ``max_bytes`` written in all or ``max_files`` entries (``ENOSPC``);
-writing, renaming or deleting an input. There are no symlinks, links, devices or FIFOs to make.
+changing an input's bytes (writing its name gives the code its own copy, delivered like any file it
+wrote; renaming an input is refused). There are no symlinks, links, devices or FIFOs to make. Missing
+directories above a file written are made (code written for a project tree writes ``assets/x.svg``).
 Does not block: anything the launcher must re-check (it trusts none of this: names, sizes, formats).
 """
 from __future__ import annotations
@@ -36,7 +38,7 @@ _BAD_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
 
 WHAT = ("only the scratch directory /scratch (this call's working directory) can be used: files written "
         "there are delivered to the output directory when the call succeeds, and the input files "
-        "list_inputs offers appear there read-only")
+        "list_inputs offers appear there (writing one gives the code its own copy)")
 
 
 def _show(p) -> str:
@@ -217,19 +219,36 @@ class Scratch:
         if n is not None:
             if exclusive:
                 raise FileExistsError(errno.EEXIST, "File exists", _cap(path))
-            if write and n.readonly:
-                raise PermissionError(errno.EACCES, f"{_show(path)} is an input file: read-only in the scratch "
-                                      "directory (write to another name)")
+            if write and n.readonly:  # copy on write: the code's own file replaces the input's view
+                self._new_entry(path, rel)
+                copy = _Node()
+                if not truncate:
+                    self.charge(copy, len(n.data))
+                    copy.data[:] = n.data
+                n = self.files[rel] = copy
+                return n
             if truncate:
                 self.charge(n, -len(n.data))
                 del n.data[:]
             return n
         if not create:
             raise FileNotFoundError(errno.ENOENT, "No such file or directory in the scratch directory", _cap(path))
-        self._parent_ok(rel, path)
+        self._make_parents(rel, path)
         self._new_entry(path, rel)
         n = self.files[rel] = _Node()
         return n
+
+    def _make_parents(self, rel: str, path) -> None:
+        """The directories above a new file, made when missing: code written for a project tree writes
+        ``assets/x.svg`` where that directory exists (each one counts as an entry)."""
+        parts = rel.split("/")
+        for i in range(1, len(parts)):
+            d = "/".join(parts[:i])
+            if d in self.files:
+                raise NotADirectoryError(errno.ENOTDIR, "Not a directory", _cap(path))
+            if d not in self.dirs:
+                self._new_entry(path, d)
+                self.dirs.add(d)
 
     def write_bytes(self, path, data) -> int:
         data = bytes(data)
@@ -267,9 +286,8 @@ class Scratch:
         n = self.files.get(rel)
         if n is None:
             raise FileNotFoundError(errno.ENOENT, "No such file or directory", _cap(path))
-        if n.readonly:
-            raise PermissionError(errno.EACCES, f"{_show(path)} is an input file: read-only in the scratch directory")
-        self.charge(n, -len(n.data))
+        if not n.readonly:  # an input's view just goes away (the input itself is never changed)
+            self.charge(n, -len(n.data))
         n.live = False
         del self.files[rel]
 
@@ -299,11 +317,8 @@ class Scratch:
                 raise PermissionError(errno.EACCES, f"{_show(src)} is an input file: read-only in the scratch directory")
             if d in self.dirs:
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", _cap(dst))
-            old = self.files.get(d)
-            if old is not None:
-                if old.readonly:
-                    raise PermissionError(errno.EACCES, f"{_show(dst)} is an input file: read-only in the scratch directory")
-                self.remove(dst)
+            if self.files.get(d) is not None:
+                self.remove(dst)  # an input's view there goes away; the moved file is the code's own
             self.files[d] = self.files.pop(s)
             return
         if d == s or d.startswith(s + "/"):

@@ -1,4 +1,4 @@
-"""The input files a call's code names, sent with it (read-only, in the jail's scratch directory).
+"""The input files a call's code names, sent with it (in the jail's scratch directory; never changed).
 
 Scripts read the files they ship with by a relative name (``import_svg("logo.svg")``,
 ``import_step(Path(__file__).parent / "part.step")``). Before an ``execute`` the launcher parses
@@ -78,7 +78,7 @@ def lines(sent: dict | None) -> list[str]:
         return []
     out = []
     if sent.get("sent"):
-        out.append("Input files sent with the call (read-only, from the input directory): "
+        out.append("Input files sent with the call (from the input directory, never changed there): "
                    + ", ".join(f"{i['name']} ({i['size']} bytes)" for i in sent["sent"]))
     for r in sent.get("not_sent") or []:
         out.append(f"Input file not sent: {r['name']}: {r['why']}")

@@ -126,7 +126,7 @@ def test_files_the_script_ships_with_are_read(client, dirs):
                                         'r = import_step(Path(__file__).parent / "part.step")\n'
                                         "print(round(p.volume), round(q.volume), round(r.volume))\n"})
     assert "6000 6000 6000" in t, t
-    assert "Input files sent with the call (read-only, from the input directory): part.step" in t, t
+    assert "Input files sent with the call (from the input directory, never changed there): part.step" in t, t
     # nothing else of the input directory is readable: not a dot file, not a name the code builds
     t = client.error("execute", {"code": 'open(".env").read()\n'})
     assert "SECRET" not in t

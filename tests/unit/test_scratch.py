@@ -73,13 +73,13 @@ def test_names_budget_keeps_the_listing_small():
     assert s.name_bytes <= scratch.MAX_NAME_BYTES
 
 
-def test_parent_must_exist_and_dirs():
+def test_missing_parents_are_made_and_dirs():
     s = Scratch()
-    with pytest.raises(FileNotFoundError):
-        s.write_bytes("no/such.step", b"")
+    s.write_bytes("made/here.step", b"")  # code written for a project tree: assets/x.svg
+    assert s.isdir("made") and s.made == 2
     s.mkdir("a/b", parents=True)
     s.write_bytes("a/b/c.txt", b"1")
-    assert s.listdir("a") == ["b"] and s.listdir() == ["a"]
+    assert s.listdir("a") == ["b"] and s.listdir() == ["a", "made"]
     with pytest.raises(OSError):
         s.rmdir("a/b")
     with pytest.raises(NotADirectoryError):
@@ -88,19 +88,20 @@ def test_parent_must_exist_and_dirs():
     assert s.read_bytes("z/b/c.txt") == b"1" and not s.exists("a")
 
 
-def test_inputs_are_read_only_and_not_delivered():
-    s = Scratch(inputs=[("logo.svg", b"<svg/>"), ("parts/p.step", b"ISO")])
+def test_inputs_are_copied_on_write_and_not_delivered():
+    s = Scratch(inputs=[("logo.svg", b"<svg/>"), ("parts/p.step", b"ISO"), ("old.dxf", b"0")])
     assert s.read_bytes("/scratch/logo.svg") == b"<svg/>" and s.isdir("parts")
-    for act in (lambda: s.write_bytes("logo.svg", b"x"), lambda: s.remove("logo.svg"),
-                lambda: s.rename("logo.svg", "x.svg"), lambda: s.rename("parts", "q"),
-                lambda: s.open_node("logo.svg", create=True, truncate=False, exclusive=False, write=True)):
+    for act in (lambda: s.rename("logo.svg", "x.svg"), lambda: s.rename("parts", "q")):
         with pytest.raises(PermissionError, match="input file"):
             act()
+    assert s.collect() == ([], b"") and s.used == 0  # inputs are neither delivered nor counted
     s.write_bytes("x.svg", b"1")
-    with pytest.raises(PermissionError):
-        s.rename("x.svg", "logo.svg")
-    assert s.collect() == ([{"name": "x.svg", "size": 1}], b"1")
-    assert s.used == 1  # inputs do not count against the write budget
+    s.rename("x.svg", "old.dxf")  # onto an input: the code's own file now
+    s.open_node("parts/p.step", create=True, truncate=False, exclusive=False, write=True)  # a copy: "ISO"
+    s.write_bytes("logo.svg", b"mine")
+    s.remove("parts/p.step")
+    assert s.collect() == ([{"name": "logo.svg", "size": 4}, {"name": "old.dxf", "size": 1}], b"mine1")
+    assert s.used == 5
 
 
 def test_collect_lists_files_sorted_and_concatenates():
