@@ -28,7 +28,9 @@ if str(REPO) not in sys.path:  # `python docs/tables.py` from a checkout without
 
 LIMIT_MEANINGS = {
     "timeout_s": "wall clock per `execute`; the launcher SIGKILLs the call's process through a pidfd "
-                 "(a call's `timeout_s` may shorten it, never extend it)",
+                 "(a call's `timeout_s` may set another, up to `max_timeout_s`)",
+    "max_timeout_s": "the most a call's `timeout_s` may ask for (above it the call is refused, naming this key); "
+                     "keep `cpu_s` at least this, or CPU-bound calls stop at `cpu_s`",
     "cpu_s": "CPU time per call (`RLIMIT_CPU`, restarts at 0 in every forked process)",
     "memory_mb": "address space per process on top of the session's baseline (`RLIMIT_AS`)",
     "nproc": "processes in the session's own user namespace (`RLIMIT_NPROC`)",

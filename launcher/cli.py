@@ -119,8 +119,8 @@ def cmd_demo(args) -> int:
               f"Seccomp={probe.get('Seccomp')} NoNewPrivs={probe.get('NoNewPrivs')} CapEff={probe.get('CapEff')} "
               f"uid_map={' '.join(probe.get('uid_map', []) if isinstance(probe.get('uid_map'), list) else [])} "
               f"net={probe.get('net_dev')} socket(AF_INET)={p.get('socket_inet')} /etc/shadow={p.get('etc_shadow')}")
-        bad = ts.call("execute", {"code": "import os\nos.system('id')"})
-        print("\nAn escape attempt (import os) is refused:\n" + render_text("execute", bad))
+        bad = ts.call("execute", {"code": "import subprocess\nsubprocess.run(['id'])"})
+        print("\nAn escape attempt (import subprocess) is refused:\n" + render_text("execute", bad))
         ts.close()
     return 0
 

@@ -28,7 +28,7 @@ from launcher.resources import data_dir
 REPO_PROFILES = data_dir("profiles")  # the repository's profiles/, or the installed package's copy
 
 _LIMIT_KEYS = {
-    "timeout_s": float, "cpu_s": int, "memory_mb": int, "nproc": int, "nofile": int,
+    "timeout_s": float, "max_timeout_s": float, "cpu_s": int, "memory_mb": int, "nproc": int, "nofile": int,
     "max_code_bytes": int, "max_output_bytes": int, "max_result_bytes": int,
     "max_export_bytes": int, "max_snapshots": int, "max_sessions": int,
     "max_output_dir_bytes": int, "max_output_dir_files": int, "max_input_bytes": int, "import_timeout_s": float,
@@ -160,7 +160,13 @@ def load_profile(name_or_path: str = "default") -> Profile:
             raise ProfileError(f"{where}: [limits] {k} must be a {typ.__name__}")
         if v <= 0:
             raise ProfileError(f"{where}: [limits] {k} must be positive")
-    limits = Limits(**{k: _LIMIT_KEYS[k](v) for k, v in lim.items()})
+    lim = {k: _LIMIT_KEYS[k](v) for k, v in lim.items()}
+    lim.setdefault("max_timeout_s", lim.get("timeout_s", Limits.timeout_s))  # unnamed: a call may only shorten it
+    if lim["max_timeout_s"] < lim.get("timeout_s", Limits.timeout_s):
+        raise ProfileError(f"{where}: [limits] max_timeout_s ({lim['max_timeout_s']:g}) is below timeout_s "
+                           f"({lim.get('timeout_s', Limits.timeout_s):g}): the maximum a call may ask for "
+                           "cannot be less than the default")
+    limits = Limits(**lim)
     layers_in = d.get("layers", {})
     layers = {}
     for k in LAYERS:

@@ -6,7 +6,8 @@ transaction other than execute that binds names, e.g. import_file). ``_PREV`` is
 inherited by every fork, so a promoted next diffs against its head and a snapshot/restore/reset
 keeps its own copy, like the namespace itself.
 
-Blocks: nothing; the lists only shape the reply.
+A name the summary had no time for (``kind: "unsummarised"``) bound to the same object as before is
+taken as unchanged. Blocks: nothing; the lists only shape the reply.
 """
 
 from __future__ import annotations
@@ -32,8 +33,11 @@ def diff(namespace: dict, objects: list[dict], ids: dict[str, int]) -> tuple[lis
         name = o.get("name")
         if o.get("kind") == "omitted" or type(name) is not str:
             continue
-        cur[name] = (ids.get(name, 0), o)
         prev = _PREV.get(name)
+        if o.get("kind") == "unsummarised" and prev is not None and prev[0] == ids.get(name, 0):
+            cur[name] = prev  # the same object, not measured again in time: unchanged, its summary kept
+            continue
+        cur[name] = (ids.get(name, 0), o)
         if prev is None:
             changed.append({**o, "change": "added"})
         elif prev[0] != ids.get(name, 0) or prev[1] != o:

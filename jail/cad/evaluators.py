@@ -3,8 +3,8 @@
 Reachable from the views, these evaluated strings with the *real* builtins in a namespace the caller
 steers: ``typing.get_type_hints`` / ``ForwardRef._evaluate`` (string annotations; the globals of a
 forged ``__module__``, of ``__wrapped__``, of ``ForwardRef(module=)``, or a ``{}``), ``functools.
-singledispatch().register`` (through them), ``dataclass`` (``exec`` of field names; re-exported by
-build123d), ``numpy.load``/``lib.format.read_array`` with ``allow_pickle``, ``numpy.info``/``lib.
+singledispatch().register`` (through them), ``dataclass``/``make_dataclass`` (``exec`` of field
+names: exact ``str`` identifiers only; re-exported by build123d), ``numpy.load``/``lib.format.read_array`` with ``allow_pickle``, ``numpy.info``/``lib.
 add_newdoc`` (``__import__`` of a caller's string). :func:`install` replaces ``ForwardRef._evaluate``
 in this process: the text must be a type expression (``type_expr``), compiled afresh; names resolve
 in the built-in types only and, with user code on the stack, in the namespaces as user code sees
@@ -24,7 +24,8 @@ from collections.abc import Mapping
 
 from jail.cad import type_expr
 
-__all__ = ["AnnotationRefused", "install", "installed", "substitutes", "refused", "register_user_builtins"]
+__all__ = ["AnnotationRefused", "install", "installed", "substitutes", "refused", "register_user_builtins",
+           "user_builtins_ids"]
 
 #: The builtins a type expression may name: classes only (no ``__import__``, ``open``, ``eval``).
 TYPE_BUILTINS = {k: v for k, v in vars(_builtins).items() if isinstance(v, type)}
@@ -43,6 +44,11 @@ def register_user_builtins(d: dict) -> None:
     """Remember a filtered builtins dict (``safe_builtins.make_builtins``): a frame whose globals hold
     it runs user code, and its globals are the user's namespace."""
     _STATE["user_builtins"].add(id(d))
+
+
+def user_builtins_ids() -> set[int]:
+    """The live set of ids :func:`register_user_builtins` fills (shared, not a copy)."""
+    return _STATE["user_builtins"]
 
 
 def _user_globals() -> dict | None:
@@ -205,9 +211,7 @@ def _checked_dataclass(real):
     def check(cls):
         ann = cls.__dict__.get("__annotations__", {}) if isinstance(cls, type) else {}
         for name in list(ann) if isinstance(ann, Mapping) else ():
-            if not isinstance(name, str) or not name.isidentifier() or name in _KEYWORDS:
-                raise TypeError(f"dataclass field name {str(name)[:80]!r} is not an identifier "
-                                "(the dataclass decorator writes field names into generated code)")
+            _check_field_name(name)
         return cls
 
     @functools.wraps(real)
@@ -222,6 +226,27 @@ def _checked_dataclass(real):
 _KEYWORDS = frozenset(__import__("keyword").kwlist)
 
 
+def _check_field_name(name) -> None:
+    """A name the dataclass machinery may write into generated code: an exact ``str`` (a subclass can
+    lie in ``isidentifier`` and print as anything) that is an identifier and not a keyword."""
+    if type(name) is not str or not str.isidentifier(name) or name in _KEYWORDS:
+        shown = str.__str__(name)[:80] if isinstance(name, str) else type(name).__name__
+        raise TypeError(f"dataclass field name {shown!r} is not an identifier (an exact str; the dataclass "
+                        "decorator writes field names into generated code)")
+
+
+def _checked_make_dataclass(real):
+    @functools.wraps(real)
+    def make_dataclass(cls_name, fields, *args, **kwargs):
+        fields = list(fields)
+        for item in fields:
+            _check_field_name(item if isinstance(item, str) else (item[0] if isinstance(item, (tuple, list))
+                                                                     and item else None))
+        return real(cls_name, fields, *args, **kwargs)
+    make_dataclass.__wrapped__ = None
+    return make_dataclass
+
+
 _SUBSTITUTES: dict[int, object] = {}
 _COVERED: set[str] = set()   # the packages _SUBSTITUTES was made with
 
@@ -234,6 +259,7 @@ def substitutes() -> dict[int, object]:
         return out
     import dataclasses
     out[id(dataclasses.dataclass)] = _checked_dataclass(dataclasses.dataclass)
+    out[id(dataclasses.make_dataclass)] = _checked_make_dataclass(dataclasses.make_dataclass)
     if "numpy" in sys.modules:  # numpy is loaded by build123d; its format module is part of it
         import numpy as np
         import numpy.lib.format as fmt

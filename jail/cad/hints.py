@@ -23,6 +23,9 @@ _IMPORT = re.compile(r"\b(import_(step|stl|brep|svg|svg_as_buildline_code|three_
                      r"read_step|read_stl)\b")
 _VIEWER_NAMES = ("show", "show_object", "show_all", "show_clear", "set_port", "set_defaults", "reset_show",
                  "display", "cq_editor", "ocp_vscode", "jupyter_cadquery", "yacv_server", "show_objects")
+_IMPORTED = re.compile(r"import of '([\w.]+)'|No module named '([\w.]+)'")
+VIEWER_HINT = ("the viewer here is ocp_vscode's show()/show_object() (where the profile allows it): its picture "
+               "comes back in the reply; or use the `render` tool (objects, view), and session_state for numbers")
 _VIEWER = re.compile(r"\b(" + "|".join(_VIEWER_NAMES) + r")\b")
 _CADQUERY = re.compile(r"\b(cadquery|cq\.Workplane|Workplane)\b|name 'cq' is not defined")
 _NAME_ERR = re.compile(r"name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
@@ -46,7 +49,8 @@ def _introspection(name: str) -> str | None:
     if name in ("eval", "exec", "compile", "__import__"):
         return "write the code directly; imports: only the allowed modules (see the server instructions)"
     if name == "open":
-        return "code cannot read or write files: the `export` tool writes objects to the output directory"
+        return ("this profile gives code no files: the `export` tool writes objects to the output directory, "
+                "`import_file` reads the input directory")
     if name in ("__class__", "__name__", "__mro__", "type"):
         return "test types with isinstance(x, Solid) (or Part, Compound, Face, ...); str(type(x)) names them"
     return None
@@ -62,10 +66,11 @@ def hint(type_: str, message: str, source_line: str | None = None, rule: str | N
     both = f"{src}\n{m}"
 
     if rule in ("import",) or (t in ("ModuleNotFoundError", "ImportError") and "import" in m):
-        if _VIEWER.search(both):
-            return ("there is no viewer in this session: use the `render` tool (object_name, view) to see a "
-                    "shape, and session_state for its numbers")
-        if _CADQUERY.search(both):
+        im = _IMPORTED.search(m)  # the module refused, not the list of allowed ones the message names
+        mod = (im.group(1) or im.group(2)) if im else ""
+        if _VIEWER.search(f"{src}\n{mod}"):
+            return VIEWER_HINT
+        if _CADQUERY.search(f"{src}\n{mod}") or "name 'cq' is not defined" in m:
             return "this is build123d, not CadQuery: Box(10, 20, 5), Cylinder(3, 10), fillet(edges, r); see the quick reference resource"
         return None  # the refusal already lists the allowed modules
     if rule == "blocked-call":
@@ -83,14 +88,13 @@ def hint(type_: str, message: str, source_line: str | None = None, rule: str | N
     if _EXPORT.search(src):
         return _export_hint()
     if _IMPORT.search(src):
-        return ("the session sees none of your files: put the file in the launcher's input directory "
-                "(--input-dir) and use the `import_file` tool; it binds the shape to a name")
+        return ("the session sees only the files list_inputs offers, by their name in a string ('part.step'): "
+                "put the file in the launcher's input directory (--input-dir), or use the `import_file` tool")
     if t == "NameError":
         nm = _NAME_ERR.search(m)
         name = nm.group(1) if nm else ""
         if name in _VIEWER_NAMES:
-            return ("there is no viewer in this session: use the `render` tool (object_name, view) to see a "
-                    "shape, and session_state for its numbers")
+            return VIEWER_HINT
         if name == "cq":
             return "this is build123d, not CadQuery: Box(10, 20, 5), Cylinder(3, 10), fillet(edges, r)"
         h = _introspection(name)
@@ -119,5 +123,5 @@ def success_note(code: str) -> str | None:
 
 
 def _export_hint() -> str:
-    return ("code cannot write files: bind the object to a name and call the `export` tool, e.g. "
+    return ("this profile lets code write no files: bind the object to a name and call the `export` tool, e.g. "
             "export(object_name='part', filename='part.step') (STEP, STL, BREP, SVG, DXF, 3MF)")

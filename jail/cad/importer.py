@@ -36,6 +36,7 @@ def warm_up() -> None:
     tri = [((0, 0, 0), (1, 0, 0), (0, 1, 0)), ((0, 0, 0), (0, 0, 1), (1, 0, 0)),
            ((0, 0, 0), (0, 1, 0), (0, 0, 1)), ((1, 0, 0), (0, 0, 1), (0, 1, 0))]
     readers.mesh_to_shape(tri).IsNull()
+    readers.mesh_to_shape(tri[:3]).IsNull()  # an open mesh: the sewing path
     svg = b'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="4" height="3"/></svg>'
     readers.read_svg(svg)
     readers.read_dxf(b"0\nSECTION\n2\nENTITIES\n0\nLINE\n10\n0\n20\n0\n11\n1\n21\n1\n0\nENDSEC\n0\nEOF\n")

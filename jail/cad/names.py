@@ -70,12 +70,25 @@ def star_exports() -> dict:
     return _STAR_CACHE
 
 
+#: name -> what ``from build123d import *`` bound through the views instead of the real object
+#: (a stand-in: ``jail.cad.fsexport``), recorded by :func:`note_served`.
+_SERVED: dict = {}
+
+
+def note_served(namespace: dict) -> None:
+    """Record the stand-ins a fresh namespace's ``from build123d import *`` bound."""
+    for n, real in star_exports().items():
+        v = namespace.get(n, real)
+        if v is not real:
+            _SERVED[n] = v
+
+
 def is_user_value(name: str, value: Any, star: dict, real_builtins: dict) -> bool:
     """False for a module, and for a name that still holds what ``from build123d import *`` or
     the builtins bound to it."""
     if isinstance(value, types.ModuleType):
         return False
-    if name in star and star[name] is value:
+    if name in star and (star[name] is value or _SERVED.get(name, star) is value):
         return False
     if name in real_builtins and real_builtins[name] is value:
         return False

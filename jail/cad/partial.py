@@ -15,14 +15,20 @@ import signal
 
 from jail.cad import error_report
 
-__all__ = ["arm", "disarm"]
+__all__ = ["arm", "disarm", "near_limit"]
 
 _PARTIAL: dict = {"active": False, "send": None, "out": None, "call": 0, "lines": [],
-                  "stdout": None, "stderr": None}
+                  "stdout": None, "stderr": None, "signalled": False}
+
+
+def near_limit() -> bool:
+    """True once this call got the launcher's SIGUSR2 (its limit is near): the summaries stop."""
+    return _PARTIAL["signalled"]
 
 
 def _on_sigusr2(signum, frame) -> None:
     st = _PARTIAL
+    st["signalled"] = True
     if not st["active"] or st["send"] is None:
         return
     st["active"] = False  # one answer per call
@@ -41,7 +47,8 @@ def arm(send, out, stdout, stderr, call_no: int, code_lines: list[str]) -> None:
     """Answer the next SIGUSR2 with a ``partial`` message through ``send`` (None: no answer)."""
     if send is None:
         return
-    _PARTIAL.update(send=send, out=out, stdout=stdout, stderr=stderr, call=call_no, lines=code_lines)
+    _PARTIAL.update(send=send, out=out, stdout=stdout, stderr=stderr, call=call_no, lines=code_lines,
+                    signalled=False)
     try:
         signal.signal(signal.SIGUSR2, _on_sigusr2)
     except (ValueError, OSError):  # not the main thread (tests): no partial replies

@@ -17,12 +17,14 @@ violation found is in ``.violations``, sorted by position, the first one raised.
 from __future__ import annotations
 
 import ast
+import builtins as _builtins_module
 import string
 import sys
 import types
 from typing import Sequence
 
-from jail.cad import type_expr
+from jail.cad import fsviews, type_expr
+from jail.cad.introspect import DATA_DUNDERS, attribute_refusal
 
 try:  # the parser str.format itself uses for "{0.attr[key]}"
     from _string import formatter_field_name_split as _field_name_split
@@ -38,15 +40,22 @@ RULES = (
                        # relative import (from . import x)
     "blocked-call",    # any reference to a name in blocked_calls (a call eval(...), but also
                        # f = getattr or getattr = 1), and <module>.<blocked> / builtins.<blocked>
+                       # (when getattr is not blocked: only if it is that builtin, so re.compile is fine)
     "dunder-name",     # any Name that is a dunder (__builtins__, __loader__, __spec__, __import__),
-                       # except reading __name__ (the if __name__ == "__main__": guard); binding a
-                       # dunder with import ... as __x__
+                       # except reading __name__ (the if __name__ == "__main__": guard) and, when
+                       # os or pathlib is allowed, __file__ (a name in the scratch directory);
+                       # binding a dunder with import ... as __x__
     "dunder-attribute",  # any attribute x.__y__ (load, store, del), from m import __y__, case
                        # C(__y__=...) patterns; except calling SUPER_DUNDER_METHODS on super()
-                       # (super().__init__(...), how custom build123d objects are written)
+                       # (super().__init__(...), how custom build123d objects are written) and,
+                       # when getattr is not blocked, reading DATA_DUNDERS (type(x).__name__,
+                       # Enum.__members__); also a string literal naming such an attribute for
+                       # getattr/setattr/delattr/attrgetter/methodcaller (getattr(x, "__class__"))
     "introspection-attribute",  # attributes with no dunder that reach frames, code objects or the
                        # MRO (INTROSPECTION_ATTRIBUTES): a generator's gi_frame.f_globals or a
                        # traceback's tb_frame.f_back walks to other frames' globals and f_builtins
+    "private-attribute",  # a string literal naming an attribute that starts with "_" for
+                       # getattr/setattr/delattr/attrgetter/methodcaller (getattr(x, "_cache"))
     "private-module-attribute",  # m._x where m is bound by an import (collections._sys,
                        # numpy._core), import numpy._core, from numpy import _core; obj._x on
                        # other names is fine
@@ -69,6 +78,7 @@ __all__ = [
     "check",
     "INTROSPECTION_ATTRIBUTES",
     "SUPER_DUNDER_METHODS",
+    "DATA_DUNDERS",
 ]
 
 #: Attributes that reach frames / code objects / globals without a dunder.
@@ -102,6 +112,9 @@ SUPER_DUNDER_METHODS = frozenset(
 )
 
 _ALLOWED_DUNDER_NAMES_LOAD = frozenset({"__name__"})
+#: Calls whose string argument (position 1, or every positional one) names an attribute.
+_NAME_ARG_CALLS = {"getattr": (1,), "setattr": (1,), "delattr": (1,)}
+_NAME_ARG_METHODS = {"attrgetter": None, "methodcaller": (0,)}   # None: every positional argument
 _TEXT_CAP = 200
 
 
@@ -151,6 +164,10 @@ class _Checker:
         self.module_names: dict[str, object] = {}  # import-bound name -> module (if loaded) or None
         self.call_funcs: set[int] = set()  # id() of nodes that are the func of a Call
         self.super_dunder_ok: set[int] = set()
+        # compatible profiles (default): what the seed's lists (strict) keep refusing
+        self.data_dunders = DATA_DUNDERS if "getattr" not in self.blocked_set else frozenset()
+        self.dunder_names_load = _ALLOWED_DUNDER_NAMES_LOAD | (
+            {"__file__"} if self.allowed_set & {"os", "pathlib"} else set())
 
     # -- helpers ---------------------------------------------------------
     def _col(self, node: ast.AST) -> int:
@@ -186,8 +203,9 @@ class _Checker:
         return out
 
     def _resolve_import(self, modname: str):
-        """The module already loaded under ``modname`` (no import happens)."""
-        return sys.modules.get(modname)
+        """The module already loaded under ``modname`` (no import happens), as the views serve it
+        (``os``, ``os.path``, ``pathlib``: the scratch-directory views of ``fsviews``)."""
+        return fsviews.MODULES.get(modname) or sys.modules.get(modname)
 
     # -- passes ----------------------------------------------------------
     def prepare(self) -> None:
@@ -232,6 +250,8 @@ class _Checker:
                 self.check_attribute(node)
             elif isinstance(node, ast.MatchClass):
                 for attr in node.kwd_attrs:
+                    if attr in self.data_dunders:
+                        continue
                     if _is_dunder(attr):
                         self.add("dunder-attribute", node,
                                  f"access to dunder attribute {attr!r} is not allowed")
@@ -240,6 +260,8 @@ class _Checker:
                                  f"access to introspection attribute {attr!r} is not allowed")
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 self.check_format_string(node)
+            elif isinstance(node, ast.Call):
+                self.check_attribute_name_args(node)
             if isinstance(node, ast.AnnAssign):
                 self.check_annotation(node.annotation)
             elif isinstance(node, ast.arg) and node.annotation is not None:
@@ -289,7 +311,8 @@ class _Checker:
             elif a.name.startswith("_"):
                 self.add("private-module-attribute", node,
                          f"import of private module attribute {full!r} is not allowed")
-            elif a.name in self.blocked_set:
+            elif a.name in self.blocked_set and self._is_blocked_value(
+                    a.name, self.module_names.get(a.asname or a.name), node.module == "builtins"):
                 self.add("blocked-call", node,
                          f"import of {full!r} is not allowed: {a.name!r} is blocked "
                          f"(blocked: {self.blocked_txt})")
@@ -312,7 +335,7 @@ class _Checker:
                 self.add("blocked-call", node,
                          f"reference to {name!r} is not allowed (blocked: {self.blocked_txt})")
         elif _is_dunder(name):
-            if name in _ALLOWED_DUNDER_NAMES_LOAD and isinstance(node.ctx, ast.Load):
+            if name in self.dunder_names_load and isinstance(node.ctx, ast.Load):
                 return
             self.add("dunder-name", node, f"use of the dunder name {name!r} is not allowed")
 
@@ -331,6 +354,8 @@ class _Checker:
         if _is_dunder(attr):
             if id(node) in self.super_dunder_ok:
                 return
+            if attr in self.data_dunders and isinstance(node.ctx, ast.Load):
+                return
             self.add("dunder-attribute", node, f"access to dunder attribute {attr!r} is not allowed")
             return
         if attr in INTROSPECTION_ATTRIBUTES:
@@ -342,7 +367,8 @@ class _Checker:
             return
         root, attrs = chain
         dotted = ".".join([root, *attrs, attr])
-        if attr in self.blocked_set:
+        if attr in self.blocked_set and self._is_blocked_value(attr, self._static_value(root, [*attrs, attr]),
+                                                              root == "builtins"):
             self.add("blocked-call", node,
                      f"use of {dotted!r} is not allowed: {attr!r} is blocked (blocked: {self.blocked_txt})")
             return
@@ -369,6 +395,50 @@ class _Checker:
                          f"{dotted!r} is the module {target!r}, which is not an allowed import "
                          f"(allowed: {self.allowed_txt})")
 
+    def check_attribute_name_args(self, node: ast.Call) -> None:
+        """``getattr(x, "__class__")``, ``operator.attrgetter("a.__globals__")``: a literal name the
+        run-time check would refuse is refused here, with its position."""
+        if "getattr" in self.blocked_set:
+            return  # the seed's lists (strict): getattr is blocked, setattr/delattr fail at run time
+        f = node.func
+        if isinstance(f, ast.Name) and f.id in _NAME_ARG_CALLS:
+            positions, write = _NAME_ARG_CALLS[f.id], f.id != "getattr"
+        elif isinstance(f, ast.Attribute) and f.attr in _NAME_ARG_METHODS:
+            positions, write = _NAME_ARG_METHODS[f.attr], False
+        elif isinstance(f, ast.Name) and f.id in _NAME_ARG_METHODS:
+            positions, write = _NAME_ARG_METHODS[f.id], False
+        else:
+            return
+        args = [a for i, a in enumerate(node.args) if positions is None or i in positions]
+        for a in args:
+            if not (isinstance(a, ast.Constant) and isinstance(a.value, str)):
+                continue
+            for part in a.value.split(".") if positions is None else [a.value]:
+                if attribute_refusal(part, write=write) is None:
+                    continue
+                kind = "dunder" if _is_dunder(part) else ("introspection" if part in INTROSPECTION_ATTRIBUTES
+                                                          else "private")
+                rule = {"dunder": "dunder-attribute", "introspection": "introspection-attribute",
+                        "private": "private-attribute"}[kind]
+                self.add(rule, a, f"the {kind} attribute {part!r} named here is not available to user code")
+                break
+
+    def _static_value(self, root: str, attrs: list[str]):
+        """``root.a.b`` resolved through module ``__dict__``s only (None when it cannot be)."""
+        obj = self.module_names.get(root)
+        for a in attrs:
+            if not isinstance(obj, types.ModuleType):
+                return None
+            obj = vars(obj).get(a)
+        return obj
+
+    def _is_blocked_value(self, name: str, value, from_builtins: bool) -> bool:
+        """``m.<blocked name>``: the seed's lists (getattr blocked) refuse it by name; the compatible
+        ones only when it is that builtin (``re.compile`` is a regex, not ``compile``)."""
+        if "getattr" in self.blocked_set or from_builtins:
+            return True
+        return value is vars(_builtins_module).get(name)
+
     def check_annotation(self, ann: ast.expr) -> None:
         for n in ast.walk(ann):
             if isinstance(n, ast.Constant) and isinstance(n.value, str):
@@ -382,14 +452,14 @@ class _Checker:
         s = node.value
         if "{" not in s or _field_name_split is None:
             return
-        bad = _bad_format_field(s, depth=0)
+        bad = _bad_format_field(s, depth=0, ok=self.data_dunders)
         if bad:
             kind = "dunder" if _is_dunder(bad) else "introspection"
             self.add("format-string", node,
                      f"format string traverses the {kind} attribute {bad!r}; this is not allowed")
 
 
-def _bad_format_field(s: str, depth: int) -> str | None:
+def _bad_format_field(s: str, depth: int, ok: frozenset = frozenset()) -> str | None:
     if depth > 2:
         return None
     try:
@@ -401,12 +471,13 @@ def _bad_format_field(s: str, depth: int) -> str | None:
             try:
                 _first, rest = _field_name_split(field)
                 for _is_attr, key in rest:
-                    if isinstance(key, str) and (_is_dunder(key) or key in INTROSPECTION_ATTRIBUTES):
+                    if isinstance(key, str) and key not in ok and (
+                            _is_dunder(key) or key in INTROSPECTION_ATTRIBUTES):
                         return key
             except (ValueError, TypeError):
                 pass
         if spec and "{" in spec:
-            inner = _bad_format_field(spec, depth + 1)
+            inner = _bad_format_field(spec, depth + 1, ok)
             if inner:
                 return inner
     return None

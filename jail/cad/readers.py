@@ -4,8 +4,10 @@ Nothing is written and no path is opened (the jail has no file of the user's and
 path). STEP (``STEPControl_Reader.ReadStream``) and BREP (``BRepTools.Read_s``) read a
 ``BytesIO``; STL (binary and ASCII) and 3MF (zip + XML, DOCTYPE refused, members read with a
 decompressed-size cap) are parsed here into triangles and built into a shell with shared edges, a
-solid when it closes; SVG goes to build123d's ``import_svg`` after a DOCTYPE-free parse; ASCII DXF
-LINE, CIRCLE, ARC, LWPOLYLINE (bulges as arcs) and POLYLINE/VERTEX become edges.
+solid when it closes (else sewn as ``Mesher().read`` does: a dropped degenerate triangle leaves a
+T-junction only sewing closes), the open shell otherwise; SVG goes to build123d's ``import_svg``
+after a DOCTYPE-free parse; ASCII DXF LINE, CIRCLE, ARC, LWPOLYLINE (bulges as arcs) and
+POLYLINE/VERTEX become edges.
 
 A refusal is an :class:`ImportFailed` with a code of ``jail.wire.importfail.REASONS`` and at
 most a line and column: never the parser's own message, which may quote the file.
@@ -233,8 +235,6 @@ def mesh_to_shape(tris: list[tuple]):
     from OCP.BRep import BRep_Builder, BRep_Tool
     from OCP.BRepBuilderAPI import (BRepBuilderAPI_MakeEdge, BRepBuilderAPI_MakeFace, BRepBuilderAPI_MakeSolid,
                                     BRepBuilderAPI_MakeVertex, BRepBuilderAPI_MakeWire)
-    from OCP.BRepGProp import BRepGProp
-    from OCP.GProp import GProp_GProps
     from OCP.gp import gp_Dir, gp_Pln, gp_Pnt
     from OCP.TopoDS import TopoDS_Shell
     vid: dict = {}
@@ -284,17 +284,64 @@ def mesh_to_shape(tris: list[tuple]):
         raise ImportFailed("no-usable-triangle")
     closed = BRep_Tool.IsClosed_s(shell)
     shell.Closed(closed)
-    if not closed:
-        return shell
+    if not closed:  # e.g. a degenerate (collinear) triangle dropped: a T-junction that sewing closes
+        return _sewn_solid(shell) if added <= SEW_MAX_FACES else shell
     ms = BRepBuilderAPI_MakeSolid(shell)
     if not ms.IsDone():
         return shell
-    solid = ms.Solid()
+    return _outward(ms.Solid())
+
+
+SEW_MAX_FACES = 200_000  # an open mesh of more triangles stays a shell (sewing would outlast the import's limit)
+
+
+def _outward(solid):
+    """``solid`` reversed when its volume comes out negative (inward winding)."""
+    from OCP.BRepGProp import BRepGProp
+    from OCP.GProp import GProp_GProps
     props = GProp_GProps()
     BRepGProp.VolumeProperties_s(solid, props)
     if props.Mass() < 0:
         solid.Reverse()
     return solid
+
+
+def _sewn_solid(shell):
+    """The solid ``Mesher().read`` gives for a mesh that does not close by shared edges alone: the shell
+    sewn (1e-6, as Mesher), its largest closed shell the outside and the other closed shells voids.
+    The shell unchanged when the sewn result does not close."""
+    from OCP.Bnd import Bnd_Box
+    from OCP.BRep import BRep_Tool
+    from OCP.BRepBndLib import BRepBndLib
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_MakeSolid, BRepBuilderAPI_Sewing
+    from OCP.TopAbs import TopAbs_SHELL
+    from OCP.TopExp import TopExp_Explorer
+    from OCP.TopoDS import TopoDS
+    sew = BRepBuilderAPI_Sewing(1e-6)
+    sew.Add(shell)
+    sew.Perform()
+    shells = []
+    ex = TopExp_Explorer(sew.SewedShape(), TopAbs_SHELL)
+    while ex.More():
+        shells.append(TopoDS.Shell(ex.Current()))
+        ex.Next()
+    if not shells or not all(BRep_Tool.IsClosed_s(s) for s in shells):
+        return shell
+
+    def extent(s) -> float:
+        box = Bnd_Box()
+        BRepBndLib.Add_s(s, box)
+        lo, hi = box.CornerMin(), box.CornerMax()
+        return (hi.X() - lo.X()) * (hi.Y() - lo.Y()) * (hi.Z() - lo.Z())
+    shells.sort(key=extent, reverse=True)
+    for s in shells:
+        s.Closed(True)
+    ms = BRepBuilderAPI_MakeSolid(shells[0])
+    for inner in shells[1:]:
+        ms.Add(inner)
+    if not ms.IsDone():
+        return shell
+    return _outward(ms.Solid())
 
 
 # ------------------------------------------------------------------ 2D formats

@@ -25,7 +25,7 @@ from jail.cad.measure import MeasureError, f as _f
 from jail.cad.render_annotate import draw_polylines, fmt, legend, load_font, scale_bar, triad, triad_size
 from jail.cad.render_mesh import (ANGULAR, MAX_TRIANGLES, box_corners, edge_polylines, has, mesh_deflection,
                                   mesh_shapes, shapes_bbox)
-from jail.cad.render_select import select_parts
+from jail.cad.render_select import select_parts, select_shown
 from jail.cad.render_section import clipped, render_section, section_plane
 from jail.cad.render_shade import BG, shade
 from jail.cad.render_view import SHEET, SS, VIEWS, RenderError, View, camera, fit, number
@@ -50,9 +50,10 @@ def _ss(width: int, height: int) -> int:
 def render(namespace: dict, objects: list[str] | None = None, view: str = "iso", *,
            azimuth: float | None = None, elevation: float | None = None, width: int = 800,
            height: int = 600, section: dict | None = None,
-           max_triangles: int = MAX_TRIANGLES) -> tuple[bytes, dict]:
+           max_triangles: int = MAX_TRIANGLES, shown: bool = False) -> tuple[bytes, dict]:
     """Render to PNG bytes; returns ``(png, meta)`` with meta ``{"view", "width", "height",
-    "mm_per_px", "bbox", "objects", "triangles", "caption"}``."""
+    "mm_per_px", "bbox", "objects", "triangles", "caption"}``. ``shown``: draw only what
+    ``ocp_vscode.show()`` displayed last (RenderError when nothing is displayed)."""
     width, height = _check_size(width, height)
     if objects is not None and (not isinstance(objects, list) or len(objects) > RENDER_MAX_OBJECTS
                                 or not all(isinstance(o, str) for o in objects)):
@@ -60,11 +61,14 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     if view not in VIEWS and view not in ("sheet", "section"):
         raise RenderError("view must be one of " + ", ".join([*VIEWS, "sheet", "section"]))
     try:
-        sel = select_parts(namespace, objects or None)
+        sel = select_parts(namespace, objects or None) if not shown else select_shown(namespace)
+        if sel is None:
+            raise RenderError("show() displays nothing now (show_clear() was called, or its record is gone)")
     except MeasureError as e:
         raise RenderError(str(e)) from None
     names = [n for n, _ in sel]
     shapes = [s for _, s in sel]
+    palette = getattr(sel, "palette", None)  # show()'s colours (render_select.ShownParts), else the default
     lo, hi = shapes_bbox(shapes)
     diag = float(np.linalg.norm(hi - lo)) or 1.0
     if view == "section" and section is None:
@@ -109,7 +113,8 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
         meta["section"] = plabel
 
     if view == "sheet":
-        img, mm = _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangles, cap_plane, meta)
+        img, mm = _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangles, cap_plane, meta,
+                         palette)
         meta["caption"] = (f"sheet (top, iso, front, right); 1 px = {fmt(_f(mm, 3))} mm; bbox {bbox_txt} mm; "
                            f"objects {', '.join(names)[:300]}")
         return _png(img), meta
@@ -123,18 +128,18 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     if not len(mesh.T) and not polys:
         raise RenderError("nothing to draw: the objects have no faces or edges")
     v = View(r, u, d, centre, mm, width, height, _ss(width, height))
-    rgb, _ = shade(mesh, v)
+    rgb, _ = shade(mesh, v, palette=palette)
     from PIL import Image, ImageDraw  # Pillow is imported where used (the zygote's warm-up loads it)
     img = Image.fromarray(rgb)
     draw = ImageDraw.Draw(img)
-    draw_polylines(draw, v, polys)
+    draw_polylines(draw, v, polys, palette=palette)
     title = view_label + (f", cut at {meta['section']}" if cap_plane is not None else "")
     draw.text((8, 6), title, fill=(20, 20, 20), font=font)
     scale_bar(draw, 10, height - 14, mm, width // 4, small)
     ts = triad_size(width, height)
     triad(draw, v, width - ts - 18, height - ts - 18, ts, font)
     if len(names) > 1:
-        legend(draw, names, 8, 26, small)
+        legend(draw, names, 8, 26, small, palette)
     meta.update(view=view if azimuth is None and elevation is None else "custom", mm_per_px=_f(mm),
                 triangles=int(len(mesh.T)), azimuth=_f(az), elevation=_f(el))
     meta["caption"] = (f"{title} view; 1 px = {fmt(_f(mm, 3))} mm; bbox {bbox_txt} mm; "
@@ -142,7 +147,8 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     return _png(img), meta
 
 
-def _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangles, cap_plane, meta: dict):
+def _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangles, cap_plane, meta: dict,
+           palette=None):
     """The four-view sheet (``SHEET``: top, iso, front, right at one scale) as a Pillow image, and
     its scale (mm per pixel); adds ``mm_per_px``, ``triangles`` and ``panels`` to ``meta``."""
     from PIL import Image, ImageDraw
@@ -162,14 +168,14 @@ def _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangle
         r, u, d = cams[name]
         centre, _ = fit(corners, r, u, pw, ph - 16)
         v = View(r, u, d, centre, mm, pw, ph, _ss(width, height))
-        canvas[cy * ph:(cy + 1) * ph, cx * pw:(cx + 1) * pw] = shade(mesh, v)[0]
+        canvas[cy * ph:(cy + 1) * ph, cx * pw:(cx + 1) * pw] = shade(mesh, v, palette=palette)[0]
         views[name] = v
     img = Image.new("RGB", (width, height), tuple(int(c) for c in BG))
     img.paste(Image.fromarray(canvas), (0, 0))
     draw = ImageDraw.Draw(img)
     for name, cx, cy in SHEET:
         x0, y0 = cx * pw, cy * ph
-        draw_polylines(draw, views[name], polys, x0, y0)
+        draw_polylines(draw, views[name], polys, x0, y0, palette)
         draw.text((x0 + 8, y0 + 6), name, fill=(20, 20, 20), font=font)
         ts = triad_size(pw, ph)
         triad(draw, views[name], x0 + pw - ts - 18, y0 + ph - ts - 18, ts, small)
@@ -177,7 +183,7 @@ def _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangle
     draw.line([(0, ph), (2 * pw, ph)], fill=(150, 150, 150), width=1)
     scale_bar(draw, 10, 2 * ph - 14, mm, pw // 3, small)
     if len(names) > 1:
-        legend(draw, names, pw + 8, 24, small)
+        legend(draw, names, pw + 8, 24, small, palette)
     meta.update(mm_per_px=_f(mm), triangles=int(len(mesh.T)), panels=[s[0] for s in SHEET])
     return img, mm
 
@@ -205,13 +211,13 @@ def warm_up(shape) -> None:
 
 
 def op_render(msg: dict, ctx) -> tuple[dict, bytes]:
-    """``{"t": "render", "objects", "view", "azimuth", "elevation", "width", "height", "section"}``
+    """``{"t": "render", "objects", "view", "azimuth", "elevation", "width", "height", "section", "shown"}``
     -> ``({"ok": True, "size", "caption", ...meta}, png)`` or ``({"ok": False, "error"}, b"")``."""
     try:
         png, meta = render(ctx.namespace, msg.get("objects"), msg.get("view") or "iso",
                            azimuth=msg.get("azimuth"), elevation=msg.get("elevation"),
                            width=msg.get("width", 800), height=msg.get("height", 600),
-                           section=msg.get("section"))
+                           section=msg.get("section"), shown=msg.get("shown") is True)
     except (RenderError, MeasureError) as e:
         return {"ok": False, "error": str(e)}, b""
     if len(png) > PNG_MAX_BYTES:

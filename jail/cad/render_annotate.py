@@ -96,11 +96,12 @@ def triad(draw, view: View, cx: int, cy: int, size: int, font) -> None:
             draw.text((tx - 3, ty - 6), name, fill=col, font=font)
 
 
-def legend(draw, names: list[str], x: int, y: int, font) -> None:
+def legend(draw, names: list[str], x: int, y: int, font, palette: list | None = None) -> None:
     """Colour swatches and names of the objects (at most 12, then a count)."""
     shown = names[:12]
+    pal = palette or PALETTE
     for i, name in enumerate(shown):
-        col = PALETTE[i % len(PALETTE)]
+        col = tuple(pal[i % len(pal)])
         yy = y + i * 16
         draw.rectangle([x, yy + 2, x + 10, yy + 12], fill=col, outline=(40, 40, 40))
         draw.text((x + 15, yy), name if len(name) <= 28 else name[:25] + "...", fill=(30, 30, 30), font=font)
@@ -108,14 +109,15 @@ def legend(draw, names: list[str], x: int, y: int, font) -> None:
         draw.text((x, y + len(shown) * 16), f"... {len(names) - len(shown)} more", fill=(30, 30, 30), font=font)
 
 
-def draw_polylines(draw, view: "View", polys: list, x0: int = 0, y0: int = 0) -> None:
+def draw_polylines(draw, view: "View", polys: list, x0: int = 0, y0: int = 0, palette: list | None = None) -> None:
     """Objects without faces (``render_mesh.edge_polylines``) as lines in their colours."""
+    pal = palette or PALETTE
     for oi, pts in polys:
         x = (pts @ view.r - view.cu) / view.mm_per_px + view.w / 2 + x0
         y = -(pts @ view.u - view.cv) / view.mm_per_px + view.h / 2 + y0
         xy = [(float(a), float(b)) for a, b in zip(x, y) if abs(a) < 1e6 and abs(b) < 1e6]
         if len(xy) >= 2:
-            draw.line(xy, fill=PALETTE[oi % len(PALETTE)], width=2, joint="curve")
+            draw.line(xy, fill=tuple(pal[oi % len(pal)]), width=2, joint="curve")
 
 
 def axis_names(r, u, axis) -> tuple[str, str]:

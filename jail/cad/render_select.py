@@ -6,7 +6,8 @@ part, sketch or line), or a list, tuple or dict of those (one part per element: 
 sub-shapes of its TopoDS compound) is split into one part per child, named by the child's
 ``label`` when it is a plain word, else ``assy[i]``. Without names, every top-level shape and
 every list/dict of shapes is drawn (each distinct shape once), except sketches and lines of
-builders nested in another builder (the sketch an extrude consumed).
+builders nested in another builder (the sketch an extrude consumed); but when the code called
+``ocp_vscode.show()``, what it displayed last is drawn instead (``select_shown``).
 
 Blocks: more than ``RENDER_MAX_OBJECTS`` parts (a list over the cap is refused with a message
 saying how to narrow it; a compound whose children do not fit is drawn in one colour). Does not
@@ -20,13 +21,15 @@ from typing import Any
 
 from jail.cad.measure import _is_builder, _topods
 from jail.cad.names import cap, type_name, user_names
+from jail.cad.render_shade import PALETTE
 from jail.cad.render_view import RenderError
 from jail.wire.caps import NAME_CAP, RENDER_MAX_OBJECTS
 
-__all__ = ["select_parts", "LABEL_RE", "MAX_ELEMENTS_SCANNED"]
+__all__ = ["select_parts", "select_shown", "LABEL_RE", "MAX_ELEMENTS_SCANNED", "SHOWN_DEPTH"]
 
 LABEL_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .\-]{0,47}$")  # a label or dict key shown as is
 MAX_ELEMENTS_SCANNED = 10_000  # a default render looks at no more elements of one list than this
+SHOWN_DEPTH = 3  # show([a, [b, [c]]]): nested lists are looked into this deep, no deeper
 
 
 def _label(v: Any) -> str | None:
@@ -124,7 +127,12 @@ def _missing(namespace: dict, name: Any) -> RenderError:
 
 def select_parts(namespace: dict, names: list[str] | None) -> list[tuple[str, Any]]:
     """``[(part name, TopoDS_Shape)]`` to draw, at most ``RENDER_MAX_OBJECTS``; RenderError with a
-    message for the assistant when a name is missing, not drawable, or holds too many shapes."""
+    message for the assistant when a name is missing, not drawable, or holds too many shapes.
+    Without names: what ``show()`` displayed last (``select_shown``), if anything, else the default."""
+    if not names:
+        shown = select_shown(namespace)
+        if shown is not None:
+            return shown
     pk = _Picker()
     if names:
         for name in names:
@@ -188,3 +196,83 @@ def _nested_sketch(value: Any) -> bool:
         return isinstance(value, (b.BuildSketch, b.BuildLine)) and getattr(value, "builder_parent", None) is not None
     except Exception:  # noqa: BLE001
         return False
+
+
+def select_shown(namespace: dict) -> list[tuple[str, Any]] | None:
+    """What ``show()`` displayed last (``jail.cad.shims.record``) as ``[(part name, TopoDS_Shape)]``,
+    or None when nothing was shown (or ``show_clear()`` was called). The record is untrusted (user
+    code may have replaced it): exact list/tuple types are looked into (``SHOWN_DEPTH`` levels, at
+    most ``MAX_ELEMENTS_SCANNED`` objects in all), anything else that is not a shape is skipped, and
+    a record that cannot be read is a RenderError. Names: the one given to show(), else the session
+    name bound to the object, else ``shown[i]``; over ``RENDER_MAX_OBJECTS`` parts, the last ones
+    are drawn as one part ``others``."""
+    from jail.cad.shims import record
+    items = record.last()
+    if not items:
+        return None
+    try:
+        bound = {}
+        for n in user_names(namespace)[:MAX_ELEMENTS_SCANNED]:
+            bound.setdefault(id(namespace.get(n)), n)
+        pk = _Picker()
+        budget = [MAX_ELEMENTS_SCANNED]
+        colours: dict = {}  # part name -> the colour show() was given for it
+        for i, (obj, given, colour) in enumerate(items):
+            name = _label(given) or bound.get(id(obj)) or f"shown{i}"
+            start = len(pk.parts)
+            _shown_into(pk, name, obj, SHOWN_DEPTH, budget, bound)
+            if colour is not None:
+                for n in [name] + [n for n, _ in pk.parts[start:]]:
+                    colours.setdefault(n, colour)
+            if budget[0] <= 0:
+                break
+    except RenderError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a record that lies: no picture, a clear reason
+        raise RenderError(f"the objects passed to show() could not be read ({type_name(e)})") from None
+    if not pk.parts:
+        raise RenderError("show() was given nothing that can be drawn (no shape, builder or list of shapes)")
+    pk.fit()
+    if len(pk.parts) > RENDER_MAX_OBJECTS:
+        pk.parts[RENDER_MAX_OBJECTS - 1:] = [("others", _compound([w for _, w in pk.parts[RENDER_MAX_OBJECTS - 1:]]))]
+    out = ShownParts(pk.parts)
+    out.palette = [colours.get(n) or PALETTE[i % len(PALETTE)] for i, (n, _) in enumerate(pk.parts)]
+    return out
+
+
+class ShownParts(list):
+    """``select_shown``'s parts, with ``palette``: one ``(r, g, b)`` per part (show()'s colour or the
+    renderer's own)."""
+    palette: list
+
+
+def _shown_into(pk: _Picker, name: str, obj: Any, depth: int, budget: list, bound: dict) -> None:
+    budget[0] -= 1
+    if budget[0] < 0:
+        return
+    w = _topods(obj)
+    if w is not None:
+        if depth == SHOWN_DEPTH:
+            pk.add(name, obj, w)  # an assembly: one part per child
+        else:
+            pk._put(name, w)
+        return
+    t = type(obj)  # not isinstance: that may ask the object's own __class__
+    if depth <= 0 or not issubclass(t, (list, tuple)):
+        return  # a Location, a Plane, a number: the viewer's helpers, not drawn here
+    it = list.__iter__(obj) if issubclass(t, list) else tuple.__iter__(obj)  # no overridden __iter__
+    for j, v in enumerate(it):
+        if budget[0] <= 0:
+            return
+        sub = bound.get(id(v)) or (f"{name}[{j}]" if depth == SHOWN_DEPTH else name)
+        _shown_into(pk, sub, v, depth - 1, budget, bound)
+
+
+def _compound(shapes: list):
+    from OCP.BRep import BRep_Builder
+    from OCP.TopoDS import TopoDS_Compound
+    c, b = TopoDS_Compound(), BRep_Builder()
+    b.MakeCompound(c)
+    for w in shapes:
+        b.Add(c, w)
+    return c

@@ -76,13 +76,15 @@ def openings(z: np.ndarray, gap: float, r: int) -> np.ndarray:
 
 
 def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = False,
-          coverage: bool = False, holes: bool = True):
+          coverage: bool = False, holes: bool = True, palette: list | None = None):
     """Rasterise and shade ``mesh``; returns (rgb (h, w, 3) uint8 over the background ``BG``,
     coverage (h, w) float32 or None) at output size.
 
     Shading is Gouraud-interpolated Lambert (per-vertex intensity, so planar faces are flat and
     curved ones smooth), two-sided for free faces; triangles of solids facing away are skipped.
-    Pixels seen through an opening (``openings``) are darkened, so a hole reads as a hole."""
+    Pixels seen through an opening (``openings``) are darkened, so a hole reads as a hole.
+    ``palette``: the objects' colours (``(r, g, b)`` 0..255 each, object ``i`` gets ``palette[i % n]``)
+    instead of ``PALETTE``."""
     SS = view.ss
     W, H = view.w * SS, view.h * SS
     px, py, pz = view.project(mesh.V)
@@ -99,11 +101,12 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
     canvas = np.empty(H * W, np.uint32)  # packed RGBA, one scatter per pixel
     canvas.fill(_pack(BG))
     fid = np.full(H * W, -1, np.int32)
-    npal = len(PALETTE)
+    luts, hatch_lut = (_LUTS, _HATCH_LUT) if not palette else _make_luts(np.array(palette, np.float32))
+    npal = len(PALETTE) if not palette else len(palette)
     if len(pix):
         t = tid[pix]  # index into the kept triangles
         oi = np.take((mesh.O[keep] % npal).astype(np.intp), t)
-        lut = _lut(flat_fill)  # (palette, 256 shade levels) -> packed colour
+        lut = luts[bool(flat_fill)]  # (palette, 256 shade levels) -> packed colour
         if flat_fill:
             level = np.full(len(pix), 255, np.intp)
         else:
@@ -139,7 +142,7 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
             if len(cap):
                 pc = pix[cap]
                 stripe = ((pc % W) + (pc // W)) % (7 * SS) < SS
-                col[cap] = np.where(stripe, _HATCH_LUT[0][oi[cap]], _HATCH_LUT[1][oi[cap]])
+                col[cap] = np.where(stripe, hatch_lut[0][oi[cap]], hatch_lut[1][oi[cap]])
         canvas[pix] = col
         fid[pix] = np.take(mesh.F[keep], t)
     # edges: B-rep face boundaries and silhouettes (face id changes)
@@ -193,10 +196,15 @@ def _pack_all(rgb: np.ndarray) -> np.ndarray:
     return a.view(np.uint32)[..., 0]
 
 
+def _make_luts(pal: np.ndarray) -> tuple[dict, tuple]:
+    """The shade LUTs (``{flat: (n, 256) packed}``) and hatch LUTs of an ``(n, 3)`` float palette."""
+    luts = {False: _pack_all(pal[:, None, :] * (np.arange(256, dtype=np.float32) * (LEVEL_MAX / 255))[None, :, None]),
+            True: _pack_all(np.repeat((pal * 0.35 + 255 * 0.65)[:, None, :], 256, 1))}
+    return luts, tuple(_pack_all(pal * sc + off) for sc, off in HATCH)
+
+
 _PAL = np.array(PALETTE, np.float32)
-_LUTS = {False: _pack_all(_PAL[:, None, :] * (np.arange(256, dtype=np.float32) * (LEVEL_MAX / 255))[None, :, None]),
-         True: _pack_all(np.repeat((_PAL * 0.35 + 255 * 0.65)[:, None, :], 256, 1))}
-_HATCH_LUT = tuple(_pack_all(_PAL * sc + off) for sc, off in HATCH)
+_LUTS, _HATCH_LUT = _make_luts(_PAL)
 
 
 def _lut(flat: bool) -> np.ndarray:

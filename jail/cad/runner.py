@@ -23,18 +23,21 @@ from typing import Sequence
 
 from jail.cad import changes, error_report, hints, history, partial, policy, summary
 from jail.cad.capture import BoundedOutput
-from jail.cad.names import cap, safe_str, star_exports, type_name
+from jail.cad.names import cap, note_served, safe_str, star_exports, type_name
 from jail.cad.safe_builtins import make_builtins
+from jail.cad.shims.record import take_count as shown_count  # importing jail.cad.shims serves ocp_vscode
 from jail.wire.caps import HINT_CAP, REPR_CAP
 
 __all__ = ["new_namespace", "warm", "run"]
 
 FILENAME = "<execute>"   # the filename warm() compiles with (calls use history.filename(N))
+SCRIPT = "/scratch/script.py"  # the code's __file__: a name in the scratch directory (not a file)
 
 
 def new_namespace(allowed_imports: Sequence[str], blocked_calls: Sequence[str],
                   python_layers: bool) -> dict:
     """Globals for user code: ``from build123d import *`` already done."""
+    import build123d  # noqa: F401 - loaded before the views are made: they serve its stand-ins
     if python_layers:
         bt: dict = make_builtins(allowed_imports, blocked_calls)
     else:
@@ -42,6 +45,7 @@ def new_namespace(allowed_imports: Sequence[str], blocked_calls: Sequence[str],
     ns: dict = {"__builtins__": bt, "__name__": "__main__", "__doc__": None}
     exec(compile("from build123d import *", "<namespace>", "exec"), ns)
     star_exports()  # computed once here, inherited by every forked child
+    note_served(ns)
     return ns
 
 
@@ -112,6 +116,7 @@ def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Seq
             "deleted": deleted,
             "value": value,
             "call": call_no,
+            "shown": shown_count(),  # objects passed to ocp_vscode.show() in this call
             "duration_ms": round((time.perf_counter() - t0) * 1000.0, 3),
         }
 
@@ -149,6 +154,7 @@ def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Seq
                                    code_lines)
         return result()
 
+    namespace["__file__"] = SCRIPT
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = stdout, stderr
     partial.arm(send_partial, out, stdout, stderr, call_no, code_lines)
@@ -173,7 +179,10 @@ def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Seq
         if error is None:
             try:
                 ids: dict[str, int] = {}
-                objects, deleted = changes.diff(namespace, summary.summarize(namespace, ids=ids), ids)
+                # its own budget, stopped by the launcher's near-the-limit signal: never fails the call
+                objs = summary.summarize(namespace, ids=ids, budget_s=summary.SUMMARY_BUDGET_S,
+                                         stop=partial.near_limit)
+                objects, deleted = changes.diff(namespace, objs, ids)
             except BaseException as e:  # noqa: BLE001
                 objects = [{"name": "(summary)", "type": "error", "kind": "error",
                             "summary_error": safe_str(e, REPR_CAP)}]

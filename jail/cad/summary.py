@@ -3,8 +3,10 @@
 ``summarize`` describes each user name: volume, area, bbox, validity and topology counts for
 build123d shapes and builders, a list of shapes as one item, a capped repr for other values;
 ``value_summary`` does the same for a trailing expression's value (REPL style). Shape summaries
-are cached between calls (see ``_SHAPE_CACHE``). build123d is imported where used, so this
-module loads without it.
+are cached between calls (see ``_SHAPE_CACHE`` and ``shape_measure``). A pass may have a time budget
+(``budget_s``, and ``stop()``: the launcher's signal that the call's limit is near): past it, the names
+left are listed as ``unsummarised`` (name and type only), so a call whose code finished in time is never
+failed by its summary. build123d is imported where used, so this module loads without it.
 
 Everything returned is built from plain ``str``/``int``/``float``/``bool``/``None``/``list``/
 ``dict`` so that ``json.dumps`` of it cannot run user code. Blocks: nothing; a user property that
@@ -17,15 +19,19 @@ import builtins as _builtins
 import math
 import reprlib
 import sys
+import time
 import types
 from typing import Any
 
+from jail.cad import shape_measure
 from jail.cad.names import cap, is_dunder, is_user_value, safe_str, star_exports, type_name
 from jail.wire.caps import NAME_CAP, REPR_CAP, SUMMARY_MAX_OBJECTS, VALUE_REPR_CAP
 
 __all__ = ["summarize", "summarize_value", "value_summary", "remember_shape"]
 
 COLLECTION_MEASURE_MAX = 100  # shapes in a list measured one by one (more: counted by type only)
+SUMMARY_BUDGET_S = 5.0        # an execute reply's summaries stop after this long (the rest: name and type)
+UNSUMMARISED = "(not summarised in time)"
 
 _repr = reprlib.Repr()
 _repr.maxstring = REPR_CAP
@@ -46,10 +52,6 @@ def _num(x: Any) -> float | None:
     except BaseException:  # noqa: BLE001
         return None
     return f if math.isfinite(f) else None
-
-
-def _vec(v: Any) -> list:
-    return [_num(v.X), _num(v.Y), _num(v.Z)]
 
 
 def _b3d_types():
@@ -82,39 +84,18 @@ def _shape_key(shape: Any):
         return None
 
 
-def _shape_summary(shape: Any) -> dict:
+def _shape_summary(shape: Any, meter) -> dict:
     key = _shape_key(shape)
     if key is not None and key in _SHAPE_CACHE:
         _shape_cache_next[key] = _SHAPE_CACHE[key]
         return dict(_SHAPE_CACHE[key][1])
-    d = _measure_shape(shape)
+    d = meter.measure(shape)
     if key is not None:
         _shape_cache_next[key] = (shape, d)
     return dict(d)
 
 
-def _measure_shape(shape: Any) -> dict:
-    d: dict = {}
-    solids = len(shape.solids())
-    faces = len(shape.faces())
-    edges = shape.edges()
-    d["counts"] = {"solids": solids, "faces": faces, "edges": len(edges)}
-    if solids:
-        d["volume"] = _num(shape.volume)
-    elif faces:
-        d["area"] = _num(shape.area)
-    elif edges:
-        d["length"] = _num(sum(e.length for e in edges))
-    bb = shape.bounding_box()
-    d["bbox"] = {"min": _vec(bb.min), "max": _vec(bb.max), "size": _vec(bb.size)}
-    valid = shape.is_valid
-    if callable(valid):  # a method in older build123d
-        valid = valid()
-    d["valid"] = bool(valid)
-    return d
-
-
-def summarize_value(value: Any, shape_cls, builders: dict) -> dict:
+def summarize_value(value: Any, shape_cls, builders: dict, meter=None) -> dict:
     tp = type(value)
     if tp in (bytes, bytearray, memoryview):
         # reprlib would build the whole repr first (a 200 MB bytearray -> an 800 MB string)
@@ -127,8 +108,9 @@ def summarize_value(value: Any, shape_cls, builders: dict) -> dict:
         kind = {type(None): "none", bool: "bool", int: "number", float: "number",
                 complex: "number", str: "str"}[tp]
         return {"kind": kind, "repr": cap(_repr.repr(value), REPR_CAP)}
+    meter = meter or shape_measure.Meter()
     if shape_cls is not None and isinstance(value, shape_cls):
-        return {"kind": "shape", **_shape_summary(value)}
+        return {"kind": "shape", **_shape_summary(value, meter)}
     for bcls, attr in builders.items():
         if isinstance(value, bcls):
             obj = getattr(value, attr)
@@ -136,7 +118,7 @@ def summarize_value(value: Any, shape_cls, builders: dict) -> dict:
             if obj is None:
                 d["empty"] = True
             else:
-                d.update(_shape_summary(obj))
+                d.update(_shape_summary(obj, meter))
             return d
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                           types.LambdaType)):
@@ -144,7 +126,7 @@ def summarize_value(value: Any, shape_cls, builders: dict) -> dict:
     if isinstance(value, type):
         return {"kind": "class"}
     if isinstance(value, (list, tuple)) and shape_cls is not None and value:
-        coll = _shape_collection(value, shape_cls)
+        coll = _shape_collection(value, shape_cls, meter)
         if coll is not None:
             return coll
     if isinstance(value, (list, tuple, dict, set, frozenset)):
@@ -162,7 +144,7 @@ def summarize_value(value: Any, shape_cls, builders: dict) -> dict:
     return {"kind": "object", "repr": cap(safe_str(_repr.repr(value)), REPR_CAP)}
 
 
-def _shape_collection(value, shape_cls) -> dict | None:
+def _shape_collection(value, shape_cls, meter) -> dict | None:
     """A list/tuple of build123d shapes as one item: ``list of 50 Box, total volume 1275, bbox ...``
     (``kind: "shapes"``, ``length``, ``of`` = type counts, total ``volume``/``area``/``length`` and
     the overall ``bbox``). None when an element is not a shape."""
@@ -182,14 +164,17 @@ def _shape_collection(value, shape_cls) -> dict | None:
     vol = area = 0.0
     lo = [math.inf] * 3
     hi = [-math.inf] * 3
-    for v in value:  # volume (else area) and bounding box only: ~0.5 ms a shape
-        x = _num(v.volume)
+    for v in value:  # volume (else area) and bounding box, from the meter's caches
+        if meter.over():
+            return d  # the pass's budget ran out: type counts only
+        m = _shape_summary(v, meter)
+        x = m.get("volume")
         if x:
             vol += x
         else:
-            area += _num(v.area) or 0.0
-        bb = v.bounding_box()
-        mn, mx = _vec(bb.min), _vec(bb.max)
+            area += m.get("area") or 0.0
+        bb = m.get("bbox") or {}
+        mn, mx = bb.get("min") or [None] * 3, bb.get("max") or [None] * 3
         for i in range(3):
             if mn[i] is not None and mx[i] is not None:
                 lo[i], hi[i] = min(lo[i], mn[i]), max(hi[i], mx[i])
@@ -202,7 +187,8 @@ def _shape_collection(value, shape_cls) -> dict | None:
     return d
 
 
-def summarize(namespace: dict, *, max_items: int = SUMMARY_MAX_OBJECTS, ids: dict | None = None) -> list[dict]:
+def summarize(namespace: dict, *, max_items: int = SUMMARY_MAX_OBJECTS, ids: dict | None = None,
+              budget_s: float | None = None, stop=None) -> list[dict]:
     """Describe the user's top-level names (JSON-safe).
 
     Skipped: dunders, ``_``, modules, names bound to the very builtin of that
@@ -216,7 +202,10 @@ def summarize(namespace: dict, *, max_items: int = SUMMARY_MAX_OBJECTS, ids: dic
     ``function``, ``class``. A value that fails to summarise gets
     ``summary_error`` instead. Past ``max_items`` a last item
     ``{"name": "...", "type": "", "kind": "omitted", "count": N}`` says how many
-    were left out.
+    were left out. With ``budget_s`` (seconds) or ``stop`` (a callable: true = stop
+    now), the names left when either runs out are ``kind: "unsummarised"`` (name,
+    type and a ``repr`` saying so); their validity is checked for the first
+    ``shape_measure.VALIDATE_MAX`` shapes only.
     """
     star = star_exports()
     real_builtins = vars(_builtins)
@@ -227,6 +216,11 @@ def summarize(namespace: dict, *, max_items: int = SUMMARY_MAX_OBJECTS, ids: dic
     items: list[dict] = []
     omitted = 0
     cache: dict[int, dict] = {}
+    if budget_s is not None or stop is not None:
+        deadline = time.monotonic() + (budget_s if budget_s is not None else math.inf)
+        meter = shape_measure.Meter(over=shape_measure.deadline_over(deadline, stop))
+    else:
+        meter = shape_measure.Meter()
     for name in list(namespace.keys()):
         if not isinstance(name, str) or is_dunder(name) or name == "_":
             continue
@@ -242,11 +236,15 @@ def summarize(namespace: dict, *, max_items: int = SUMMARY_MAX_OBJECTS, ids: dic
         item: dict = {"name": cap(str.__str__(name), NAME_CAP), "type": type_name(value)}
         if ids is not None:
             ids[item["name"]] = id(value)
+        key = id(value)
         try:
-            key = id(value)
             if key not in cache:
-                cache[key] = summarize_value(value, shape_cls, builders)
+                if meter.over():
+                    raise TimeoutError
+                cache[key] = summarize_value(value, shape_cls, builders, meter)
             item.update(cache[key])
+        except TimeoutError:
+            item.update(kind="unsummarised", repr=UNSUMMARISED)
         except BaseException as e:  # noqa: BLE001 - user properties may raise anything
             item["summary_error"] = f"{type_name(e)}: {safe_str(e, REPR_CAP)}"
         items.append(item)
@@ -254,6 +252,7 @@ def summarize(namespace: dict, *, max_items: int = SUMMARY_MAX_OBJECTS, ids: dic
         items.append({"name": "...", "type": "", "kind": "omitted", "count": omitted})
     global _SHAPE_CACHE, _shape_cache_next
     _SHAPE_CACHE, _shape_cache_next = _shape_cache_next, {}
+    shape_measure.rotate_caches()
     return items
 
 

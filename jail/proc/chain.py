@@ -149,8 +149,10 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
             send_or_exit(sock, reply, blob)
             os._exit(0)
         if op.kind == ops.TRANSACTION:
-            result = op.handler(msg, ctx)
-            send_or_exit(sock, {"t": op.reply, **result})
+            result, blob = op.handler(msg, ctx), b""
+            if isinstance(result, tuple):  # (result, blob): execute's files
+                result, blob = result
+            send_or_exit(sock, {"t": op.reply, **result}, blob)
             if not result.get("ok"):
                 os._exit(0)
             while True:

@@ -24,7 +24,8 @@ from typing import Any, Callable
 # Every handler's module is imported here, at the top: the keeper imports this module (through
 # jail.proc.chain) in the zygote's process tree before any layer is applied, and the zygote's
 # warm-up has already loaded and exercised all of them, so no jailed next imports anything new.
-from jail.cad import api, features, importer, measure, render, runner, serialize, summary, verify
+from jail.cad import (api, error_report, features, fsviews, history, importer, measure, render,  # noqa: F401
+                      runner, scratch, serialize, summary, verify)
 from jail.proc import probe
 
 DISPOSABLE = "disposable"
@@ -64,10 +65,24 @@ def _cap_result(result: dict, cap: int) -> dict:
     return result
 
 
-def op_execute(msg: dict, ctx: OpContext) -> dict:
-    """execute: run the user's code (``runner.run``)."""
+def op_execute(msg: dict, ctx: OpContext) -> tuple[dict, bytes]:
+    """execute: run the user's code (``runner.run``) in a fresh scratch directory holding the request's
+    ``inputs`` (``[{"name", "size"}]``, their bytes concatenated in ``ctx.blob``). On success the result
+    lists the files the code wrote (``"files": [{"name", "size"}]``) and returns their bytes, in that
+    order, as the blob; on failure ``files`` is empty and nothing is sent."""
+    try:
+        inputs = scratch.inputs_from_request(msg.get("inputs"), ctx.blob)
+        sc = scratch.begin(ctx.profile.limits.max_export_bytes, inputs)
+    except (ValueError, OSError) as e:
+        err = error_report.error("InputError", f"the request's input files: {e}", None, [])
+        return {"ok": False, "stdout": "", "stderr": "", "truncated": False, "error": err, "objects": [],
+                "deleted": [], "value": None, "call": history.next_call_no(), "duration_ms": 0.0, "files": []}, b""
     result = runner.run(str(msg.get("code", "")), ctx.namespace, **ctx.policy(), send_partial=ctx.send)
-    return _cap_result(result, ctx.profile.limits.max_result_bytes // 2)
+    files, blob = sc.collect() if result.get("ok") else ([], b"")
+    result["files"] = files
+    if files:  # the code wrote files (delivered by the launcher): no "nothing was written" note
+        result.pop("note", None)
+    return _cap_result(result, ctx.profile.limits.max_result_bytes // 2), blob
 
 
 def op_import(msg: dict, ctx: OpContext) -> dict:
@@ -78,7 +93,8 @@ def op_import(msg: dict, ctx: OpContext) -> dict:
 def op_state(msg: dict, ctx: OpContext):
     """session_state: the summaries of the session's names (``summary.summarize``)."""
     try:
-        return {"objects": summary.summarize(ctx.namespace)}, b""
+        # the same budget as a call's reply: names past it are listed unsummarised
+        return {"objects": summary.summarize(ctx.namespace, budget_s=summary.SUMMARY_BUDGET_S)}, b""
     except BaseException as e:  # noqa: BLE001
         return {"objects": [], "error": f"{type(e).__name__}: {e}"}, b""
 

@@ -30,3 +30,7 @@ FEATURES_LIST_CAP = 100    # holes, bosses, fillet groups... per features reply 
 # file formats the jail can write (export) and read (import_file)
 EXPORT_FORMATS = ("step", "stl", "brep", "svg", "dxf", "3mf")
 IMPORT_FORMATS = ("step", "brep", "stl", "3mf", "svg", "dxf")
+
+# a call's scratch directory (jail/cad/scratch.py): the files it may hold, all delivered after a
+# successful call or none; its bytes are capped by the profile's max_export_bytes (both sides refuse more)
+SCRATCH_MAX_FILES = 256  # files + directories code may create in one call (jail/cad/scratch.py), and files the launcher takes

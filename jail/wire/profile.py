@@ -19,6 +19,7 @@ MODES = ("required", "best-effort", "off")
 @dataclass(frozen=True)
 class Limits:
     timeout_s: float = 30.0
+    max_timeout_s: float = 120.0  # the most a call's timeout_s may ask for (a profile without it: timeout_s)
     cpu_s: int = 60
     memory_mb: int = 3072
     nproc: int = 64

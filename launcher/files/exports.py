@@ -46,10 +46,11 @@ class ExportError(SessionError):
     """An export request that is refused; the message says why (shown to the user)."""
 
 
-def check_filename(filename, fmt: str | None = None) -> list[str]:
+def check_filename(filename, fmt: str | None = None, *, extension: bool = True) -> list[str]:
     """The components of a safe relative file name, or ExportError (safepath.split_relative_name, plus:
     no component of only dots and spaces, none that starts or ends with a space or ends with a dot, no
-    reserved temp name; names.refusal for ``fmt``, by default the extension's)."""
+    reserved temp name; names.refusal for ``fmt``, by default the extension's; with ``extension``
+    false only names.component_refusal: the caller judges the extension)."""
     parts = safepath.split_relative_name(filename, ExportError, "the output directory", "'part.step' or 'v2/part.stl'")
     for p in parts:
         if p.strip(". ") == "":
@@ -59,7 +60,10 @@ def check_filename(filename, fmt: str | None = None) -> list[str]:
                               "(easy to mistake for another name)")
     if parts[-1].startswith(".") and parts[-1].endswith(".tmp"):
         raise ExportError("names of the form '.*.tmp' are reserved for temporary files")
-    why = names.refusal(parts, fmt or EXTENSIONS.get(os.path.splitext(parts[-1])[1].casefold(), ""))
+    if not extension:
+        why = names.component_refusal(parts)
+    else:
+        why = names.refusal(parts, fmt or EXTENSIONS.get(os.path.splitext(parts[-1])[1].casefold(), ""))
     if why:
         raise ExportError(why)
     return parts
@@ -111,10 +115,8 @@ def open_target_dir(output_dir: Path, parts: list[str], *, create: bool = True) 
         raise ExportError(f"{e}; {SET_OUTPUT_DIR}") from None
 
 
-def write_new_file(dfd: int, name: str, data: bytes, shown: str) -> None:
-    """Atomically create ``name`` in ``dfd`` with ``data``; never replaces anything."""
-    if safepath.exists(dfd, name):
-        raise ExportError(f"{shown!r} already exists; exports never overwrite (pick another name)")
+def _write_temp(dfd: int, name: str, data, shown: str) -> str:
+    """A fresh temp file next to ``name`` in ``dfd`` holding ``data``, fsynced; its name."""
     tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dfd)
@@ -129,23 +131,58 @@ def write_new_file(dfd: int, name: str, data: bytes, shown: str) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        try:
-            os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
-        except FileExistsError:
-            raise ExportError(f"{shown!r} already exists; exports never overwrite (pick another name)") from None
-        except OSError as e:
-            raise ExportError(f"cannot write {shown!r}: {e.strerror}") from None
     except OSError as e:
+        _unlink_quietly(dfd, tmp)
         raise ExportError(f"cannot write {shown!r}: {e.strerror}; {SET_OUTPUT_DIR}") from None
-    finally:
-        try:
-            os.unlink(tmp, dir_fd=dfd)
-        except OSError:
-            pass
+    return tmp
+
+
+def _unlink_quietly(dfd: int, name: str) -> None:
+    try:
+        os.unlink(name, dir_fd=dfd)
+    except OSError:
+        pass
+
+
+def _fsync_dir(dfd: int) -> None:
     try:
         os.fsync(dfd)
     except OSError:
         pass
+
+
+def write_new_file(dfd: int, name: str, data, shown: str) -> None:
+    """Atomically create ``name`` in ``dfd`` with ``data``; never replaces anything."""
+    if safepath.exists(dfd, name):
+        raise ExportError(f"{shown!r} already exists; exports never overwrite (pick another name)")
+    tmp = _write_temp(dfd, name, data, shown)
+    try:
+        os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+    except FileExistsError:
+        raise ExportError(f"{shown!r} already exists; exports never overwrite (pick another name)") from None
+    except OSError as e:
+        raise ExportError(f"cannot write {shown!r}: {e.strerror}") from None
+    finally:
+        _unlink_quietly(dfd, tmp)
+    _fsync_dir(dfd)
+
+
+def replace_file(dfd: int, name: str, data, shown: str, still_ours) -> None:
+    """Atomically replace ``name`` in ``dfd`` with ``data`` (a temp file ``rename``-d over it), only
+    if ``still_ours()`` holds just before the rename (the caller's record of what it wrote: a
+    file anyone else put or changed there is never replaced); ExportError otherwise."""
+    tmp = _write_temp(dfd, name, data, shown)
+    try:
+        if not still_ours():
+            raise ExportError(f"{shown!r} changed since this server wrote it; it is not replaced")
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except OSError as e:
+        _unlink_quietly(dfd, tmp)
+        raise ExportError(f"cannot write {shown!r}: {e.strerror}") from None
+    except BaseException:
+        _unlink_quietly(dfd, tmp)
+        raise
+    _fsync_dir(dfd)
 
 
 def export_object(session, output_dir, object_name, filename, format="", *, verifier) -> dict:

@@ -54,6 +54,10 @@ class InputError(SessionError):
         self.quiet = quiet
 
 
+class Missing(InputError):
+    """The name is not in the input directory (a literal that names no offered file is no error)."""
+
+
 def check_input_name(filename) -> list[str]:
     """The components of a plain relative name under the input directory, or InputError."""
     return safepath.split_relative_name(filename, InputError, "the input directory (as listed by list_inputs)",
@@ -161,13 +165,13 @@ def _open(input_dir, parts: list[str], max_bytes: int, fmt: str) -> tuple[int, o
     try:
         t = safepath.walk(_root(input_dir), parts, create=False, error=InputError, never=never)
     except FileNotFoundError:
-        raise InputError(f"{shown!r} does not exist in the input directory (see list_inputs)") from None
+        raise Missing(f"{shown!r} does not exist in the input directory (see list_inputs)") from None
     with t:
         last = parts[-1]
         try:
             st = os.stat(last, dir_fd=t.fd, follow_symlinks=False)
         except FileNotFoundError:
-            raise InputError(f"{shown!r} does not exist in the input directory (see list_inputs)") from None
+            raise Missing(f"{shown!r} does not exist in the input directory (see list_inputs)") from None
         except OSError as e:
             raise InputError(f"cannot read {shown!r}: {e.strerror}") from None
         f = importable(parts, st, max_bytes, fmt)
@@ -188,7 +192,13 @@ def _open(input_dir, parts: list[str], max_bytes: int, fmt: str) -> tuple[int, o
 def _read_exactly(fd: int, size: int, shown: str) -> bytearray:
     """The ``size`` bytes of ``fd`` in one buffer (no chunk list joined: one copy of the file)."""
     buf = bytearray(size)
-    view, n = memoryview(buf), 0
+    _read_into(fd, memoryview(buf), shown)
+    return buf
+
+
+def _read_into(fd: int, view: memoryview, shown: str) -> None:
+    """Fill ``view`` with the bytes of ``fd``, exactly (InputError if the file shrank or grew)."""
+    size, n = len(view), 0
     try:
         with open(fd, "rb", buffering=0, closefd=False) as f:
             while n < size:
@@ -204,7 +214,6 @@ def _read_exactly(fd: int, size: int, shown: str) -> bytearray:
         raise InputError(f"cannot read {shown!r}: {e.strerror}") from None
     finally:
         view.release()
-    return buf
 
 
 @dataclass
@@ -241,6 +250,66 @@ def reading(input_dir, filename, max_bytes: int, fmt: str = "", *, wait_s: float
                 del data
     finally:
         if fd >= 0:
+            os.close(fd)
+
+
+@contextmanager
+def reading_many(input_dir, filenames, max_bytes: int, max_total: int, max_files: int, *, wait_s: float = 60.0,
+                 budget=None):
+    """``with reading_many(...) as (infos, data, refused)``: the files among ``filenames`` that
+    :func:`importable` accepts, read (same checked open as :func:`reading`) into one buffer
+    ``data`` (their bytes in ``infos`` order), held in ``budget`` as one amount for the block.
+    Names list_inputs could not offer and files that do not exist are skipped silently; files
+    refused (a symlink, hard links, too large...), and those past ``max_files`` or ``max_total``
+    bytes together, are in ``refused`` (``[{"name", "why"}]``)."""
+    budget = budget or inflight.IMPORTS
+    max_bytes = min(max_bytes, WIRE_MAX_INPUT)
+    opened: list[tuple[int, os.stat_result, str, str]] = []  # fd, stat, format, shown
+    refused: list[dict] = []
+    total = 0
+    try:
+        for filename in filenames:
+            try:
+                parts = check_input_name(filename)
+                importable(parts, None, max_bytes)
+            except InputError:
+                continue  # not a name list_inputs could offer: not a file of the input directory
+            shown = "/".join(parts)
+            try:
+                fd, st, f = _open(input_dir, parts, max_bytes, "")
+            except Missing:
+                continue
+            except InputError as e:
+                if not e.quiet:
+                    refused.append({"name": shown[:200], "why": str(e)[:300]})
+                continue
+            if len(opened) >= max_files or total + st.st_size > max_total:
+                os.close(fd)
+                refused.append({"name": shown[:200], "why": f"not sent: the files a call reads are at most {max_files} "
+                                                             f"and {max_total} bytes together"})
+                continue
+            opened.append((fd, st, f, shown))
+            total += st.st_size
+        with budget.hold(total, wait_s):
+            data = bytearray(total)
+            view, at, infos = memoryview(data), 0, []
+            try:
+                for fd, st, f, shown in opened:
+                    _read_into(fd, view[at:at + st.st_size], shown)
+                    infos.append({"name": shown, "size": st.st_size, "format": f,
+                                  "sha256": hashlib.sha256(view[at:at + st.st_size]).hexdigest()})
+                    at += st.st_size
+            finally:
+                view.release()
+            for fd, *_ in opened:
+                os.close(fd)
+            opened = []
+            try:
+                yield infos, data, refused
+            finally:
+                data = bytearray()
+    finally:
+        for fd, *_ in opened:
             os.close(fd)
 
 

@@ -62,7 +62,12 @@ def module_names() -> frozenset[str]:
 
 def refusal(parts: list[str], fmt: str) -> str | None:
     """Why ``parts`` (safepath-checked components) may not be delivered as ``fmt``; None if it may."""
-    shown = "/".join(parts)[:120]
+    return component_refusal(parts) or extension_refusal(parts, fmt)
+
+
+def component_refusal(parts: list[str]) -> str | None:
+    """Why a component of ``parts`` is refused whatever the file is (hidden, an option, a directory
+    Python loads from); None if none is."""
     for i, p in enumerate(parts):
         kind = "directory" if i < len(parts) - 1 else "file"
         if p.startswith("."):
@@ -75,6 +80,12 @@ def refusal(parts: list[str], fmt: str) -> str | None:
             if low in _BAD_DIRS or low.endswith(_BAD_DIR_SUFFIXES):
                 why = _BAD_DIRS.get(low, "Python reads package metadata and entry points from it")
                 return f"directory name {p[:80]!r} is refused: {why}"
+    return None
+
+
+def extension_refusal(parts: list[str], fmt: str) -> str | None:
+    """Why the last of ``parts`` may not be written as ``fmt`` (its extension, a .py name); None if it may."""
+    shown = "/".join(parts)[:120]
     name = parts[-1]
     stem, dot, ext = name.rpartition(".")
     ext = "." + ext.casefold() if dot else ""

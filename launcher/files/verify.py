@@ -54,14 +54,14 @@ class Verifier:
         self.made += 1
         return self.session
 
-    def check(self, fmt: str, data: bytes) -> dict:
+    def check(self, fmt: str, data: bytes, timeout: float = VERIFY_TIMEOUT_S) -> dict:
         """The verifier's reply for ``data`` as ``fmt``: ``{"ok": True, "check": {...}}`` or
         ``{"ok": False, "error": "..."}`` (typed and bounded here); SessionError if it cannot run."""
         with self.lock:
             if self.closed:
                 raise SessionError("the launcher is closing")
             s = self._live_session()
-            msg, _ = s.ask({"t": "verify", "format": fmt}, "verify", timeout=VERIFY_TIMEOUT_S, blob=data)
+            msg, _ = s.ask({"t": "verify", "format": fmt}, "verify", timeout=timeout, blob=data)
         if msg.get("ok") is True:
             return {"ok": True, "check": clean_numbers(msg.get("check"))}
         return {"ok": False, "error": sanitize.text(str(msg.get("error") or "no reason given"), 300, keep="")}
@@ -84,11 +84,12 @@ def verifier_of(launcher_or_ctx) -> Verifier:
     return v
 
 
-def check_bytes(launcher_or_ctx, fmt: str, data: bytes, name: str) -> dict:
+def check_bytes(launcher_or_ctx, fmt: str, data: bytes, name: str, timeout: float = VERIFY_TIMEOUT_S) -> dict:
     """Checked numbers of ``data`` as ``fmt`` (volume, bbox, triangles, solids, shapes, lines, as the
     format has them), measured by the verifier; VerifyError (nothing may be written) otherwise.
 
-    ``name`` is only used in messages (the caller has checked it)."""
+    ``name`` is only used in messages (the caller has checked it); ``timeout``: the longest the
+    re-check may take (its process is killed past it: the file is refused)."""
     from launcher.files.exports import ExportError
     shown = sanitize.text(str(name), 120, keep="")
     if fmt not in FORMATS:
@@ -99,7 +100,7 @@ def check_bytes(launcher_or_ctx, fmt: str, data: bytes, name: str) -> dict:
         except SvgRefused as e:
             raise ExportError(f"the SVG from the session was refused, nothing was written: {e}") from None
     try:
-        reply = verifier_of(launcher_or_ctx).check(fmt, bytes(data))
+        reply = verifier_of(launcher_or_ctx).check(fmt, bytes(data), timeout)
     except SessionError as e:
         raise ExportError(f"{shown!r} could not be checked, nothing was written: {e}") from None
     if not reply["ok"]:

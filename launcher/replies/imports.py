@@ -28,6 +28,8 @@ _SIGNALS = {"SIGXCPU": "the CPU-time limit was reached", "SIGSYS": "a forbidden 
 _DIED_SIG = re.compile(r"the child process died from (SIG[A-Z0-9]{2,8})\b")
 _DIED_EXIT = re.compile(r"the child process exited with code ([0-9]{1,3}) ")
 UNCHANGED = "nothing was imported and the session is unchanged"
+OPEN_MESH = ("the mesh does not close (a hole, or an edge shared by more than two triangles), so {name} is a "
+             "surface with an area and no volume, not a Solid; booleans and volume need a closed mesh")
 
 
 def _where(err: dict, fmt: str, lines: int) -> str:
@@ -82,6 +84,8 @@ def checked(result: dict, outcome: str, info: dict, name: str, data) -> dict:
     if out["ok"]:
         objs = [o for o in result.get("objects") or [] if isinstance(o, dict) and o.get("name") == name]
         out["objects"] = objs[:1]
+        if info.get("format") in ("stl", "3mf") and objs and objs[0].get("type") != "Solid":
+            out["note"] = OPEN_MESH.format(name=name)
         return out
     err = result.get("error") if isinstance(result.get("error"), dict) else {}
     fmt = str(info.get("format", ""))

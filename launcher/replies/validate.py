@@ -304,7 +304,7 @@ def error(e, budget: _Budget) -> dict:
 
 
 _RESULT_KNOWN = {"t", "ok", "stdout", "stderr", "truncated", "objects", "error", "duration_ms", "to", "nonce",
-                 "deleted", "value", "call", "note"}
+                 "deleted", "value", "call", "note", "files", "shown"}
 
 
 def head_tail(s: str, max_bytes: int) -> tuple[str, int]:
@@ -357,6 +357,7 @@ def result(msg: dict, *, max_output_bytes: int, max_result_bytes: int) -> dict:
         "deleted": names(msg.get("deleted")) if ok else [],
         "value": summary(msg.get("value"), budget) if ok and isinstance(msg.get("value"), dict) else None,
         "call": count(msg.get("call"), 10 ** 9),
+        "shown": (count(msg.get("shown"), 10 ** 6) or 0) if ok else 0,  # objects passed to show() (show.py)
     }
     if ok and isinstance(msg.get("note"), str):
         r["note"] = line(msg["note"], HINT_CAP)
@@ -405,3 +406,60 @@ def export_meta(msg: dict) -> dict:
             out[k] = bounded(msg[k], depth=3, items=16, str_cap=200, budget=budget)
     _extras(msg, set(out) | {"t", "to"}, out, budget)
     return out
+
+
+# ------------------------------------------------------------------ files a call wrote (its scratch directory)
+class Written:
+    """The files a successful call says it wrote: ``entries`` ``[(name, data)]`` cut from the blob, or
+    ``refused`` (why the whole list is refused: nothing of it is delivered). Names are the jail's raw
+    strings, only type- and length-checked: launcher/files/delivery.py judges them and shows them
+    escaped; never put one in a reply unchecked."""
+
+    def __init__(self, entries=(), refused: str | None = None, claimed: int = 0):
+        self.entries: list[tuple[str, memoryview]] = list(entries)
+        self.refused = refused
+        self.claimed = claimed  # how many files the list claimed (shown when refused)
+
+    def __bool__(self) -> bool:
+        return bool(self.entries) or self.refused is not None
+
+
+NAME_BYTES_CAP = 1024  # as safepath.MAX_TOTAL: longer names are refused, never cut (a cut name is another name)
+
+
+def written(msg: dict, blob, *, max_files: int, max_bytes: int) -> Written:
+    """A result's ``files`` (``[{"name": str, "size": int}]``) and the blob they were cut from,
+    checked as hostile: a list of at most ``max_files`` entries, each a str name of at most
+    NAME_BYTES_CAP UTF-8 bytes and an int size >= 0, the sizes summing exactly to ``len(blob)``
+    and to at most ``max_bytes``. Anything else refuses the whole list (a process that lies about
+    its own list gets nothing delivered). No ``files`` and an empty blob: an empty Written."""
+    files = msg.get("files")
+    blob = bytes(blob or b"")
+    if files is None and not blob:
+        return Written()
+    if not isinstance(files, list):
+        return Written(refused="the call's file list is not a list")
+    n = len(files)
+    if n > max_files:
+        return Written(refused=f"the call listed {n} files; at most {max_files} are delivered per call", claimed=n)
+    sizes, names_ = [], []
+    for f in files:
+        name, size = (f.get("name"), f.get("size")) if isinstance(f, dict) else (None, None)
+        if not isinstance(name, str) or count(size) is None:
+            return Written(refused="the call's file list has an entry that is not {name: str, size: int}", claimed=n)
+        if len(name.encode("utf-8", "surrogatepass")) > NAME_BYTES_CAP:
+            return Written(refused=f"the call's file list has a name over {NAME_BYTES_CAP} bytes", claimed=n)
+        names_.append(name)
+        sizes.append(size)
+    total = sum(sizes)
+    if total != len(blob):
+        return Written(refused=f"the call's file sizes add up to {total} bytes but it sent {len(blob)}", claimed=n)
+    if total > max_bytes:
+        return Written(refused=f"the call's files hold {total} bytes; at most {max_bytes} are delivered per call",
+                       claimed=n)
+    out, at = [], 0
+    mv = memoryview(blob)
+    for name, size in zip(names_, sizes):
+        out.append((name, mv[at:at + size]))  # a view of the blob: no copy
+        at += size
+    return Written(out, claimed=n)

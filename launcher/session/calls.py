@@ -20,6 +20,7 @@ import signal
 import time
 
 from jail.wire import protocol
+from jail.wire.caps import SCRATCH_MAX_FILES
 from launcher.contain.procs import Proc
 from launcher.contain.watchdog import SessionWatch
 from launcher.replies import sanitize
@@ -63,12 +64,17 @@ class Calls:
         self.watch = watch
         self.cancellation = Cancellation(channel)
         self.last_error: dict | None = None
+        #: the files the last successful ``execute`` wrote (its result's ``files`` and blob, checked
+        #: by ``validate.written``); empty after any other call. Read under ``lock`` by the execute
+        #: tool, which delivers them (launcher/files/delivery.py).
+        self.written = replies.Written()
 
     # ------------------------------------------------------------ transactions
     def execute(self, code: str, timeout_s: float | None = None, *, request: dict | None = None,
                 limit_s: float | None = None, blob: bytes = b"",
                 record: tuple[str, str | None] | None = None) -> dict:
-        """Run ``code``; ``timeout_s`` may shorten the profile's wall-clock limit, never extend it.
+        """Run ``code``; ``timeout_s`` replaces the profile's wall-clock limit (``timeout_s``), up to its
+        ``max_timeout_s`` (above it: refused, naming the key).
 
         ``request`` replaces the ``execute`` request with another transaction op (e.g. ``import``,
         launcher/files/inputs.py) served the same way; ``code`` is then only what the log records, and
@@ -87,13 +93,17 @@ class Calls:
             if timeout_s is not None:
                 if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not timeout_s > 0:
                     return error_result("InvalidRequest", "timeout_s must be a positive number of seconds")
-                limit = min(float(timeout_s), lim.timeout_s)
+                if timeout_s > lim.max_timeout_s:
+                    return error_result("InvalidRequest", f"timeout_s {timeout_s:g} is above the profile's maximum, "
+                                                          f"max_timeout_s = {lim.max_timeout_s:g} s; ask for at most that")
+                limit = float(timeout_s)
             if not isinstance(code, str):
                 return error_result("InvalidRequest", "code must be a string")
             if len(code.encode("utf-8", "surrogatepass")) > lim.max_code_bytes:
                 return self._record(error_result("InvalidRequest", f"code is larger than the profile's "
                                                                    f"{lim.max_code_bytes}-byte limit"),
                                     code, 0.0, "too-large")
+            self.written = replies.Written()
             chain.ensure_next()
             self.watch.at_call_boundary()  # the next must be able to take the request
             self.channel.last_next_exit = None
@@ -103,11 +113,12 @@ class Calls:
             except SessionNotReading as e:
                 return self._record(error_result("SessionNotReading", str(e)), code, start, "not-reading")
             nxt = chain.next
+            cap = self.result_cap()
             try:
                 try:
-                    _pid, msg, _ = cancellation.wait(("result",), nxt, start + limit - grace(limit))
+                    _pid, msg, blob = cancellation.wait(("result",), nxt, start + limit - grace(limit), cap=cap)
                 except TimeoutError:
-                    msg = self._last_words(nxt, start + limit)  # TimedOut (with what it said) at the limit
+                    msg, blob = self._last_words(nxt, start + limit, cap)  # TimedOut (with what it said) at the limit
                 result = self._validate_result(msg)
             except CallCancelled:
                 chain.discard_next()
@@ -147,16 +158,24 @@ class Calls:
                 return self._record(error_result("SessionMemoryLimit", over), code, start, "memory")
             if chain.promote(nxt):  # success: nxt becomes head, and the launcher's history gains the call
                 result["call"] = chain.history.record(*rec)
+                if (request or {}).get("t", "execute") == "execute":  # the files it wrote, for the tool to deliver
+                    self.written = replies.written(msg, blob, max_files=SCRATCH_MAX_FILES,
+                                                   max_bytes=lim.max_export_bytes)
             else:  # the head was dropped (chain.drop_head): its history with it
                 result["stderr"] += ("\n[launcher: the call ran, but its process then stopped reading and was "
                                      "killed: the session's state is gone; restore a snapshot or reset]\n")
             return self._record(result, code, start, "ok")
 
+    def result_cap(self) -> int:
+        """The largest result message taken: the reply (``max_result_bytes``) and the files the call
+        wrote in its blob (at most ``max_export_bytes``, the scratch directory's cap)."""
+        return self.limits.max_result_bytes + self.limits.max_export_bytes
+
     # ------------------------------------------------------------ timeouts that say where
-    def _last_words(self, nxt: Proc, hard: float) -> dict:
+    def _last_words(self, nxt: Proc, hard: float, cap: int | None = None) -> tuple[dict, bytes]:
         """Near the limit: SIGUSR2 the child (its runner's handler answers with a ``partial``: the
         line it is on and the output so far), then wait until the hard limit for its real result.
-        Returns the result if it comes in time; otherwise raises TimedOut carrying the partial
+        Returns the result (and its blob) if it comes in time; otherwise raises TimedOut carrying the partial
         reply (or None). Nothing depends on the child answering: user code may replace the
         handler (no answer), die of the signal (a timeout all the same) or lie (it is shown as
         the child's report); the caller SIGKILLs it either way."""
@@ -164,9 +183,9 @@ class Calls:
         got = None
         try:
             while True:
-                _pid, msg, _ = self.cancellation.wait(("result", "partial"), nxt, hard)
+                _pid, msg, blob = self.cancellation.wait(("result", "partial"), nxt, hard, cap=cap)
                 if msg["t"] == "result":
-                    return msg
+                    return msg, blob
                 if got is None:
                     got = replies.partial(msg, max_output_bytes=self.limits.max_output_bytes)
         except (TimeoutError, SessionDead):

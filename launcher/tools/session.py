@@ -5,26 +5,46 @@ checks every call) and each renderer formats the checked result (text.py).
 """
 from __future__ import annotations
 
-from launcher.tools import content, text
+from launcher.files import delivery, shipped
+from launcher.tools import content, show, text
 from launcher.tools.tool import Tool, hints
 
 
 # ------------------------------------------------------------------ execute
-def execute(ctx, session, code, timeout_s=None) -> dict:
-    return session.execute(code, timeout_s)
+def execute(ctx, session, code, timeout_s=None, show_images=True) -> dict:
+    """Run ``code`` with the offered input files it names (shipped.py); on success deliver the
+    files it wrote to the output directory (delivery.py) and, when it called ``show()``, attach
+    the picture (show.py). A failed call delivers nothing."""
+    with shipped.sending(ctx, code) as (request, blob, sent):
+        with session.lock:  # the files read below are this call's
+            result = session.execute(code, timeout_s, request=request, blob=blob)
+            written, session.calls.written = session.calls.written, None
+    if sent is not None:
+        result["inputs"] = sent
+    if result.get("ok") is True and written:
+        result["files"] = delivery.deliver(ctx, written)
+    return show.attach(session, result, show_images)  # last: show() in the code: its picture
 
 
 def execute_content(result: dict) -> list[dict]:
-    return [content.text(text.execute_text(result))]
+    extra = shipped.lines(result.get("inputs")) + delivery.lines(result.get("files"))
+    note = show.note_line(result)
+    lines = [text.execute_text(result), *extra] + ([note] if note else [])
+    return [content.text("\n".join(lines))] + show.blocks(result)
 
 
 EXECUTE = Tool(
     "execute", "Run build123d code",
     "Run build123d Python code in the persistent session. Top-level names persist between calls; "
-    "`from build123d import *` is pre-loaded. Allowed imports: {allowed_imports} (nothing else: no os, "
-    "subprocess, socket, open()). The code has no file access, no network and no GUI viewer: use render "
-    "to see the model, session_state/measure to inspect objects, import_file to read the input directory "
-    "and export to write files. Limits per call: {timeout_s} s wall clock, "
+    "`from build123d import *` is pre-loaded. Allowed imports: {allowed_imports} (nothing else: no "
+    "subprocess, socket; os and pathlib, where allowed, see only the call's scratch directory). The code "
+    "has no network and no GUI: ocp_vscode's show()/show_object() (where allowed) add a picture of what "
+    "they show to the reply, render draws the model from any view, session_state/measure/features inspect "
+    "objects, import_file reads the input directory and export writes files. Files the code writes (export_step(part, 'p.step')) go to a private "
+    "scratch directory; when the call succeeds, those in an export format are re-checked and delivered to "
+    "the output directory under export's rules (never over a file this server did not write) and listed "
+    "in the reply; a failed call delivers nothing. Files list_inputs offers that the code names in a string "
+    "literal ('logo.svg', 'parts/a.step') are readable by that name. Limits per call: {timeout_s} s wall clock, "
     "{max_code_bytes} bytes of code, {max_output_bytes} bytes of stdout+stderr kept (head and tail). Returns "
     "stdout/stderr, the value of a trailing expression (REPL style: end with `part.volume`), and a summary "
     "(type, volume, bounding box) of only the names the call added (+), changed (~) or deleted (-) "
@@ -34,8 +54,11 @@ EXECUTE = Tool(
     params={
         "code": {"type": "string", "description": "Python source to run in the session (build123d API)."},
         "timeout_s": {"type": "number", "exclusiveMinimum": 0,
-                      "description": "Optional: a shorter wall-clock limit for this call, in seconds "
-                                     "(the profile's limit, {timeout_s} s, is the maximum)."},
+                      "description": "Optional: this call's wall-clock limit in seconds: {timeout_s} s when not "
+                                     "given, at most {max_timeout_s} s (the profile's max_timeout_s)."},
+        "show_images": {"type": "boolean", "default": True,
+                        "description": "Optional (default true): when the code calls ocp_vscode's show() or "
+                                       "show_object(), add one rendered PNG of what it displayed to the reply."},
     },
     required=("code",), handler=execute, renderer=execute_content, changes_session=True,
     # rebinding or deleting names is a destructive update; the same code twice runs twice

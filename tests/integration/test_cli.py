@@ -48,7 +48,7 @@ def test_demo(tmp_path):
     assert re.search(r"^plate: \d+ faces$", out, re.M), _diag(p)
     assert "+ part: Part  volume " in out
     assert "Inside the jail:" in out and "NoNewPrivs=1" in out and "CapEff=0000000000000000" in out
-    assert "An escape attempt (import os) is refused:" in out and "PolicyError" in out
+    assert "An escape attempt (import subprocess) is refused:" in out and "PolicyError" in out
 
 
 def test_doctor_json_all_required_layers_applied(tmp_path):

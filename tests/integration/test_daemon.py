@@ -254,7 +254,7 @@ def test_malformed_requests_get_errors(daemon):
 def test_logs_are_key_value_lines_with_audit(daemon):
     b = DaemonBackend(str(daemon["sock"]))
     b.call("execute", {"code": "z = 3"})
-    b.call("execute", {"code": "import os"})
+    b.call("execute", {"code": "import subprocess"})
     b.close()
     wait_until(lambda: daemon["log"].read_text().count("event=disconnect") >= 1, 5)
     lines = daemon["log"].read_text().splitlines()
@@ -382,7 +382,7 @@ SCRIPT = [
     ("last_error", {}),
     ("session_state", {}),
     ("save_snapshot", {"name": "one"}),
-    ("execute", {"code": "import os"}),
+    ("execute", {"code": "import subprocess"}),
     ("list_snapshots", {}),
     ("export", {"object_name": "p", "filename": "FILE", "format": ""}),
     ("export", {"object_name": "p", "filename": "/etc/passwd", "format": ""}),

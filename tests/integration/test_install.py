@@ -116,7 +116,7 @@ def check_cli(exe: Path, cwd: Path, env: dict, *, full: bool) -> None:
     p = run([exe, "--version"], cwd=cwd, env=env)
     assert p.stdout.strip() == f"build123d-launcher {__version__}", p.stdout
     p = run([exe, "demo"], cwd=cwd, env=env, timeout=300)
-    assert "plate:" in p.stdout and "An escape attempt (import os) is refused" in p.stdout, p.stdout
+    assert "plate:" in p.stdout and "An escape attempt (import subprocess) is refused" in p.stdout, p.stdout
     assert "PolicyError" in p.stdout
     if not full:
         return
@@ -188,4 +188,4 @@ def test_uv_tool_install_and_uvx(built):
     # uvx --from <source directory>: builds the package itself, runs it once
     p = run([tools / "bin" / "uvx", "--python", BASE_PY, "--from", built["src"], "build123d-launcher", "demo"],
             cwd=cwd, env=env, timeout=600)
-    assert "An escape attempt (import os) is refused" in p.stdout, p.stdout
+    assert "An escape attempt (import subprocess) is refused" in p.stdout, p.stdout

@@ -70,7 +70,7 @@ def test_is_error_true_and_false_per_case(tmp_path):
             cases = [
                 ("execute", {"code": "part = Box(2, 3, 4)"}, False, "OK ("),
                 ("execute", {"code": "1/0"}, True, "ZeroDivisionError"),
-                ("execute", {"code": "import os"}, True, "PolicyError"),
+                ("execute", {"code": "import subprocess"}, True, "PolicyError"),
                 ("execute", {}, True, "code"),                                    # missing argument
                 ("execute", {"code": 5}, True, "code must be of type string"),    # wrong type
                 ("execute", {"code": "x = 1", "timeout_s": -1}, True, "timeout_s"),
@@ -113,7 +113,8 @@ def test_schemas_describe_every_parameter(tmp_path):
         assert t.annotations is not None and t.annotations.read_only_hint is not None
     ex = tools["execute"]
     assert "Allowed imports: build123d, math, numpy" in ex.description
-    assert "no GUI viewer: use render" in ex.description and "no file access" in ex.description
+    assert "show_object() (where allowed) add a picture" in ex.description and "no network" in ex.description
+    assert "delivered to the output directory under export's rules" in ex.description
     assert " 2 s wall clock" in ex.description  # the profile's limit (sessions_fast: 2 s)
     from launcher.files.exports import FORMATS
     assert tools["export"].input_schema["properties"]["format"]["enum"] == ["", *FORMATS]

@@ -156,7 +156,7 @@ def test_exception_leaves_state_exact(session):
 def test_policy_error_leaves_state_exact(session):
     before = setup_state(session)
     pids = session.pids()
-    r = session.execute(MUTATE + "import os\n")
+    r = session.execute(MUTATE + "import subprocess\n")
     assert not r["ok"]
     assert r["error"]["type"] == "PolicyError", r
     assert r["error"]["line"] == MUTATE.count("\n") + 1
@@ -452,7 +452,7 @@ def test_consecutive_failures_leave_no_zombie_and_keep_the_session(session):
     head = session.pids()["head"]
     # 40 is enough to see the zombies and stays below RLIMIT_NPROC: past it, the launcher waits 30 s for a next
     for k in range(40):
-        code = "fails += 1\nraise RuntimeError('boom')" if k % 2 else "fails += 1\nimport os"
+        code = "fails += 1\nraise RuntimeError('boom')" if k % 2 else "fails += 1\nimport subprocess"
         r = session.execute(code)
         assert r["error"]["type"] in ("RuntimeError", "PolicyError"), (k, r["error"])
     assert session.pids()["head"] == head  # failures never replace the head

@@ -1,5 +1,5 @@
 """The strict profile: the demo model and every export format still work under it,
-and the per-call timeout_s can shorten (never extend) the profile's limit."""
+and the per-call timeout_s can shorten the profile's limit, never past its max_timeout_s (= timeout_s)."""
 from __future__ import annotations
 
 import pytest
@@ -51,7 +51,8 @@ def test_per_call_timeout_shortens_but_never_extends(strict):
     assert r["error"]["type"] == "ExecutionTimeout" and "1s wall-clock" in r["error"]["message"], r
     assert r["wall_ms"] < 5000
     r = ts.call("execute", {"code": "while True:\n    pass", "timeout_s": 10_000})
-    assert r["error"]["type"] == "ExecutionTimeout" and "10s wall-clock" in r["error"]["message"], r  # strict caps at 10 s
+    assert r["error"]["type"] == "InvalidRequest" and "max_timeout_s = 10 s" in r["error"]["message"], r
+    assert ts.profile.limits.max_timeout_s == ts.profile.limits.timeout_s == 10  # strict never extends
     r = ts.call("execute", {"code": "print(keep)", "timeout_s": -1})
     assert isinstance(r.get("error"), str) and "timeout_s" in r["error"], r  # refused by the tool's schema
     assert ts.call("execute", {"code": "print(keep)"})["stdout"] == "7\n"

@@ -6,7 +6,7 @@ As root, in a private mount namespace (so nothing here touches the host's mounts
 unprivileged uid. That uid starts its own user manager, runs ``python -m
 launcher.daemon.install`` (the code behind ``make install-user-service``), and then an
 MCP stdio client (the ``mcp`` SDK) talks to ``build123d-launcher mcp``, which finds the
-socket-activated daemon: a Box is built, ``import os`` is refused, a STEP file is
+socket-activated daemon: a Box is built, ``import subprocess`` is refused, a STEP file is
 exported into ``~/build123d-out``. The service must be ``active`` (its ``READY=1``
 reached the manager) and, once stopped, leave no process in its cgroup.
 
@@ -58,7 +58,7 @@ async def main():
         async with ClientSession(r, w) as s:
             await s.initialize()
             for tool, args in [("execute", {"code": "b = Box(10, 20, 30)\nprint(round(b.volume))"}),
-                               ("execute", {"code": "import os"}),
+                               ("execute", {"code": "import subprocess"}),
                                ("export", {"object_name": "b", "filename": "b.step"})]:
                 x = await s.call_tool(tool, args)
                 out.append("".join(c.text for c in x.content if c.type == "text"))
@@ -168,7 +168,7 @@ def test_units_under_a_real_user_manager():
     assert "RESULT" in lines, diag
     results = json.loads(lines["RESULT"])
     assert results[0].startswith("OK") and "6000" in results[0], results
-    assert "PolicyError" in results[1] and "import of 'os' is not allowed" in results[1], results
+    assert "PolicyError" in results[1] and "import of 'subprocess' is not allowed" in results[1], results
     assert json.loads(results[2])["path"] == "/home/b123d/build123d-out/b.step", results
     assert lines.get("SERVICE") == "active", f"READY=1 never reached the manager?\n{diag}"
     assert lines.get("FILES", "").split() == ["b.step"], diag

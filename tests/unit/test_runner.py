@@ -35,7 +35,7 @@ def run(code, ns, *, python_layers=True, max_output_bytes=65536):
                    blocked_calls=BLOCKED, max_output_bytes=max_output_bytes)
     json.dumps(r, allow_nan=False)  # always strict-JSON serialisable
     assert set(r) - {"note"} == {"ok", "stdout", "stderr", "truncated", "error", "objects", "deleted", "value",
-                                 "call", "duration_ms"}
+                                 "call", "shown", "duration_ms"}
     assert isinstance(r["duration_ms"], float)
     return r
 

@@ -58,6 +58,14 @@ def _evaluators() -> dict[int, str]:
         for n in names:
             out[id(getattr(mod, n))] = f"{mod.__name__}.{n}"
     out[id(_REAL_EVALUATE)] = "typing.ForwardRef._evaluate (real)"
+    # not evaluators, but as bad for the views (issue 21): the stdlib's attribute-by-string primitives
+    # with no '_' rule (attrgetter("__globals__")). (sys._getframe is not here: libraries use frames
+    # without handing them out; the one that does, logging.currentframe, is refused - test below.)
+    import operator
+    import _operator
+    for mod in (operator, _operator):
+        for n in ("attrgetter", "methodcaller"):
+            out[id(getattr(mod, n))] = f"operator.{n}"
     return out
 
 
@@ -313,14 +321,17 @@ def test_the_walk_finds_a_new_entry_point():
     def evaluates(s):
         return eval(s)  # noqa: S307 - the thing the walk must find
 
+    import operator
+
     fake.import_module = importlib.import_module
     fake.loads = pickle.loads
     fake.evaluates = evaluates
+    fake.by_name = operator.attrgetter
     w = Walk()
-    for k in ("import_module", "loads", "evaluates"):
+    for k in ("import_module", "loads", "evaluates", "by_name"):
         w.obj(getattr(fake, k), f"fakeview.{k}", [], DEPTH)
     got = {what for _e, what in w.hits}
-    assert {"importlib.import_module", "_pickle.loads", "eval"} <= got, w.hits
+    assert {"importlib.import_module", "_pickle.loads", "eval", "operator.attrgetter"} <= got, w.hits
     if evaluators is None:
         return
     evaluators.uninstall()
@@ -336,9 +347,26 @@ def test_the_walk_finds_a_new_entry_point():
 def test_the_entry_points_cover_what_matters(entries):
     """The walk sees the views' evaluator-adjacent names (else it would pass by seeing nothing)."""
     for name in ("typing.get_type_hints", "typing.ForwardRef", "functools.singledispatch", "numpy.load",
-                 "collections.namedtuple", "build123d.pack_utils.dataclass"):
+                 "collections.namedtuple", "build123d.pack_utils.dataclass",
+                 # issue 21: the stdlib modules of the compatible default profile
+                 "operator.attrgetter", "string.Formatter", "logging.basicConfig", "logging.Logger",
+                 "enum.Enum", "dataclasses.make_dataclass", "json.loads", "timeit.Timer", "warnings.warn_explicit",
+                 "typing_extensions.get_type_hints", "contextlib.contextmanager", "decimal.Decimal", "pprint.pformat",
+                 "re.compile", "random.Random", "datetime.datetime", "statistics.mean", "textwrap.dedent"):
         assert name in entries, name
     assert "numpy.info" not in entries and not any(k.startswith("numpy.f2py") for k in entries)
+    refused = ("logging.FileHandler", "logging.currentframe", "enum.global_enum", "contextlib.chdir", "timeit.main",
+               "typing_extensions.get_annotations", "typing_extensions.evaluate_forward_ref")
+    assert not [k for k in refused if k in entries]
+    assert not any(k.startswith(("logging.config.", "logging.handlers.", "json.tool.")) for k in entries)
+    # the stand-ins, not the real objects (which take run-time strings to attributes or code)
+    import operator
+    import string
+    import timeit
+    for name, real in (("operator.attrgetter", operator.attrgetter), ("operator.methodcaller", operator.methodcaller),
+                       ("string.Formatter", string.Formatter), ("timeit.Timer", timeit.Timer),
+                       ("timeit.timeit", timeit.timeit)):
+        assert entries[name] is not real and entries[name].__module__ in ("jail.cad.stdlib_views", "timeit", "string"), name
 
 
 # ------------------------------------------------------------------ behaviour, in a real jail
