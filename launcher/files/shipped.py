@@ -16,6 +16,8 @@ literal without needing it (it may read whatever list_inputs offers, as import_f
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from contextlib import contextmanager
 
 from launcher.files import inflight, inputs
@@ -28,23 +30,36 @@ MAX_NAME = 1024       # a literal longer than this names no file
 
 def literal_names(code: str) -> list[str]:
     """The distinct string literals of ``code`` that could name a file (``./`` prefixes dropped),
-    in order; [] when it does not parse (the jail reports the syntax error)."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-        return []
-    found: list[tuple[int, int, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            found.append((getattr(node, "lineno", 0), getattr(node, "col_offset", 0), node.value))
-            if len(found) >= MAX_LITERALS:
-                break
+    in source order; [] when it does not tokenize (the jail reports the syntax error).
+
+    The launcher never parses the code: ``tokenize`` (pure Python, no recursion, bounded by
+    ``max_code_bytes``) finds the string tokens, and only a plain one (no ``f``/``b`` prefix) is
+    decoded, by itself. (``ast.parse`` here crashed under concurrent calls: CPython 3.11's
+    "AST constructor recursion depth mismatch".)"""
     out: dict[str, None] = {}
-    for _, _, s in sorted(found):  # in source order
-        while s.startswith("./"):
-            s = s[2:]
-        if 0 < len(s) <= MAX_NAME and "\x00" not in s and "." in s:
-            out.setdefault(s, None)
+    seen = 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type != tokenize.STRING:
+                continue
+            seen += 1
+            if seen > MAX_LITERALS:
+                break
+            prefix = tok.string[:len(tok.string) - len(tok.string.lstrip("rRuUbBfF"))].lower()
+            if "f" in prefix or "b" in prefix or len(tok.string) > MAX_NAME + 8:
+                continue
+            try:
+                s = ast.literal_eval(tok.string)
+            except (SyntaxError, ValueError, MemoryError, RecursionError, SystemError):
+                continue
+            if not isinstance(s, str):
+                continue
+            while s.startswith("./"):
+                s = s[2:]
+            if 0 < len(s) <= MAX_NAME and "\x00" not in s and "." in s:
+                out.setdefault(s, None)
+    except (tokenize.TokenError, SyntaxError, ValueError, MemoryError, RecursionError):
+        pass  # what was found before the bad token still counts; the jail reports the error
     return list(out)
 
 
