@@ -4,8 +4,8 @@ modules the default profile allows (issue 21; each module's review is in SECURIT
 Stand-ins (``substitutes``), none a subclass of the real class (``super(StandIn, x)`` would reach it):
 ``operator.attrgetter``/``methodcaller`` (a run-time string -> attributes: the names follow
 ``introspect.attribute_refusal``), ``string.Formatter`` (``get_field`` returned any attribute of an
-argument, ``"0.__globals__[os]"``), ``logging.basicConfig`` (no ``filename``: handlers to streams
-only), ``timeit.Timer``/``timeit``/``repeat`` (callables only: a string is compiled and run with the
+argument, ``"0.__globals__[os]"``), ``logging.basicConfig`` (``filename`` is a file of the scratch
+directory: handlers to streams only), ``timeit.Timer``/``timeit``/``repeat`` (callables only: a string is compiled and run with the
 real builtins). Refused (``refused``): ``logging.FileHandler`` (host files), ``logging.currentframe``
 (a frame), ``enum.global_enum`` (writes into ``sys.modules[cls.__module__]``, a module the class
 names), ``contextlib.chdir`` (the real ``os.chdir``), ``timeit.main``, ``typing_extensions.get_annotations``/
@@ -23,6 +23,7 @@ import sys
 import timeit
 from _string import formatter_field_name_split
 
+from jail.cad import fsviews
 from jail.cad.introspect import attribute_refusal
 
 __all__ = ["substitutes", "refused", "REFUSED_MODULES"]
@@ -107,10 +108,14 @@ def _formatter_class():
 def _basic_config(real):
     def basicConfig(**kwargs):  # noqa: N802 - the stdlib's name
         """``logging.basicConfig`` to streams only (stderr by default, or ``stream=``/``handlers=``);
-        ``filename=`` is refused: code writes files through ``open`` in the scratch directory."""
-        if kwargs.get("filename") is not None or "filemode" in kwargs:
-            raise ValueError("logging.basicConfig(filename=...) is not available: log to a stream "
-                             "(the default, stderr) or to a StreamHandler")
+        ``filename=`` logs to that file in the call's scratch directory (``fsviews.open_``: never a
+        host file; a log is listed, not delivered)."""
+        filename, mode = kwargs.pop("filename", None), kwargs.pop("filemode", "a")
+        if filename is not None:
+            if "stream" in kwargs or "handlers" in kwargs:
+                raise ValueError("'stream' or 'handlers' should not be specified together with 'filename'")
+            kwargs["stream"] = fsviews.open_(filename, mode, encoding=kwargs.pop("encoding", None),
+                                             errors=kwargs.pop("errors", "backslashreplace"))
         return real(**kwargs)
     basicConfig.__wrapped__ = None
     return basicConfig

@@ -115,10 +115,6 @@ print("LEAK")''', "attribute 'main' is not available to user code"),
 import logging
 logging.FileHandler("x.log")
 print("LEAK")''', "attribute 'FileHandler' is not available to user code: it writes host files"),
-    "logging_basic_config_file": ('''
-import logging
-logging.basicConfig(filename="x.log")
-print("LEAK")''', "logging.basicConfig(filename=...) is not available"),
     "logging_handlers_module": ('''
 import logging.handlers
 print("LEAK")''', "import of 'logging.handlers' is not allowed"),
@@ -178,6 +174,12 @@ print("LEAK", json.loads('{"a": 1}', object_hook=lambda d: contextlib_like(d)))
 
 #: legitimate uses of the same surfaces: code -> expected stdout
 WORKS = {
+    "logging_to_a_scratch_file": ('''
+import logging, os
+logging.basicConfig(filename="run.log", level=logging.INFO)
+logging.info("hello")
+logging.getLogger().handlers[0].flush()
+print(open("run.log").read().strip(), os.path.exists("/scratch/run.log"))''', "INFO:root:hello True\n"),
     "locals_guard": ('''
 if "show_object" in locals():
     show_object(1)

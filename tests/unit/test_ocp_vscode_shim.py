@@ -110,8 +110,8 @@ def test_accepts_what_the_real_one_accepts(b3d):
     assert shim.status() == {} and shim.workspace_config() == {} and shim.is_pytest() is False
     assert shim.web_to_rgb("red") == (1.0, 0.0, 0.0)
     assert len(shim.select_edges(box, [0, 1])) == 2 and shim.select_face(box, 0).is_same(box.faces()[0])
-    with pytest.raises(NotImplementedError, match="render"):
-        shim.ImageFace("logo.png")
+    face = shim.ImageFace("logo.png", scale=2, origin_pixels=(0, 0))  # not readable: a placeholder rectangle
+    assert type(face).__name__ == "Face" and abs(face.area - 4) < 1e-9
     shim.show_clear()
     shim.show_all()
 

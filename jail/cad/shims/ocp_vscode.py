@@ -365,9 +365,29 @@ class Animation:
         pass
 
 
-def ImageFace(*args, **kwargs):  # noqa: N802 - the real name
-    raise NotImplementedError("ocp_vscode.ImageFace (an image on a face, shown in the viewer) is not "
-                              "available here: build the face with build123d and use render to look at it")
+def ImageFace(image_path, scale=1.0, origin_pixels=(0, 0), location=None, name=None):  # noqa: N802
+    """A plain rectangle the size of the image (the viewer would texture it with the image): ``scale``
+    model units a pixel, pixel ``origin_pixels`` (from the top left) at the origin, then ``location``.
+    The image is read from the scratch directory for its size only; when it cannot be read (not an
+    offered input), a one-pixel placeholder is made and a note goes to stderr."""
+    import build123d as _b
+    from jail.cad import fsviews
+    try:
+        from PIL import Image
+        with fsviews.open_(image_path, "rb") as f:
+            w, h = Image.open(f).size
+    except Exception as e:  # noqa: BLE001 - a picture for the viewer only: the model does not depend on it
+        print(f"ocp_vscode.ImageFace: {image_path!s:.80} not readable here ({type(e).__name__}); "
+              "a 1-pixel placeholder face stands in for the picture", file=_sys.stderr)
+        w = h = 1
+    s = float(scale)
+    ox, oy = origin_pixels
+    face = _b.Face.make_rect(w * s, h * s).moved(_b.Location(((w / 2 - ox) * s, (oy - h / 2) * s, 0)))
+    if location is not None:
+        face = face.moved(location)
+    if name is not None:
+        face.label = str(name)
+    return face
 
 
 def _select(obj, indices, getter):
