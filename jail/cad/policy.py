@@ -149,6 +149,30 @@ def _root(modname: str) -> str:
     return modname.split(".", 1)[0]
 
 
+def _column(lines: list[str], node: ast.AST) -> int:
+    """ast col_offset is in UTF-8 bytes; report characters."""
+    line = getattr(node, "lineno", 1) or 1
+    col = getattr(node, "col_offset", 0) or 0
+    if 1 <= line <= len(lines):
+        text = lines[line - 1]
+        if not text.isascii():
+            return len(text.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "ignore"))
+    return col
+
+
+def _source_text(code: str, lines: list[str], node: ast.AST) -> str:
+    """The offending source of ``node``, on one line, capped."""
+    try:
+        seg = ast.get_source_segment(code, node)
+    except Exception:
+        seg = None
+    if seg is None:
+        line = getattr(node, "lineno", 0) or 0
+        seg = lines[line - 1].strip() if 1 <= line <= len(lines) else ""
+    seg = " ".join(seg.split()) if "\n" in seg else seg
+    return seg if len(seg) <= _TEXT_CAP else seg[: _TEXT_CAP - 3] + "..."
+
+
 class _Checker:
     def __init__(self, code: str, tree: ast.AST, allowed: Sequence[str], blocked: Sequence[str]):
         self.code = code
@@ -171,25 +195,10 @@ class _Checker:
 
     # -- helpers ---------------------------------------------------------
     def _col(self, node: ast.AST) -> int:
-        """ast col_offset is in UTF-8 bytes; report characters."""
-        line = getattr(node, "lineno", 1) or 1
-        col = getattr(node, "col_offset", 0) or 0
-        if 1 <= line <= len(self.lines):
-            text = self.lines[line - 1]
-            if not text.isascii():
-                return len(text.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "ignore"))
-        return col
+        return _column(self.lines, node)
 
     def _text(self, node: ast.AST) -> str:
-        try:
-            seg = ast.get_source_segment(self.code, node)
-        except Exception:
-            seg = None
-        if seg is None:
-            line = getattr(node, "lineno", 0) or 0
-            seg = self.lines[line - 1].strip() if 1 <= line <= len(self.lines) else ""
-        seg = " ".join(seg.split()) if "\n" in seg else seg
-        return seg if len(seg) <= _TEXT_CAP else seg[: _TEXT_CAP - 3] + "..."
+        return _source_text(self.code, self.lines, node)
 
     def add(self, rule: str, node: ast.AST, reason: str) -> None:
         # Text and character columns are computed later, for the first few only.
