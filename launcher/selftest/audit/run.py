@@ -101,7 +101,7 @@ def _attacker_healthy(rig: Rig, next_ok: bool, notes: list[str]) -> bool:
         h = rig.attacker.execute("print('alive-check')")
         healthy = bool(h.get("ok")) and "alive-check" in h.get("stdout", "")
         if healthy and rig.ast_on:
-            h2 = rig.attacker.execute("import os\n")
+            h2 = rig.attacker.execute("import subprocess\n")  # refused by every profile's AST policy
             if (h2.get("error") or {}).get("type") != "PolicyError":
                 # a Python layer switched off for later calls: reported, not a canary (the OS
                 # layers still hold); the session is replaced so the next payload starts clean
