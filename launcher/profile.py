@@ -98,6 +98,12 @@ def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict:
             merged[key] = {**base[key], **val}
         else:
             merged[key] = val
+    lim = merged.get("limits")
+    own = data.get("limits") if isinstance(data.get("limits"), dict) else {}
+    if isinstance(lim, dict) and "timeout_s" in own and "max_timeout_s" not in own:
+        m, t = lim.get("max_timeout_s"), own["timeout_s"]
+        if isinstance(m, (int, float)) and isinstance(t, (int, float)) and m < t:
+            lim["max_timeout_s"] = t  # a profile that raises timeout_s past its base's maximum raises that too
     return merged
 
 

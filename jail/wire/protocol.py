@@ -234,6 +234,7 @@ class Receiver:
         self.max_json = max_json
         self.budget = budget if budget is not None else HELD
         self.expected: int | None = None
+        self.expected_json: int | None = None  # the JSON part's cap for the expected sender (its blob may be more)
         self.partial: dict[int, bytearray] = {}
         self.held = 0
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
@@ -245,10 +246,12 @@ class Receiver:
             self.held -= len(buf)
             self.budget.give(len(buf))
 
-    def expect(self, pid: int | None, max_bytes: int | None = None) -> None:
-        """From now on ``pid`` (None: anyone) may send messages up to ``max_bytes``; others only
-        ``other_max``. Half-sent messages of others that are already over that are dropped."""
+    def expect(self, pid: int | None, max_bytes: int | None = None, max_json: int | None = None) -> None:
+        """From now on ``pid`` (None: anyone) may send messages up to ``max_bytes``, of which at most
+        ``max_json`` JSON (the rest is the raw blob); others only ``other_max``. Half-sent messages
+        of others that are already over that are dropped."""
         self.expected = pid
+        self.expected_json = max_json
         self.max_bytes = max_bytes if max_bytes is not None else self.default_max
         for p, buf in list(self.partial.items()):
             if len(buf) > self._cap(p):
@@ -330,7 +333,10 @@ class Receiver:
         self.held -= len(buf)
         self.budget.give(len(buf))
         try:
-            msg, blob = decode(buf, self.max_json)
+            mj = self.max_json
+            if pid == self.expected and self.expected_json is not None:
+                mj = self.expected_json if mj is None else min(mj, self.expected_json)
+            msg, blob = decode(buf, mj)
         except ProtocolError as e:
             return pid, None, b"", str(e)
         except MemoryError:

@@ -52,7 +52,8 @@ class Channel:
         one (the Receiver drops the rest as it arrives).
         """
         if pid_expected is not None and pid_expected > 0:
-            self.rx.expect(pid_expected, cap or self.limits.max_result_bytes)
+            # its JSON is a reply (max_result_bytes); only a blob (a file's bytes) may make it bigger
+            self.rx.expect(pid_expected, cap or self.limits.max_result_bytes, self.limits.max_result_bytes)
         else:
             self.rx.expect(None if accept is not None else -1, SMALL_REPLY)
         while True:
