@@ -99,58 +99,63 @@ def _entry_first(axis) -> bool:
     return True
 
 
-# ------------------------------------------------------------------ holes
-def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
-    tol = 1e-6 * _scale(infos) + 1e-6
-    cands = [fi for fi in infos if fi.kind in ("cylinder", "cone") and fi.concave and fi.span >= FULL * 0.5]
-    out = []
+def _coaxial_runs(cands: list[FaceInfo], tol: float):
+    """``(origin, axis, run, cylinders, t_start, t_end)`` for each run of full-turn coaxial
+    segments of ``cands`` that holds a cylinder (what holes and bosses are made of)."""
     for line in _lines(cands, tol * 10):
         origin, axis, segs = _segments(line, tol * 10)
         segs = [s for s in segs if s["span"] >= FULL]
         for run in _runs(segs, tol * 10):
             cyl = [s for s in run if s["kind"] == "cylinder"]
-            if not cyl:
-                continue
-            ta, tb = min(s["t0"] for s in run), max(s["t1"] for s in run)
-            rmain = min(s["r0"] for s in cyl)
-            step = max(1e-4, 1e-3 * rmain)
-            open_a = not mat.inside(add(origin, mul(axis, ta - step)))
-            open_b = not mat.inside(add(origin, mul(axis, tb + step)))
-            if not (open_a or open_b):
-                continue  # a closed cavity, not a hole
-            ra, rb = _radius_at(run, ta, tol * 10), _radius_at(run, tb, tol * 10)
-            if open_a and open_b:
-                first = ra > rb + tol or (abs(ra - rb) <= tol and _entry_first(axis))
-            else:
-                first = open_a
-            sign = 1.0 if first else -1.0
-            t_entry = ta if first else tb
-            axis_in = mul(axis, sign)
+            if cyl:
+                yield origin, axis, run, cyl, min(s["t0"] for s in run), max(s["t1"] for s in run)
 
-            def s_of(t):
-                return (t - ta) if first else (tb - t)
-            parts = []
-            for s in run:
-                a, b = s_of(s["t0"]), s_of(s["t1"])
-                r_near, r_far = (s["r0"], s["r1"]) if a <= b else (s["r1"], s["r0"])
-                parts.append({"kind": s["kind"], "s0": min(a, b), "s1": max(a, b), "r_near": r_near,
-                              "r_far": r_far})
-            parts.sort(key=lambda p: p["s0"])
-            through = open_a and open_b
-            countersink = counterbore = None
-            p0 = parts[0]
-            if p0["kind"] == "cone" and p0["s0"] <= tol * 10 and p0["r_near"] > p0["r_far"] + tol:
-                half = math.atan2(p0["r_near"] - p0["r_far"], max(p0["s1"] - p0["s0"], 1e-12))
-                countersink = {"diameter": 2 * p0["r_near"], "angle": math.degrees(2 * half)}
-            wide = [p for p in parts if p["kind"] == "cylinder" and p["r_near"] > rmain + tol * 10]
-            if wide and wide[0]["s0"] <= (parts[0]["s1"] if countersink else 0.0) + tol * 10:
-                counterbore = {"diameter": 2 * wide[0]["r_near"], "depth": wide[0]["s1"]}
-            depth = None if through else max(p["s1"] for p in parts if p["kind"] == "cylinder")
-            out.append({"center": add(origin, mul(axis, t_entry)), "axis": axis_in, "diameter": 2 * rmain,
-                        "depth": depth, "through": through, "countersink": countersink,
-                        "counterbore": counterbore, "length": tb - ta})
-            for s in run:
-                used.update(fi.index for fi in s["faces"])
+
+# ------------------------------------------------------------------ holes
+def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
+    tol = 1e-6 * _scale(infos) + 1e-6
+    cands = [fi for fi in infos if fi.kind in ("cylinder", "cone") and fi.concave and fi.span >= FULL * 0.5]
+    out = []
+    for origin, axis, run, cyl, ta, tb in _coaxial_runs(cands, tol):
+        rmain = min(s["r0"] for s in cyl)
+        step = max(1e-4, 1e-3 * rmain)
+        open_a = not mat.inside(add(origin, mul(axis, ta - step)))
+        open_b = not mat.inside(add(origin, mul(axis, tb + step)))
+        if not (open_a or open_b):
+            continue  # a closed cavity, not a hole
+        ra, rb = _radius_at(run, ta, tol * 10), _radius_at(run, tb, tol * 10)
+        if open_a and open_b:
+            first = ra > rb + tol or (abs(ra - rb) <= tol and _entry_first(axis))
+        else:
+            first = open_a
+        sign = 1.0 if first else -1.0
+        t_entry = ta if first else tb
+        axis_in = mul(axis, sign)
+
+        def s_of(t):
+            return (t - ta) if first else (tb - t)
+        parts = []
+        for s in run:
+            a, b = s_of(s["t0"]), s_of(s["t1"])
+            r_near, r_far = (s["r0"], s["r1"]) if a <= b else (s["r1"], s["r0"])
+            parts.append({"kind": s["kind"], "s0": min(a, b), "s1": max(a, b), "r_near": r_near,
+                          "r_far": r_far})
+        parts.sort(key=lambda p: p["s0"])
+        through = open_a and open_b
+        countersink = counterbore = None
+        p0 = parts[0]
+        if p0["kind"] == "cone" and p0["s0"] <= tol * 10 and p0["r_near"] > p0["r_far"] + tol:
+            half = math.atan2(p0["r_near"] - p0["r_far"], max(p0["s1"] - p0["s0"], 1e-12))
+            countersink = {"diameter": 2 * p0["r_near"], "angle": math.degrees(2 * half)}
+        wide = [p for p in parts if p["kind"] == "cylinder" and p["r_near"] > rmain + tol * 10]
+        if wide and wide[0]["s0"] <= (parts[0]["s1"] if countersink else 0.0) + tol * 10:
+            counterbore = {"diameter": 2 * wide[0]["r_near"], "depth": wide[0]["s1"]}
+        depth = None if through else max(p["s1"] for p in parts if p["kind"] == "cylinder")
+        out.append({"center": add(origin, mul(axis, t_entry)), "axis": axis_in, "diameter": 2 * rmain,
+                    "depth": depth, "through": through, "countersink": countersink,
+                    "counterbore": counterbore, "length": tb - ta})
+        for s in run:
+            used.update(fi.index for fi in s["faces"])
     return out
 
 
@@ -160,30 +165,23 @@ def bosses(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     cands = [fi for fi in infos if fi.index not in used and fi.kind in ("cylinder", "cone")
              and fi.concave is False and fi.span >= FULL * 0.5]
     out = []
-    for line in _lines(cands, tol * 10):
-        origin, axis, segs = _segments(line, tol * 10)
-        segs = [s for s in segs if s["span"] >= FULL]
-        for run in _runs(segs, tol * 10):
-            cyl = [s for s in run if s["kind"] == "cylinder"]
-            if not cyl:
-                continue
-            ta, tb = min(s["t0"] for s in run), max(s["t1"] for s in run)
-            r = max(s["r0"] for s in cyl)
-            mid = cyl[0]["faces"][0].mid
-            w = sub(mid, origin)
-            rdir = unit(sub(w, mul(axis, dot(w, axis))))
-            step = max(1e-4, 1e-3 * r)
-            probe = add(origin, mul(rdir, 0.95 * r))
-            in_a = mat.inside(add(probe, mul(axis, ta - step)))
-            in_b = mat.inside(add(probe, mul(axis, tb + step)))
-            if in_a == in_b:
-                continue  # a free cylinder (the whole part, a shaft end) or a neck
-            base, sign = (ta, 1.0) if in_a else (tb, -1.0)
-            base = _fillet_foot(infos, origin, axis, base, -sign, tol * 10)
-            out.append({"center": add(origin, mul(axis, base)), "axis": mul(axis, sign), "diameter": 2 * r,
-                        "height": abs((tb if in_a else ta) - base)})
-            for s in run:  # a chamfer on the boss' top stays a chamfer
-                used.update(fi.index for fi in s["faces"] if fi.kind == "cylinder")
+    for origin, axis, run, cyl, ta, tb in _coaxial_runs(cands, tol):
+        r = max(s["r0"] for s in cyl)
+        mid = cyl[0]["faces"][0].mid
+        w = sub(mid, origin)
+        rdir = unit(sub(w, mul(axis, dot(w, axis))))
+        step = max(1e-4, 1e-3 * r)
+        probe = add(origin, mul(rdir, 0.95 * r))
+        in_a = mat.inside(add(probe, mul(axis, ta - step)))
+        in_b = mat.inside(add(probe, mul(axis, tb + step)))
+        if in_a == in_b:
+            continue  # a free cylinder (the whole part, a shaft end) or a neck
+        base, sign = (ta, 1.0) if in_a else (tb, -1.0)
+        base = _fillet_foot(infos, origin, axis, base, -sign, tol * 10)
+        out.append({"center": add(origin, mul(axis, base)), "axis": mul(axis, sign), "diameter": 2 * r,
+                    "height": abs((tb if in_a else ta) - base)})
+        for s in run:  # a chamfer on the boss' top stays a chamfer
+            used.update(fi.index for fi in s["faces"] if fi.kind == "cylinder")
     return out
 
 

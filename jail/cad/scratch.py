@@ -280,12 +280,8 @@ class Scratch:
         self.dirs.add(rel)
 
     def remove(self, path) -> None:
+        n = self.node(path)  # a file, or IsADirectoryError / FileNotFoundError
         rel = self.resolve(path)
-        if rel in self.dirs:
-            raise IsADirectoryError(errno.EISDIR, "Is a directory", _cap(path))
-        n = self.files.get(rel)
-        if n is None:
-            raise FileNotFoundError(errno.ENOENT, "No such file or directory", _cap(path))
         if not n.readonly:  # an input's view just goes away (the input itself is never changed)
             self.charge(n, -len(n.data))
         n.live = False
