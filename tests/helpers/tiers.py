@@ -56,6 +56,11 @@ EXPLICIT: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     # 600 calls in one session: tests/integration/test_sessions.py::test_500_calls_leak_nothing
     # makes 500 and also checks the state, fds, threads and zombies.
     "tests/faults/test_faults_load.py::test_one_session_survives_600_calls": {"soak", "slow"},
+    # the daemon's bounds: the basic silent/trickling/idle tests and the audit's ex06 (32 silent + 33
+    # trickling peers) stay in make test; these repeat them at length (a 16 s call, a 68-peer flood)
+    "tests/faults/test_faults_daemon_slots.py::test_call_longer_than_every_bound_is_not_cut": {"soak", "slow"},
+    "tests/faults/test_faults_daemon_slots.py::test_flood_of_silent_connections_cannot_lock_out_the_user":
+        {"soak", "slow"},
 }.items()}
 
 

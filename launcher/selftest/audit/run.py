@@ -215,8 +215,9 @@ def _run_column(col: str, profiles: tuple, payloads: list[Payload], results: dic
 
 
 def run_matrix(payloads: list[Payload], columns=("all", "os_only", "python_only"), *, jail_uid=None,
-               progress=None, column_profiles: dict | None = None) -> dict:
-    """``column_profiles`` overrides :data:`COLUMNS` (e.g. ``audit --profile X`` runs column all on X)."""
+               progress=None, column_profiles: dict | None = None, required_only: bool = False) -> dict:
+    """``column_profiles`` overrides :data:`COLUMNS` (e.g. ``audit --profile X`` runs column all on X);
+    ``required_only`` runs only the cells a column requires (pytest: the others are reports, "—")."""
     profiles = {**COLUMNS, **(column_profiles or {})}
     started = time.time()
     results = {p.id: {"id": p.id, "category": p.category, "effect": p.effect, "touches_os": p.touches_os,
@@ -226,7 +227,8 @@ def run_matrix(payloads: list[Payload], columns=("all", "os_only", "python_only"
         for col in columns:
             if col not in profiles:
                 raise ValueError(f"unknown column {col!r} (known: {', '.join(profiles)})")
-            col_info[col] = _run_column(col, profiles[col], payloads, results, can, jail_uid=jail_uid,
+            todo = [p for p in payloads if p.required(col)] if required_only else payloads
+            col_info[col] = _run_column(col, profiles[col], todo, results, can, jail_uid=jail_uid,
                                         progress=progress)
     failures = []
     for p in payloads:
