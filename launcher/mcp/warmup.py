@@ -3,7 +3,7 @@
 A ``tools/call`` that arrives while the backend is still being set up (a daemon that starts its
 zygote before it greets, or the embedded zygote) waits here before it runs: with MCP progress
 notifications about every second when the client sent a ``progressToken``, and in every case
-with one launcher line added to the reply saying how long it waited.
+with one launcher line added to the reply saying how long it waited (from half a second on).
 
 Blocks: nothing (user-facing plumbing). The wait ends with the set-up, failed or not (the call
 then returns the set-up's error), or with the client's cancellation.
@@ -19,6 +19,7 @@ log = logging.getLogger("build123d_launcher.mcp")
 
 MESSAGE = "starting the jail (first call after a cold start)"
 INTERVAL_S = 1.0
+NOTE_MIN_S = 0.5  # shorter waits (a daemon's handshake) are no warm-up worth a line
 
 
 def progress_token(ctx):
@@ -69,7 +70,7 @@ def note(waited: float) -> str:
 
 def add_note(blocks: list[dict], waited: float | None) -> list[dict]:
     """``blocks`` with :func:`note` as the last line of its last text block (or a block of its own)."""
-    if waited is None:
+    if waited is None or waited < NOTE_MIN_S:
         return blocks
     out = list(blocks)
     for i in range(len(out) - 1, -1, -1):

@@ -398,6 +398,7 @@ def _normalise(text: str) -> str:
     text = re.sub(r'"path": "[^"]*"', '"path": "P"', text)
     text = re.sub(r'"sha256": "[0-9a-f]+"', '"sha256": "H"', text)
     text = re.sub(r"(mcp|daemon)\.brep", "X.brep", text)
+    text = re.sub(r"\n\[launcher: this call waited [^\]]*\]", "", text)  # a first call that met the jail starting
     return text
 
 
