@@ -169,8 +169,12 @@ def cmd_mcp(args) -> int:
         backend = None
         if not args.embedded:
             from launcher.daemon.client import connect_backend
-            backend = connect_backend(args.socket, required=bool(args.socket), profile=args.profile,
-                                      output_dir=args.output_dir)
+            try:
+                backend = connect_backend(args.socket, required=bool(args.socket), profile=args.profile,
+                                          output_dir=args.output_dir)
+            except SystemExit as e:  # --socket and no daemon: every call returns this (DeferredBackend)
+                _say(f"no backend: {str(e.code).removeprefix('build123d-launcher: ')}; every call returns this error")
+                raise
             if backend is not None and args.input_dir:
                 log.warning("--input-dir %s is ignored: the daemon reads its own input directory (its `serve "
                             "--input-dir` or profile [inputs] dir); use --embedded to use this one", args.input_dir)
@@ -269,8 +273,9 @@ def main(argv=None) -> int:
     p.set_defaults(fn=cmd_demo)
     p = add("doctor", "show every jail layer: kernel support, applied, evidence",
             "Start a real probe session and show, for every jail layer, what the kernel supports, whether it "
-            "was applied and evidence read inside the jail. Exit 0 when every required layer is applied, 3 "
-            "otherwise.")
+            "was applied and evidence read inside the jail; then the daemon's set-up (user units, user "
+            "manager, socket, linger) and the backend `mcp` would use, each with what to do. Exit 0 when "
+            "every required layer is applied, 3 otherwise.")
     common(p)
     p.add_argument("--json", action="store_true", help="the full report as JSON")
     p.add_argument("--verbose", dest="doctor_verbose", action="store_true",

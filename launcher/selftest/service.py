@@ -11,6 +11,7 @@ sends junk or terminal escapes. Does not block: a peer of the same uid that lies
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -176,7 +177,6 @@ def greet(path: str, deadline_s: float = 3.0) -> dict:
             except (OSError, ValueError) as e:
                 return {"state": "junk", "why": safe(str(e), 200, keep="")}
             try:
-                import json
                 info = json.loads(body.decode("utf-8"))
             except (UnicodeDecodeError, ValueError):
                 return {"state": "junk", "why": f"{len(body)} bytes that are not a JSON greeting"}
