@@ -7,10 +7,16 @@ escaped words within the deadline; nothing the peer sends reaches the output raw
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
 import struct
+import subprocess
+import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -98,3 +104,26 @@ def test_trickling_peer_is_cut_at_the_deadline(tmp_path):
     srv.close()
     assert "no greeting within" in s.state, s.state
     assert took < 5, took  # one deadline for the whole greeting (generous bound, not a timing figure)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv")
+def test_socket_of_another_uid_is_named_and_not_read():
+    """A socket squatted by another user (here uid 65533): doctor names the uid and reads nothing."""
+    d = Path(tempfile.mkdtemp(prefix="b123d-doctor-", dir="/tmp"))  # pytest's tmp_path is 0700: not for 65533
+    os.chmod(d, 0o755)
+    os.chown(d, 65533, 65533)
+    path = d / "d.sock"
+    code = ("import socket,sys,os\ns=socket.socket(socket.AF_UNIX);s.bind(sys.argv[1]);os.chmod(sys.argv[1],0o777)\n"
+            "s.listen();print('ready',flush=True)\nc,_=s.accept()\n"
+            "c.sendall(b'\\x00\\x00\\x00\\x20{\"server\":\"build123d-launcher\"}   ')\nc.recv(1)\n")
+    p = subprocess.Popen(["setpriv", "--reuid", "65533", "--regid", "65533", "--clear-groups", sys.executable,
+                          "-c", code, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        s, plan = service.check_socket(str(path), "default", deadline_s=2)
+    finally:
+        p.kill()
+        p.wait()
+        shutil.rmtree(d)
+    assert s.state == f"{path}: served by uid 65533, not by you (0)", s.state
+    assert "refuses it" in s.todo and plan.state.startswith("embedded")
