@@ -125,12 +125,43 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def _socket_exists(path: str | None) -> bool:
+    import stat
+    try:
+        return path is not None and stat.S_ISSOCK(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _mcp_plan(args) -> tuple[str | None, str]:
+    """(the daemon socket ``mcp`` tries, or None; the backend as the instructions say it at once)."""
+    if args.embedded:
+        return None, "embedded (--embedded): the jail runs in this server's process."
+    if args.socket:
+        return args.socket, f"daemon (socket {args.socket}, --socket: required); being set up."
+    from launcher.daemon.client import DaemonUnavailable, default_socket_path
+    try:
+        path = default_socket_path()
+    except DaemonUnavailable:
+        return None, "embedded (no daemon socket path: XDG_RUNTIME_DIR is not set)."
+    if _socket_exists(path):
+        return path, (f"being set up: daemon (socket {path}) if it answers with this profile, else embedded "
+                      "(falls back when no daemon answers).")
+    return path, f"embedded (no daemon at {path})."
+
+
+def _say(msg: str) -> None:
+    """One line of the launcher's own on stderr (the MCP client's log), whatever the log level."""
+    print(f"build123d-launcher mcp: {msg}", file=sys.stderr, flush=True)
+
+
 def cmd_mcp(args) -> int:
     from launcher.mcp.deferred import DeferredBackend
     from launcher.mcp.server import serve_stdio
     from launcher.profile import load_profile
     profile = load_profile(args.profile)  # a bad profile is a usage error: exit 2 before serving
     log = logging.getLogger("build123d_launcher")
+    path, note = _mcp_plan(args)
 
     def make():
         """Daemon or embedded launcher: set up in the background (DeferredBackend), so initialize and
@@ -138,12 +169,19 @@ def cmd_mcp(args) -> int:
         backend = None
         if not args.embedded:
             from launcher.daemon.client import connect_backend
-            backend = connect_backend(args.socket, required=bool(args.socket), profile=args.profile,
-                                      output_dir=args.output_dir)
+            try:
+                backend = connect_backend(args.socket, required=bool(args.socket), profile=args.profile,
+                                          output_dir=args.output_dir)
+            except SystemExit as e:  # --socket and no daemon: every call returns this (DeferredBackend)
+                _say(f"no backend: {str(e.code).removeprefix('build123d-launcher: ')}; every call returns this error")
+                raise
             if backend is not None and args.input_dir:
                 log.warning("--input-dir %s is ignored: the daemon reads its own input directory (its `serve "
                             "--input-dir` or profile [inputs] dir); use --embedded to use this one", args.input_dir)
-        if backend is None:
+        if backend is not None:
+            _say(f"using the daemon at {backend.path} (pid {backend.info.get('pid')}, profile "
+                 f"{backend.info.get('profile')})")
+        else:
             from launcher.core import Launcher
             from launcher.tools import ToolSet
             # the zygote warms in the background; a jail that cannot start does not stop the server:
@@ -151,12 +189,15 @@ def cmd_mcp(args) -> int:
             launcher = Launcher(profile, output_dir=args.output_dir, jail_uid=args.jail_uid,
                                 warm_in_background=True, input_dir=args.input_dir)
             backend = ToolSet(launcher)
-            log.info("running embedded (profile %s)", launcher.profile.name)
+            why = ("--embedded" if args.embedded else "no daemon socket path" if path is None
+                   else f"no daemon answers at {path} with profile {launcher.profile.name}" if _socket_exists(path)
+                   else f"no daemon at {path}")
+            _say(f"embedded launcher, profile {launcher.profile.name} ({why}); the jail is starting")
         return backend
 
     backend = DeferredBackend(make)
     try:
-        serve_stdio(backend, profile)
+        serve_stdio(backend, profile, note)
     finally:
         backend.close()
     return 0
@@ -232,12 +273,15 @@ def main(argv=None) -> int:
     p.set_defaults(fn=cmd_demo)
     p = add("doctor", "show every jail layer: kernel support, applied, evidence",
             "Start a real probe session and show, for every jail layer, what the kernel supports, whether it "
-            "was applied and evidence read inside the jail. Exit 0 when every required layer is applied, 3 "
-            "otherwise.")
+            "was applied and evidence read inside the jail; then the daemon's set-up (user units, user "
+            "manager, socket, linger) and the backend `mcp` would use, each with what to do. Exit 0 when "
+            "every required layer is applied, 3 otherwise.")
     common(p)
     p.add_argument("--json", action="store_true", help="the full report as JSON")
     p.add_argument("--verbose", dest="doctor_verbose", action="store_true",
                    help="also list every Landlock rule and the full evidence")
+    p.add_argument("--socket", default=None, help="daemon socket to check (default $XDG_RUNTIME_DIR/"
+                                                  "build123d-launcher.sock)")
     p.set_defaults(fn=cmd_doctor)
     p = add("audit", "run the escape-attempt matrix on this host",
             "Run every escape payload against the jail (column all: every layer, on --profile; os_only: OS "

@@ -6,7 +6,8 @@ the repository's ``systemd/`` directory) to ``~/.config/systemd/user`` (or
 at this interpreter (``sys.executable -m launcher serve``), creates the
 output directory (0700), then, when a user manager is running,
 ``systemctl --user daemon-reload`` and ``enable --now build123d-launcher.socket``.
-Everything it does is printed.
+Everything it does is printed; it ends with ``loginctl enable-linger`` advice when linger is
+off for the user (a headless user's manager, and the daemon, stop at its last logout).
 
     python -m launcher.daemon.install [--profile NAME] [--output-dir DIR]
                                        [--dest DIR] [--no-systemctl]
@@ -97,8 +98,10 @@ def user_manager_available() -> bool:
     return r.returncode == 0
 
 
-def install(dest: Path, *, profile: str, output_dir: str, systemctl: bool) -> list[str]:
-    """Install the units; return the list of actions done (also printed)."""
+def install(dest: Path, *, profile: str, output_dir: str, systemctl: bool,
+            linger_dir: str | None = None) -> list[str]:
+    """Install the units; return the list of actions done (also printed). ``linger_dir``: where
+    systemd-logind keeps its linger flags (default /var/lib/systemd/linger; tests pass their own)."""
     done: list[str] = []
 
     def say(msg: str) -> None:
@@ -134,6 +137,11 @@ def install(dest: Path, *, profile: str, output_dir: str, systemctl: bool) -> li
         sock = os.path.join(os.environ.get("XDG_RUNTIME_DIR", f"/run/user/{os.getuid()}"), "build123d-launcher.sock")
         say(f"the daemon starts on the first connection to {sock}; `build123d-launcher mcp` uses it "
             "automatically (logs: journalctl --user -u build123d-launcher)")
+    from launcher.selftest import service
+    user = service.current_user()
+    if service.linger_enabled(user, linger_dir or service.LINGER_DIR) is False:
+        say(f"linger is off for {user}: the user manager, and with it the daemon, stops when your last login "
+            f"session ends. On a headless machine (ssh, a server) run: loginctl enable-linger {user}")
     return done
 
 

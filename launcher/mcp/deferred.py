@@ -6,7 +6,9 @@ daemon waits for the daemon's greeting (it starts its zygote first), and an
 embedded launcher starts a zygote. :class:`DeferredBackend` runs that set-up in a
 thread; ``call`` waits for it, and a set-up that failed (no daemon on a required
 socket, a jail that cannot start) is returned by every call as an error, so the
-MCP client sees why instead of a closed connection.
+MCP client sees why instead of a closed connection. :meth:`DeferredBackend.warming` says whether a
+call would wait now (the set-up, or an embedded launcher's zygote, is not ready), and
+:meth:`DeferredBackend.wait_warm` waits for that, so the MCP server can tell the client.
 
 Blocks: nothing (start-up plumbing). ``cancel`` before the backend exists marks
 the call so it never runs.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import threading
+import time
 
 
 class DeferredBackend:
@@ -52,6 +55,23 @@ class DeferredBackend:
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._ready.wait(self.timeout if timeout is None else timeout)
+
+    def warming(self) -> bool:
+        """True while a call would wait for the jail: the set-up runs (connecting to a daemon that
+        starts its zygote, or making the launcher), or the embedded launcher's zygote is starting."""
+        if not self._ready.is_set():
+            return True
+        started = getattr(getattr(self._backend, "launcher", None), "wait_started", None)
+        return started is not None and not started(0)
+
+    def wait_warm(self, timeout: float | None = None) -> None:
+        """Wait (at most ``timeout``, default :attr:`timeout`) until :meth:`warming` is False."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        if not self._ready.wait(max(0.0, deadline - time.monotonic())):
+            return
+        started = getattr(getattr(self._backend, "launcher", None), "wait_started", None)
+        if started is not None:
+            started(max(0.0, deadline - time.monotonic()))
 
     def call(self, tool: str, args: dict, call_id=None) -> dict:
         if not self._ready.wait(self.timeout):

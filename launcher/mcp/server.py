@@ -9,7 +9,8 @@ cannot start) has ``isError: true``; ``notifications/cancelled`` for a running c
 child at once (the session is left as before the call). A tool with an ``output_schema`` lists it
 as ``outputSchema`` and returns, on success, ``structuredContent`` that conforms to it (checked
 here once more) beside its text (MCP 2025-06-18). Blocking calls run in worker threads so
-the stdio loop stays responsive.
+the stdio loop stays responsive. The instructions name the backend (``backend_note``); a call that
+arrives while the jail is starting waits visibly (launcher/mcp/warmup.py).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from launcher import __version__
-from launcher.mcp import quickref
+from launcher.mcp import quickref, warmup
 from launcher.mcp.stdio import run_stdio
 from launcher.tools import content, table
 
@@ -57,8 +58,9 @@ def list_tools(profile=None) -> list[types.Tool]:
             for t in table.TOOLS]
 
 
-def build_server(backend, profile=None) -> Server:
-    """The low-level MCP server for ``backend``; ``profile`` fills limits into the descriptions."""
+def build_server(backend, profile=None, backend_note: str | None = None) -> Server:
+    """The low-level MCP server for ``backend``; ``profile`` fills limits into the descriptions;
+    ``backend_note`` (which backend serves the calls) ends the instructions."""
     tools = list_tools(profile)
 
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
@@ -68,7 +70,9 @@ def build_server(backend, profile=None) -> Server:
         name, args = params.name, dict(params.arguments or {})
         tool = table.get(name)
         call_id = object()
+        waited = None
         try:
+            waited = await warmup.wait_for_jail(ctx, backend)
             result = await anyio.to_thread.run_sync(backend.call, name, args, call_id, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
             # notifications/cancelled (or shutdown): kill the running child; the worker thread
@@ -90,6 +94,7 @@ def build_server(backend, profile=None) -> Server:
             except ValueError as e:
                 result = {"error": str(e)}
             blocks = tool.content(result)
+        blocks = warmup.add_note(blocks, waited)
         return types.CallToolResult(content=_content(blocks), structured_content=structured,
                                     is_error=content.is_error(result))
 
@@ -111,10 +116,12 @@ def build_server(backend, profile=None) -> Server:
         b3d_version=ver["build123d"], ocp_version=ver["OCP"],
         allowed_imports=", ".join(profile.allowed_imports) if profile is not None
         else "build123d, math, numpy, typing, collections, itertools, functools, copy")
+    if backend_note:
+        instructions += "\nBackend: " + backend_note
     return Server("build123d-launcher", version=__version__, title="build123d launcher",
                   instructions=instructions, on_list_tools=on_list_tools, on_call_tool=on_call_tool,
                   on_list_resources=on_list_resources, on_read_resource=on_read_resource)
 
 
-def serve_stdio(backend, profile=None) -> None:
-    anyio.run(run_stdio, build_server(backend, profile))
+def serve_stdio(backend, profile=None, backend_note: str | None = None) -> None:
+    anyio.run(run_stdio, build_server(backend, profile, backend_note))

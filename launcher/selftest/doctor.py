@@ -4,7 +4,9 @@ For each layer of jail/layers/table.py: what the kernel supports, whether a real
 probe session applied it (the same code path ``execute`` uses), and facts read
 back *inside* a jailed child (``/proc/self/status``, uid map, network devices,
 namespace inodes, rlimits, and the result of trying a few forbidden things).
-``--verbose`` adds the Landlock rules and the seccomp groups the profile uses.
+``--verbose`` adds the Landlock rules and the seccomp groups the profile uses. Then the daemon's
+set-up (launcher/selftest/service.py): user units, user manager, socket, linger, and the backend
+``mcp`` would use, each a state and what to do (informational: no effect on the exit status).
 Exit status 0 when every ``required`` layer is applied, 3 otherwise.
 """
 from __future__ import annotations
@@ -19,6 +21,7 @@ from jail.wire.errors import LayerError
 from launcher.contain.containment import describe
 from launcher.core import Launcher
 from launcher.profile import load_profile
+from launcher.selftest import service
 
 
 def kernel_support() -> dict:
@@ -123,6 +126,10 @@ def collect(args) -> dict:
     report["applied"] = applied_all
     report["seccomp_groups"] = seccomp_groups(profile)
     report["containment"] = containment_report(applied_all.get("containment", {}))
+    try:
+        report["service"] = [vars(c) for c in service.collect(profile.name, getattr(args, "socket", None))]
+    except Exception as e:  # noqa: BLE001 - a set-up check that fails is a line, not a crash
+        report["service"] = [{"name": "daemon", "state": f"check failed: {type(e).__name__}: {e}", "todo": ""}]
     return report
 
 
@@ -135,6 +142,16 @@ def containment_report(keeper_ev: dict) -> dict:
                      "on the host, a jailed process is in a pid namespace of its own below its session's "
                      "keeper (a child of the zygote): its /proc/PID/ns/pid differs from the launcher's")
     return d
+
+
+def print_service(checks: list[dict]) -> None:
+    """The daemon/socket/service lines: ``name  state`` and, below, what to do."""
+    print("daemon and user service (`mcp` uses a daemon when one answers, else runs embedded):")
+    for c in checks:
+        print(f"  {c['name']:<14} {c['state']}")
+        if c.get("todo"):
+            print(f"  {'':<14} -> {c['todo']}")
+    print()
 
 
 def run_doctor(args) -> int:
@@ -185,6 +202,7 @@ def run_doctor(args) -> int:
         print(f"  oom_score_adj {c.get('oom_score_adj', '?')} (the call 1000, head and snapshots 500 where the "
               "launcher may lower it)")
         print(f"  clone in the jail: fork flags only, clone3 ENOSYS (seccomp); {c.get('identify', '')}\n")
+        print_service(report.get("service") or [])
         if report["error"]:
             print("ERROR: " + report["error"])
         print("verdict: " + ("OK — every required layer is applied" if report["ok"]
