@@ -188,7 +188,8 @@ def lookup(name) -> dict:
         obj = nxt
     kind = _kind(obj)
     out = {"ok": True, "name": ".".join(parts), "kind": kind}
-    sig = _signature(obj) if kind in ("class", "function", "property") else None
+    is_enum = kind == "class" and isinstance(obj, enum.EnumMeta)  # Align(*args, **kwds) says nothing
+    sig = _signature(obj) if kind in ("class", "function", "property") and not is_enum else None
     if sig is not None:
         out["signature"] = cap(sig, SIG_CAP)
     if kind == "value":

@@ -275,6 +275,8 @@ def api_text(r: dict) -> str:
                "Call api(name='Box') for a signature and docstring, api(query='fillet') to search."
     head = f"{r['name']}{r.get('signature', '')}" if r.get("kind") in ("class", "function") else \
         f"{r['name']} ({r.get('kind')}{': ' + r['signature'] if r.get('signature') else ''})"
+    if r.get("kind") == "class" and r.get("enum_members") and not r.get("signature"):
+        head = f"{r['name']} (enum)"
     lines = [head]
     if r.get("kind") == "value":
         lines.append(f"= {r.get('value')} ({r.get('type')})")

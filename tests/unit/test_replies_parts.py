@@ -74,7 +74,7 @@ def test_api_lists_enum_members_and_class_attributes():
     r = api.lookup("Align")
     assert r["enum_members"][:3] == ["MIN", "CENTER", "MAX"] and r["enum_members_total"] >= 3
     t = reply_text.api_text(r)
-    assert "members: Align.MIN, Align.CENTER, Align.MAX" in t, t
+    assert t.startswith("Align (enum)\n") and "members: Align.MIN, Align.CENTER, Align.MAX" in t, t
     r = api.lookup("Box")
     assert "build123d_type = 'Part'" in r["attributes"] and "order = 4.0" in r["attributes"], r["attributes"]
     assert not set(a.split(" ")[0] for a in r["attributes"]) & set(r["methods"] + r["properties"])
