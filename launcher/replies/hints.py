@@ -1,10 +1,11 @@
-"""The ``hint`` of a failed call, worded by the launcher: the jail's own hint is never shown.
+"""The ``hint`` of a failed call and the ``note`` of a successful one, worded by the launcher.
 
 The jail computes a hint too (jail/cad/hints.py), but that process runs whatever user code left
 there, so its hint may say anything, a false limit included. :func:`reworded` drops it and asks
 the same pure function (string matching on the validated type, message, source line, policy rule)
 again here, so every ``Hint:`` line is one of the launcher's sentences; a ``MemoryError`` gets the
 limit from the launcher's own profile (``memory_mb``, the RLIMIT_AS budget of jail/layers/rlimits.py).
+:func:`noted` does the same for a successful call's note (from the code the launcher sent).
 
 Blocks: hint text chosen by the session (forged limits, instructions). Does not block: the session
 choosing which canned hint appears (by raising the matching error), nor its own words in the
@@ -41,3 +42,18 @@ def reworded(err, profile=None):
     if h:
         out["hint"] = h[:HINT_CAP]
     return out
+
+
+def noted(result: dict, code) -> dict:
+    """A successful execute ``result`` whose note, when the session sent one (it knows whether its
+    exporters could write), is the launcher's sentence for the code it sent (jail/cad/hints.success_note)."""
+    if "note" not in result:
+        return result
+    result.pop("note")
+    try:
+        n = canned.success_note(code)
+    except Exception:  # noqa: BLE001
+        n = None
+    if n:
+        result["note"] = n[:HINT_CAP]
+    return result

@@ -2,7 +2,7 @@
 
 Thin: each handler calls the :class:`~launcher.session.Session` (which jails, times and
 checks every call) and each renderer formats the checked result (text.py). A failed call's hint
-is the launcher's own sentence (launcher/replies/hints.py), never the jail's.
+and a successful call's note are the launcher's own sentences (launcher/replies/hints.py).
 """
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ def execute(ctx, session, code, timeout_s=None, show_images=True) -> dict:
             written, session.calls.written = session.calls.written, None
             if result.get("ok") is not True:
                 _launcher_hint(ctx, session, result)
+            else:
+                launcher_hints.noted(result, code)
     if sent is not None:
         result["inputs"] = sent
     if result.get("ok") is True and written:

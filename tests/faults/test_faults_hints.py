@@ -4,7 +4,7 @@ The jail computes a hint for a failed call, but the session's process runs whate
 left there. Under ``faults_os_only`` (only the OS layers) user code patches the jail's hint code
 in its own process (inherited by the calls forked from it), forges a raw reply with a ``hint``
 field, and raises a ``MemoryError`` with a false limit in its message. The reply's hint (and
-last_error's) is the launcher's own sentence, the memory limit its own profile's ``memory_mb``;
+last_error's) and a successful call's note are the launcher's own sentences, the memory limit its own profile's ``memory_mb``;
 the session's words appear only where every message does, after ``Type at line N:``.
 One launcher and one session for the module.
 """
@@ -23,6 +23,7 @@ PATCH = f"""
 import jail.cad.hints as H
 H.hint = lambda *a, **k: {FORGED!r}
 H.memory_hint = lambda *a, **k: {FORGED!r}
+H.success_note = lambda *a, **k: {FORGED!r}
 patched = 1
 """
 
@@ -74,3 +75,11 @@ def test_memory_limit_is_the_launchers_own(ts):
             assert f"memory_mb = {mb} MiB" in hint[0] and "RLIMIT_AS" in hint[0], text
             # the session's words only where any exception message goes, or in the source shown (indented)
             assert all(ln.startswith(("MemoryError at line 1: ", " ")) for ln in text.splitlines() if FORGED in ln), text
+
+
+def test_patched_success_note_never_reaches_the_reply(ts):
+    r = ts.call("execute", {"code": "z = 3"})
+    t = render_text("execute", r)
+    assert r.get("ok") and FORGED not in t and "Note:" not in t, t
+    t = render_text("execute", ts.call("execute", {"code": "z = 4  # export_step(part, 'p.step')"}))
+    assert FORGED not in t and "Note: nothing was written" in t, t
