@@ -241,7 +241,7 @@ def snapshot_text(r: dict) -> str:
 
 
 def reset_text(r: dict) -> str:
-    return f"reset: a new, empty session ({r.get('session')}); the old one's names and snapshots are gone"
+    return "reset: a new, empty session; the old one's names, history and snapshots are gone"
 
 
 # ------------------------------------------------------------------ api

@@ -166,7 +166,7 @@ def test_export_and_snapshot_replies_are_short(client):
     for tool, args, want in [("save_snapshot", {"name": "short1"}, "saved snapshot 'short1'; snapshots: "),
                              ("restore_snapshot", {"name": "short1"}, "restored snapshot 'short1': the session is as"),
                              ("delete_snapshot", {"name": "short1"}, "deleted snapshot 'short1'; snapshots left: "),
-                             ("reset", {}, "reset: a new, empty session (")]:
+                             ("reset", {}, "reset: a new, empty session; ")]:
         t = client.text(tool, args)
         assert t.startswith(want) and "\n" not in t and "{" not in t, (tool, t)
 
