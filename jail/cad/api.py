@@ -1,7 +1,8 @@
 """The ``api`` op: look build123d up without ``dir``/``help``/``__doc__`` (which user code may not use).
 
 ``lookup(name)``: signature and docstring of a name ``from build123d import *`` binds, or of an
-attribute of one (``"fillet"``, ``"Part.edges"``), and a class's public methods and properties;
+attribute of one (``"fillet"``, ``"Part.edges"``), and a class's public methods and properties, its
+members when it is an enum (``Align.MIN``) and its other public class attributes (short values);
 ``search(query)``: the bound names containing ``query``; ``versions()``: build123d and OCP.
 
 Runs in a disposable next. Blocks: names are checked before any look-up (a ``str`` of at most
@@ -14,6 +15,7 @@ code they installed; the reply is capped and treated as untrusted text by the la
 from __future__ import annotations
 
 import difflib
+import enum
 import inspect
 import re
 
@@ -25,6 +27,8 @@ __all__ = ["lookup", "search", "versions", "op_api"]
 DOC_CAP = 3000
 SIG_CAP = 1000
 MEMBERS_MAX = 80
+ATTRS_MAX = 40        # class attributes listed (the rest counted)
+VALUE_SHOWN = 40      # an attribute's repr is shown when at most this long
 SEARCH_MAX = 60
 CORE_CLASSES = ("Shape", "Part", "Sketch", "Curve", "Solid", "Face", "Wire", "Edge", "Vertex", "Compound",
                 "ShapeList", "Location", "Vector", "Axis", "Plane", "BoundBox", "BuildPart", "BuildSketch",
@@ -118,6 +122,30 @@ def _members(cls) -> dict:
             "methods_total": len(methods), "properties_total": len(props)}
 
 
+def _enum_members(cls) -> list[str]:
+    """An enum's member names in definition order (read from the class dict: nothing runs)."""
+    names = vars(cls).get("_member_names_") if isinstance(cls, enum.EnumMeta) else None
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
+
+def _attributes(cls, skip: set) -> tuple[list[str], int]:
+    """Public class attributes that are data (not callables, descriptors, classes or enum members),
+    most derived first: ``"name = repr"`` when the repr is short, else ``"name (type)"``; and how many."""
+    seen, out = set(skip), []
+    for klass in inspect.getmro(cls):
+        if klass is object or klass is enum.Enum:
+            continue
+        for n, v in vars(klass).items():
+            if not isinstance(n, str) or n.startswith("_") or n in seen:
+                continue
+            seen.add(n)
+            if callable(v) or hasattr(type(v), "__get__") or isinstance(v, enum.Enum):
+                continue
+            r = _safe_repr(v)
+            out.append(f"{n} = {r}" if len(r) <= VALUE_SHOWN and "\n" not in r else f"{n} ({type(v).__name__})")
+    return out[:ATTRS_MAX], len(out)
+
+
 def check_name(name) -> list[str]:
     """The parts of a valid dotted name, else ValueError saying why."""
     if not isinstance(name, str):
@@ -160,7 +188,8 @@ def lookup(name) -> dict:
         obj = nxt
     kind = _kind(obj)
     out = {"ok": True, "name": ".".join(parts), "kind": kind}
-    sig = _signature(obj) if kind in ("class", "function", "property") else None
+    is_enum = kind == "class" and isinstance(obj, enum.EnumMeta)  # Align(*args, **kwds) says nothing
+    sig = _signature(obj) if kind in ("class", "function", "property") and not is_enum else None
     if sig is not None:
         out["signature"] = cap(sig, SIG_CAP)
     if kind == "value":
@@ -170,6 +199,14 @@ def lookup(name) -> dict:
     out["doc"] = cap(doc, DOC_CAP)
     if kind == "class":
         out.update(_members(obj))
+        members = _enum_members(obj)
+        if members:
+            out["enum_members"] = [cap(m, 100) for m in members[:MEMBERS_MAX]]
+            out["enum_members_total"] = len(members)
+        attrs, total = _attributes(obj, set(members))
+        if attrs:
+            out["attributes"] = [cap(a, 160) for a in attrs]
+            out["attributes_total"] = total
     out["versions"] = versions()
     return out
 

@@ -12,6 +12,7 @@ used). Does not block: user code in this process patching any of it; the launche
 
 from __future__ import annotations
 
+import builtins
 import io
 import re
 import sys
@@ -105,14 +106,24 @@ def where(frames: list[tuple[int, int, str]], call_no: int,
     return line, origin, func
 
 
+def _removed_builtin(name) -> bool:
+    """Whether ``name`` is one of Python's own builtins (the session's namespace lacks it)."""
+    return type(name) is str and name in _PY_BUILTINS
+
+
+_PY_BUILTINS = frozenset(dir(builtins))
 _DYM = re.compile(r"\. (Did you mean: .{1,200}\?)\Z")
 
 
 def did_you_mean(exc: BaseException) -> str | None:
     """Python's own "Did you mean: 'Cylinder'?" for NameError/AttributeError/ImportError. In 3.11
     it is not part of ``str(exc)``: CPython computes it while printing the exception, so print
-    it (innermost frame only) into a buffer and take the suggestion from the last line."""
+    it (innermost frame only) into a buffer and take the suggestion from the last line. None for a
+    Python builtin this jail removed (``help``, ``exit``): a look-alike name is no answer there, the
+    hint says what to use instead."""
     if type(exc) not in (NameError, AttributeError, ImportError):
+        return None
+    if type(exc) is NameError and _removed_builtin(getattr(exc, "name", None)):
         return None
     saved = sys.stderr
     try:

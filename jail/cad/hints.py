@@ -5,17 +5,20 @@ sentence that points to what works instead, or None; ``success_note(code)`` does
 call that succeeded without doing what it looks like (a file exporter). Known mistakes: file
 exporters and importers called from code (-> the ``export`` / ``import_file`` tools), viewers
 (-> ``render``), introspection the policy blocks (-> ``api``, attribute access, ``isinstance``),
-a builder used as a shape (-> ``.part``), CadQuery code, OCCT "not done" failures of fillet,
-chamfer and booleans. Plain string matching only: no user object is touched, nothing imported.
+``help()`` (-> ``api``), reading a file the call was not given (-> the files ``list_inputs``
+offers), an allocation over the memory limit (:func:`memory_hint`), a builder used as a shape
+(-> ``.part``), CadQuery code, OCCT "not done" failures of fillet, chamfer and booleans. Plain
+string matching only: no user object is touched, nothing imported.
 
-Blocks: nothing (advice only). The hint is computed in the jailed process from its own error, so
-user code can change it; the launcher treats it as text.
+Blocks: nothing (advice only). Computed twice: in the jail (user code can change that one) and
+by the launcher again from the validated error fields with its own profile
+(launcher/replies/hints.py), whose sentence is the one shown.
 """
 from __future__ import annotations
 
 import re
 
-__all__ = ["hint", "success_note"]
+__all__ = ["hint", "success_note", "memory_hint", "READ_HINT", "HELP_HINT"]
 
 _EXPORT = re.compile(r"\b(export_(step|stl|brep|gltf|svg|dxf|3mf|three_mf|obj|ply)|ExportSVG|ExportDXF|"
                      r"write_stl|write_step|Mesher\(\)\.write)\b|\.export_\w+\s*\(|\.write\s*\(")
@@ -36,10 +39,34 @@ _NOT_DONE = re.compile(r"StdFail_NotDone|command not done|BRep_API|Standard_Fail
 API_HINT = ("use the `api` tool instead: api(name='Box') gives the signature and docstring "
             "(also 'Part.edges', 'fillet'), api(query='fill') searches the build123d names")
 _BUILDER_OF = {"BuildPart": "part", "BuildSketch": "sketch", "BuildLine": "line"}
+HELP_HINT = ("help() is not available in the jail: call the `api` tool instead, e.g. api(name='Box') for the "
+             "signature, docstring, members and attributes, api(query='fill') to search the build123d names")
+READ_HINT = ("code can read only the files list_inputs offers, each named by a string literal in this call's "
+             "code (open('parts/a.step', 'rb') when list_inputs lists parts/a.step), and the files this call "
+             "wrote itself; writes go to the call's scratch directory (it starts empty on every call; files in "
+             "an export format are delivered to the output directory when the call succeeds)")
+_READING = re.compile(r"\b(open|read_text|read_bytes|loadtxt)\s*\(")
+_MEMORY_TYPES = ("MemoryError", "_ArrayMemoryError")
+
+
+def memory_hint(memory_mb: int | None = None, profile: str | None = None) -> str:
+    """What a MemoryError means here and what to do; with the limit when the caller knows it (the
+    launcher passes its own profile's ``memory_mb``: the jail's copy of the number is not trusted)."""
+    of = f" of profile {profile!r}" if isinstance(profile, str) and profile else ""
+    if isinstance(memory_mb, int) and not isinstance(memory_mb, bool) and memory_mb > 0:
+        limit = f"memory_mb = {memory_mb} MiB"
+    else:
+        limit = "memory_mb"
+    return (f"an allocation exceeded the per-process memory limit{of}: {limit} of address space (RLIMIT_AS) "
+            "above the session's starting size, and what the session already holds counts toward it. "
+            "Allocate less (smaller arrays, fewer copies, a coarser tessellation), `del` large names you no "
+            "longer need, or ask the user for a profile with a larger memory_mb")
 
 
 def _introspection(name: str) -> str | None:
-    if name in ("dir", "help", "vars", "__doc__", "inspect", "__dict__", "globals", "locals"):
+    if name == "help":
+        return HELP_HINT
+    if name in ("dir", "vars", "__doc__", "inspect", "__dict__", "globals", "locals"):
         if name in ("globals", "locals", "vars"):
             return "the session_state tool lists the session's names; " + API_HINT
         return API_HINT
@@ -85,11 +112,15 @@ def hint(type_: str, message: str, source_line: str | None = None, rule: str | N
         if "__class__" in both or "__name__" in both:
             return _introspection("__class__")
         return None
+    if t in _MEMORY_TYPES:
+        return memory_hint()
     if _EXPORT.search(src):
         return _export_hint()
     if _IMPORT.search(src):
         return ("the session sees only the files list_inputs offers, by their name in a string ('part.step'): "
                 "put the file in the launcher's input directory (--input-dir), or use the `import_file` tool")
+    if t == "FileNotFoundError" and ("scratch directory" in m or _READING.search(src)):
+        return READ_HINT
     if t == "NameError":
         nm = _NAME_ERR.search(m)
         name = nm.group(1) if nm else ""

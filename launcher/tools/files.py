@@ -5,6 +5,7 @@ inputs.py reads the input directory, script.py rebuilds the session's code, safe
 both without following a symlink). The schema checks types and lengths; those modules check
 what a name means (path rules, a name to bind in the session). ``export`` accepts other
 spellings of a format ('STP', '.step'): :func:`export_normalize` turns them into the schema's.
+Replies are a few lines of text (text.py): the export's facts, never its JSON.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from jail.wire.caps import NAME_CAP
 from launcher.files import exports, inflight, inputs
 from launcher.files.script import import_code, session_script
 from launcher.replies import imports
-from launcher.tools import content
+from launcher.tools import content, text
 from launcher.tools.session import execute_content
 from launcher.tools.tool import Tool, hints
 
@@ -33,7 +34,14 @@ def export_normalize(args: dict) -> dict:
 
 
 def export(ctx, session, object_name, filename, format="") -> dict:
-    return exports.export_object(session, ctx.output_dir, object_name, filename, format, verifier=ctx)
+    r = exports.export_object(session, ctx.output_dir, object_name, filename, format, verifier=ctx)
+    if r.get("format") != "py":
+        r["object"] = object_name  # checked by export_object: a top-level name
+    return r
+
+
+def export_content(result: dict) -> list[dict]:
+    return [content.text(text.export_text(result))]
 
 
 EXPORT = Tool(
@@ -54,7 +62,8 @@ EXPORT = Tool(
         "format": {"type": "string", "enum": ["", *exports.FORMATS],
                    "description": "File format; '' (default) takes it from the filename's extension."},
     },
-    required=("object_name", "filename"), handler=export, normalize=export_normalize, changes_session=False,
+    required=("object_name", "filename"), handler=export, renderer=export_content, normalize=export_normalize,
+    changes_session=False,
     # writes a new file, never overwrites one; the same call again is refused ("already exists")
     annotations=hints(read_only=False, destructive=False, idempotent=True, open_world=False))
 
@@ -120,14 +129,22 @@ def import_file(ctx, session, filename, name, format="") -> dict:
 
 
 def import_file_content(result: dict) -> list[dict]:
+    """``Imported 'a.step' (STEP, 10 bytes) as box: OK (12 ms)`` then the execute reply's other lines."""
     blocks = execute_content(result)
     info = result.get("imported") or {}
+    body = blocks[0]["text"]
     if result.get("ok"):
-        head = (f"Imported {info.get('filename')!r} ({str(info.get('format', '')).upper()}, {info.get('size')} bytes) "
-                f"as {info.get('name')}.")
+        head = (f"Imported {info.get('filename')!r} ({str(info.get('format', '')).upper()}, "
+                f"{text.size_text(info.get('size'))}) as {info.get('name')}")
+        first, _, rest = body.partition("\n")
+        if first.startswith("OK"):
+            body = rest
+            head += f": {first}"
+        else:
+            head += "."
     else:
         head = f"Import of {info.get('filename')!r} failed."
-    return [content.text(head + "\n" + blocks[0]["text"])] + blocks[1:]
+    return [content.text("\n".join(x for x in (head, body) if x))] + blocks[1:]
 
 
 IMPORT_FILE = Tool(

@@ -1,11 +1,13 @@
 """The session tools: ``execute``, ``session_state``, ``last_error``, ``reset``.
 
 Thin: each handler calls the :class:`~launcher.session.Session` (which jails, times and
-checks every call) and each renderer formats the checked result (text.py).
+checks every call) and each renderer formats the checked result (text.py). A failed call's hint
+and a successful call's note are the launcher's own sentences (launcher/replies/hints.py).
 """
 from __future__ import annotations
 
 from launcher.files import delivery, shipped
+from launcher.replies import hints as launcher_hints
 from launcher.tools import content, show, text
 from launcher.tools.tool import Tool, hints
 
@@ -19,11 +21,23 @@ def execute(ctx, session, code, timeout_s=None, show_images=True) -> dict:
         with session.lock:  # the files read below are this call's
             result = session.execute(code, timeout_s, request=request, blob=blob)
             written, session.calls.written = session.calls.written, None
+            if result.get("ok") is not True:
+                _launcher_hint(ctx, session, result)
+            else:
+                launcher_hints.noted(result, code)
     if sent is not None:
         result["inputs"] = sent
     if result.get("ok") is True and written:
         result["files"] = delivery.deliver(ctx, written)
     return show.attach(session, result, show_images)  # last: show() in the code: its picture
+
+
+def _launcher_hint(ctx, session, result: dict) -> None:
+    """The failed call's hint (in the reply and in last_error) in the launcher's words (replies/hints.py)."""
+    profile = getattr(ctx, "profile", None)
+    result["error"] = launcher_hints.reworded(result.get("error"), profile)
+    if isinstance(session.calls.last_error, dict):
+        session.calls.last_error = launcher_hints.reworded(session.calls.last_error, profile)
 
 
 def execute_content(result: dict) -> list[dict]:
@@ -106,9 +120,13 @@ def reset(ctx, _session) -> dict:
     return ctx.with_session(lambda s: {"reset": True, "session": s.id})
 
 
+def reset_content(result: dict) -> list[dict]:
+    return [content.text(text.reset_text(result))]
+
+
 RESET = Tool(
     "reset", "Reset session",
     "Discard the session and start a new, empty one (its snapshots are discarded too).",
-    params={}, handler=reset, needs_session=False, changes_session=True,
+    params={}, handler=reset, renderer=reset_content, needs_session=False, changes_session=True,
     # a second reset discards an empty session for another empty one: nothing more is lost
     annotations=hints(read_only=False, destructive=True, idempotent=True, open_world=False))

@@ -5,7 +5,7 @@ Thin: a snapshot is a frozen copy of the session's process, kept by the session
 """
 from __future__ import annotations
 
-from launcher.tools import content
+from launcher.tools import content, text
 from launcher.tools.tool import Tool, hints
 
 NAME = {
@@ -36,18 +36,25 @@ def delete_snapshot(ctx, session, name) -> dict:
     return session.delete_snapshot(name)
 
 
+def snapshot_content(result: dict) -> list[dict]:
+    return [content.text(text.snapshot_text(result))]
+
+
+save_snapshot_content = restore_snapshot_content = delete_snapshot_content = snapshot_content
+
+
 SAVE_SNAPSHOT = Tool(
     "save_snapshot", "Save snapshot",
     "Save the whole session state (variables, functions, shapes) under a name, in O(1). "
     "At most {max_snapshots} snapshots per session; names are never overwritten.",
-    params={"name": NAME}, required=("name",), handler=save_snapshot, changes_session=True,
+    params={"name": NAME}, required=("name",), handler=save_snapshot, renderer=save_snapshot_content, changes_session=True,
     # adds a snapshot, never replaces one: a second save under the same name is refused
     annotations=hints(read_only=False, destructive=False, idempotent=True, open_world=False))
 
 RESTORE_SNAPSHOT = Tool(
     "restore_snapshot", "Restore snapshot",
     "Restore the session to a saved snapshot (the snapshot itself is kept, so it can be restored again).",
-    params={"name": NAME}, required=("name",), handler=restore_snapshot, changes_session=True,
+    params={"name": NAME}, required=("name",), handler=restore_snapshot, renderer=restore_snapshot_content, changes_session=True,
     # the state since the snapshot is discarded; restoring it twice gives the same state
     annotations=hints(read_only=False, destructive=True, idempotent=True, open_world=False))
 
@@ -58,5 +65,5 @@ LIST_SNAPSHOTS = Tool(
 
 DELETE_SNAPSHOT = Tool(
     "delete_snapshot", "Delete snapshot", "Delete a saved snapshot.",
-    params={"name": NAME}, required=("name",), handler=delete_snapshot, changes_session=True,
+    params={"name": NAME}, required=("name",), handler=delete_snapshot, renderer=delete_snapshot_content, changes_session=True,
     annotations=hints(read_only=False, destructive=True, idempotent=True, open_world=False))

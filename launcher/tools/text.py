@@ -1,4 +1,5 @@
-"""What the assistant reads back from ``execute``, ``session_state``, ``last_error`` and ``api``.
+"""What the assistant reads back from ``execute``, ``session_state``, ``last_error``, ``api``,
+``export`` and the snapshot tools (one or two lines each, never a JSON dump).
 
 An execute reply says, in this order and only when there is something to say: ``OK (12 ms)`` or
 the error (``Type at line N: message``, numbered source lines around it, the defining call of a
@@ -132,7 +133,7 @@ def error_lines(e: dict, *, outcome_note: bool = True) -> list[str]:
         where = f" at line {e['line']}" if e.get("line") else ""
         if e.get("function"):
             where += f" in {e['function']}()"
-        lines = [f"{e.get('type', 'Error')}{where}: {msg}", *_where(e)]
+        lines = [f"{e.get('type', 'Error')}{where}" + (f": {msg}" if msg else ""), *_where(e)]
     if e.get("hint"):
         lines.append(f"Hint: {e['hint']}")
     if outcome_note and "session is unchanged" not in msg and "session's state is gone" not in msg:
@@ -176,7 +177,80 @@ def execute_text(result: dict) -> str:
     return "\n".join(parts)
 
 
+# ------------------------------------------------------------------ files and snapshots
+def size_text(n) -> str:
+    """``812 bytes``, ``12.4 KiB``, ``3.1 MiB``."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        return "? bytes"
+    if n < 10 * 1024:
+        return _plural(n, "byte")
+    return f"{n / 1024:.1f} KiB" if n < 10 * 1024 * 1024 else f"{n / 1024 / 1024:.1f} MiB"
+
+
+_COUNTS = (("solids", "solid"), ("triangles", "triangle"), ("shapes", "shape"), ("lines", "line"))
+
+
+def numbers_text(d) -> str:
+    """A file's or object's checked numbers in one phrase: ``1 solid, volume 7717.26 mm^3, bbox ...``."""
+    if not isinstance(d, dict):
+        return ""
+    parts = [_plural(d[k], word) for k, word in _COUNTS if isinstance(d.get(k), int) and not isinstance(d[k], bool)]
+    if isinstance(d.get("volume"), (int, float)) and not isinstance(d["volume"], bool):
+        parts.append(f"volume {_g(d['volume'])} mm^3")
+    b = _bbox(d.get("bbox"))
+    if b:
+        parts.append(b)
+    return ", ".join(parts)
+
+
+def export_text(r: dict) -> str:
+    """An ``export`` reply in at most two lines: what was written where, the verifier's numbers (the
+    launcher's), then the session's own claims labelled as such, or the script's changes."""
+    what = "the session's script " if r.get("format") == "py" else \
+        f"{r['object']} " if isinstance(r.get("object"), str) else ""
+    sha = r.get("sha256")
+    facts = [str(r.get("format", "?")).upper(), size_text(r.get("size"))]
+    if isinstance(sha, str):
+        facts.append(f"sha256 {sha[:16]}...")
+    line = f"exported {what}to {r.get('path')} ({', '.join(facts)})"
+    if r.get("view"):
+        line += f", view: {r['view']}"
+    nums = numbers_text(r)
+    line += f"; {r.get('checked', 'checked')}" + (f": {nums}" if nums else "")
+    second = []
+    claims = numbers_text(r.get("session_claims"))
+    if claims:
+        second.append(f"the session's own claim (not checked): {claims}")
+    changes = [str(c) for c in r.get("changes") or []]
+    if changes:
+        second.append(f"changed by the launcher so that what you read is what runs ({len(changes)}): "
+                      + "; ".join(changes))
+    return "\n".join([line, *second])
+
+
+def snapshot_text(r: dict) -> str:
+    """``save_snapshot``, ``restore_snapshot``, ``delete_snapshot``: one line each."""
+    def listing(key):
+        names = [str(n) for n in r.get("snapshots") or []]
+        return f"; {key}: {', '.join(names) if names else 'none'}"
+    if "restored" in r:
+        return f"restored snapshot {r['restored']!r}: the session is as it was when it was saved (the snapshot is kept)"
+    if "deleted" in r:
+        return f"deleted snapshot {r['deleted']!r}" + listing("snapshots left")
+    return f"saved snapshot {r.get('name')!r}" + listing("snapshots")
+
+
+def reset_text(r: dict) -> str:
+    return "reset: a new, empty session; the old one's names, history and snapshots are gone"
+
+
 # ------------------------------------------------------------------ api
+def _more(r: dict, key: str) -> str:
+    total = r.get(f"{key}_total")
+    more = total - len(r[key]) if isinstance(total, int) and not isinstance(total, bool) else 0
+    return f" (+{more} more)" if more > 0 else ""
+
+
 def api_text(r: dict) -> str:
     if r.get("ok") is not True:
         s = f"Error: {r.get('error', 'lookup failed')}"
@@ -201,17 +275,21 @@ def api_text(r: dict) -> str:
                "Call api(name='Box') for a signature and docstring, api(query='fillet') to search."
     head = f"{r['name']}{r.get('signature', '')}" if r.get("kind") in ("class", "function") else \
         f"{r['name']} ({r.get('kind')}{': ' + r['signature'] if r.get('signature') else ''})"
+    if r.get("kind") == "class" and r.get("enum_members") and not r.get("signature"):
+        head = f"{r['name']} (enum)"
     lines = [head]
     if r.get("kind") == "value":
         lines.append(f"= {r.get('value')} ({r.get('type')})")
     if r.get("doc"):
         lines.append(r["doc"])
     if r.get("kind") == "class":
-        if r.get("methods"):
-            more = r.get("methods_total", 0) - len(r["methods"])
-            lines.append("methods: " + ", ".join(r["methods"]) + (f" (+{more} more)" if more > 0 else ""))
-        if r.get("properties"):
-            more = r.get("properties_total", 0) - len(r["properties"])
-            lines.append("properties: " + ", ".join(r["properties"]) + (f" (+{more} more)" if more > 0 else ""))
+        if r.get("enum_members"):
+            lines.append("members: " + ", ".join(f"{r['name']}.{m}" for m in r["enum_members"])
+                         + _more(r, "enum_members"))
+        if r.get("attributes"):
+            lines.append("class attributes: " + ", ".join(map(str, r["attributes"])) + _more(r, "attributes"))
+        for key in ("methods", "properties"):
+            if r.get(key):
+                lines.append(f"{key}: " + ", ".join(map(str, r[key])) + _more(r, key))
     lines.append(f"({vtext})")
     return "\n".join(lines)

@@ -123,7 +123,10 @@ def test_error_in_function_from_earlier_call(client):
 
 HINTS = [
     ("import_step('user.step')", "`import_file` tool"),
-    ("help(Box)", "`api` tool"),
+    ("help(Box)", "help() is not available in the jail: call the `api` tool"),
+    ("x = Box(1, 1, 1)\nhelp(x)", "e.g. api(name='Box')"),
+    ("open('notes.txt').read()", "only the files list_inputs offers, each named by a string literal"),
+    ("b = bytearray(10**13)", "memory_mb = "),
     ("import cadquery as cq", "not CadQuery"),
     ("import yacv_server", "show()"),
     ("with BuildPart() as bp:\n    Box(4, 4, 4)\nbp.part.fillet(3, bp.part.edges())", "smaller radius"),
@@ -134,6 +137,38 @@ HINTS = [
 def test_hint_for_known_mistake(client, code, needle):
     t = client.fails(code)
     assert "Hint: " in t and needle in t, t
+    assert "Did you mean" not in t, t  # not "Did you mean: 'Shell'?" for help (issue 22)
+
+
+def test_memory_error_names_the_limit(client):
+    """A failed allocation says which limit it hit, with the profile's own number (the launcher's words)."""
+    t = client.fails("b = bytearray(10**13)")
+    assert t.startswith("MemoryError at line 1\n"), t  # no dangling ": " for an empty message
+    mb = re.search(r"^Hint: an allocation exceeded the per-process memory limit of profile '\w+': "
+                   r"memory_mb = (\d+) MiB of address space \(RLIMIT_AS\)", t, re.M)
+    assert mb and int(mb.group(1)) > 0 and "ask the user for a profile with a larger memory_mb" in t, t
+    assert "memory_mb = " in client.text("last_error")
+
+
+# ------------------------------------------------------------------ short replies (issue 22)
+def test_export_and_snapshot_replies_are_short(client):
+    client.ok("short_part = Box(40, 20, 10)")
+    t = client.text("export", {"object_name": "short_part", "filename": "short/part.step"})
+    lines = t.splitlines()
+    assert len(lines) == 2, t  # was 46 lines of JSON
+    m = re.match(r"exported short_part to (/\S+/short/part\.step) \(STEP, [0-9.]+ KiB, sha256 [0-9a-f]{16}\.\.\.\); "
+                 r"re-read in a fresh jailed process that ran no session code: 1 solid, volume 8000 mm\^3, "
+                 r"bbox 40x20x10 \[-20,-10,-5 \.\. 20,10,5\]$", lines[0])
+    assert m and open(m.group(1), "rb").read(13) == b"ISO-10303-21;", t
+    assert lines[1] == "the session's own claim (not checked): volume 8000 mm^3, bbox 40x20x10 [-20,-10,-5 .. 20,10,5]"
+    t = client.text("export", {"object_name": "script", "filename": "short/design.py"})
+    assert t.startswith("exported the session's script to /") and len(t.splitlines()) <= 2, t
+    for tool, args, want in [("save_snapshot", {"name": "short1"}, "saved snapshot 'short1'; snapshots: "),
+                             ("restore_snapshot", {"name": "short1"}, "restored snapshot 'short1': the session is as"),
+                             ("delete_snapshot", {"name": "short1"}, "deleted snapshot 'short1'; snapshots left: "),
+                             ("reset", {}, "reset: a new, empty session; ")]:
+        t = client.text(tool, args)
+        assert t.startswith(want) and "\n" not in t and "{" not in t, (tool, t)
 
 
 # code that needed a hint before the default profile ran real build123d code as written (issue 21)
@@ -160,6 +195,10 @@ def test_api_lookup_and_search(client):
     assert t.startswith("fillet(objects") and "radius: float" in t, t
     t = client.text("api", {"name": "Box"})
     assert t.startswith("Box(length: 'float', width: 'float', height: 'float'") and "methods:" in t, t
+    t = client.text("api", {"name": "Align"})
+    assert "members: Align.MIN, Align.CENTER, Align.MAX" in t, t
+    t = client.text("api", {"name": "Box"})
+    assert re.search(r"^class attributes: .*build123d_type = 'Part'.*order = 4\.0", t, re.M), t
     t = client.text("api", {"name": "Part.edges"})
     assert "Part.edges(self, select" in t and "ShapeList[Edge]" in t, t
     t = client.text("api", {"query": "fillet"})

@@ -31,7 +31,11 @@ def _exports():
     ("PolicyError", "import of 'ocp_vscode' is not allowed", "import ocp_vscode", "import", "import ocp_vscode",
      "`render` tool"),
     ("PolicyError", "call to 'dir' is not allowed", "dir(b)", "blocked-call", "dir", "`api` tool"),
-    ("NameError", "name 'help' is not defined", "help(Box)", None, None, "`api` tool"),
+    ("NameError", "name 'help' is not defined", "help(Box)", None, None, "help() is not available in the jail"),
+    ("FileNotFoundError", "[Errno 2] No such file or directory in the scratch directory: 'n.txt'", "open('n.txt')",
+     None, None, "only the files list_inputs offers"),
+    ("FileNotFoundError", "n.txt", "data = Path('n.txt').read_text()", None, None, "scratch directory"),
+    ("MemoryError", "", "b = bytearray(10**10)", None, None, "memory_mb of address space (RLIMIT_AS)"),
     ("PolicyError", "dunder", "Box.__doc__", "dunder-attribute", "Box.__doc__", "`api` tool"),
     ("PolicyError", "call to 'hasattr'", "hasattr(b, 'x')", "blocked-call", "hasattr", "attribute directly"),
     ("PolicyError", "dunder", "type(b).__name__", "dunder-attribute", "type(b).__name__", "isinstance"),
@@ -64,6 +68,42 @@ def test_api_lookup_search_versions():
     assert v["build123d"] != "?" and v["OCP"] != "?"
     miss = api.lookup("Cylnder")
     assert miss["ok"] is False and "Cylinder" in miss["did_you_mean"]
+
+
+def test_api_lists_enum_members_and_class_attributes():
+    r = api.lookup("Align")
+    assert r["enum_members"][:3] == ["MIN", "CENTER", "MAX"] and r["enum_members_total"] >= 3
+    t = reply_text.api_text(r)
+    assert t.startswith("Align (enum)\n") and "members: Align.MIN, Align.CENTER, Align.MAX" in t, t
+    r = api.lookup("Box")
+    assert "build123d_type = 'Part'" in r["attributes"] and "order = 4.0" in r["attributes"], r["attributes"]
+    assert not set(a.split(" ")[0] for a in r["attributes"]) & set(r["methods"] + r["properties"])
+    assert len(r["attributes"]) <= api.ATTRS_MAX and r["attributes_total"] >= len(r["attributes"])
+    assert "\nclass attributes: build123d_type = 'Part', order = 4.0" in reply_text.api_text(r)
+
+
+def test_no_did_you_mean_for_a_removed_builtin():
+    from jail.cad import error_report
+    assert error_report._removed_builtin("help") and error_report._removed_builtin("exit")
+    assert not error_report._removed_builtin("Bxo") and not error_report._removed_builtin(None)
+    try:
+        exec("help(1)", {"__builtins__": {}, "Shell": 1})
+    except NameError as e:
+        assert error_report.did_you_mean(e) is None  # the jail's reply: test_replies_mcp.py
+
+
+def test_the_launcher_words_the_hint_from_its_own_profile():
+    from launcher.profile import load_profile
+    from launcher.replies import hints as launcher_hints
+    strict = load_profile("strict")
+    err = {"type": "MemoryError", "message": "the limit is 1 MiB", "line": 1, "hint": "FORGED"}
+    h = launcher_hints.reworded(err, strict)["hint"]
+    assert f"of profile 'strict': memory_mb = {strict.limits.memory_mb} MiB" in h and "FORGED" not in h, h
+    assert "hint" not in launcher_hints.reworded({"type": "ZeroDivisionError", "message": "x", "hint": "FORGED"})
+    same = launcher_hints.reworded({"type": "PolicyError", "message": "call to 'open'", "source_line": "open('f')",
+                                    "rule": "blocked-call", "text": "open", "hint": "FORGED"}, strict)
+    assert "`export` tool" in same["hint"], same  # the strict profile's refusal keeps its hint
+    assert "hint" not in launcher_hints.reworded({"type": "MemoryError", "reported": True, "hint": "x"}, strict)
 
 
 @pytest.mark.parametrize("bad", [None, 3, ["Box"], "", "a" * 201, "__import__", "Box.__init__", "Box._x",

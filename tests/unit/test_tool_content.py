@@ -36,7 +36,8 @@ def test_render_text_of_errors_and_unknown_tools():
     assert render_text("nope", {"error": "unknown tool 'nope'"}) == "Error: unknown tool 'nope'"
     assert render_text("nope", None) == "Error: invalid result"
     assert render_text("nope", {"a": 1}) == '{\n "a": 1\n}'
-    assert render_text("restore_snapshot", {"restored": "a"}) == '{\n "restored": "a"\n}'  # JSON by default
+    from launcher.tools import TOOLS
+    assert all(t.renderer is not None for t in TOOLS)  # every tool words its reply: no JSON dump (issue 22)
 
 
 def test_session_state_uses_the_one_summary_renderer():
@@ -59,6 +60,42 @@ def test_last_error_and_snapshots():
     assert render_text("last_error", {"last_error": e}) == "ZeroDivisionError at line 2: division by zero\n    1/0"
     assert render_text("list_snapshots", {"snapshots": []}) == "snapshots: none"
     assert render_text("list_snapshots", {"snapshots": [{"name": "a"}, {"name": "b"}]}) == "snapshots: a, b"
+    assert render_text("save_snapshot", {"name": "b", "snapshots": ["a", "b"]}) == "saved snapshot 'b'; snapshots: a, b"
+    assert render_text("restore_snapshot", {"restored": "a"}).startswith("restored snapshot 'a': the session is as")
+    assert render_text("delete_snapshot", {"deleted": "a", "snapshots": []}) == \
+        "deleted snapshot 'a'; snapshots left: none"
+    t = render_text("reset", {"reset": True, "session": "s7"})
+    assert t == "reset: a new, empty session; the old one's names, history and snapshots are gone", t
+
+
+STEP_REPLY = {"path": "/home/u/build123d-out/v2/part.step", "size": 12700, "format": "step",
+              "sha256": "252ec8f3641964b92d1389e619f5a4f48419f3a2722ccd061f73d7136faa618c", "volume": 40000.0,
+              "bbox": {"min": [0, 0, 0], "max": [40, 20, 50], "size": [40, 20, 50]}, "solids": 1,
+              "checked": "re-read in a fresh jailed process that ran no session code", "object": "part",
+              "session_claims": {"volume": 39999.5, "bbox": {"min": [0, 0, 0], "max": [40, 20, 50],
+                                                              "size": [40, 20, 50]}}}
+
+
+def test_export_reply_is_two_lines_of_facts():
+    """Issue 22: an export reply was 46 lines of JSON; now what was written, where, the verifier's
+    numbers, and the session's claims labelled as the session's."""
+    lines = render_text("export", STEP_REPLY).splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0] == ("exported part to /home/u/build123d-out/v2/part.step (STEP, 12.4 KiB, sha256 252ec8f3641964b9...); "
+                        "re-read in a fresh jailed process that ran no session code: 1 solid, volume 40000 mm^3, "
+                        "bbox 40x20x50 [0,0,0 .. 40,20,50]"), lines[0]
+    assert lines[1] == "the session's own claim (not checked): volume 39999.5 mm^3, bbox 40x20x50 [0,0,0 .. 40,20,50]"
+    svg = {"path": "/o/p.svg", "size": 900, "format": "svg", "sha256": "ab" * 32, "shapes": 20, "object": "p",
+           "checked": "re-read", "view": "isometric projection, hidden lines dotted"}
+    t = render_text("export", svg)
+    assert t == ("exported p to /o/p.svg (SVG, 900 bytes, sha256 abababababababab...), view: isometric projection, "
+                 "hidden lines dotted; re-read: 20 shapes"), t
+    py = {"path": "/o/d.py", "size": 20, "format": "py", "sha256": "cd" * 32, "lines": 3, "checked": "re-read",
+          "changes": ["call 1: identifier '\\u0430' written as _u0430"]}
+    lines = render_text("export", py).splitlines()
+    assert lines[0].startswith("exported the session's script to /o/d.py (PY, 20 bytes") and "3 lines" in lines[0]
+    assert lines[1].startswith("changed by the launcher") and "written as _u0430" in lines[1], lines
+    assert render_text("export", {"error": "'p.step' already exists"}) == "Error: 'p.step' already exists"
 
 
 def test_cad_contents():
@@ -89,7 +126,8 @@ def test_file_contents():
     imported = {"ok": True, "wall_ms": 12, "objects": [dict(BOX, name="box", change="added")],
                 "imported": {"filename": "a.step", "format": "step", "size": 10, "name": "box"}}
     t = render_text("import_file", imported).splitlines()
-    assert t[0] == "Imported 'a.step' (STEP, 10 bytes) as box." and t[1] == "OK (12 ms)" and t[2].startswith("+ box: Box")
+    assert t[0] == "Imported 'a.step' (STEP, 10 bytes) as box: OK (12 ms)" and t[1].startswith("+ box: Box")
+    assert len(t) == 2, t
     failed = dict(imported, ok=False, error={"type": "ImportError", "message": "not STEP"})
     assert render_text("import_file", failed).startswith("Import of 'a.step' failed.\nImportError: not STEP")
     t = render_text("script", {"script": "x = 1\n", "calls": 1, "imports": 0, "bytes": 6})
