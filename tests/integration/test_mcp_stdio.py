@@ -93,12 +93,12 @@ def test_snapshots_over_mcp(client):
     assert "a" in client.text("save_snapshot", {"name": "a"})
     assert client.text("execute", {"code": "w = 100\npart = Sphere(1)"}).startswith("OK")
     assert "100" in client.text("execute", {"code": "print(w)"})
-    assert '"restored": "a"' in client.text("restore_snapshot", {"name": "a"})
+    assert client.text("restore_snapshot", {"name": "a"}).startswith("restored snapshot 'a'")
     text = client.text("execute", {"code": "print(w, round(part.volume, 3))"})
     assert f"5 {PLATE_VOLUME:.3f}" in text
     assert client.text("list_snapshots") == "snapshots: a"
     assert client.error("restore_snapshot", {"name": "nope"}) == "Error: no snapshot named 'nope' (have: a)"
-    assert '"deleted": "a"' in client.text("delete_snapshot", {"name": "a"})
+    assert client.text("delete_snapshot", {"name": "a"}).startswith("deleted snapshot 'a'")
     assert client.text("list_snapshots") == "snapshots: none"
     for i in range(3):
         client.text("save_snapshot", {"name": f"s{i}"})
@@ -114,7 +114,7 @@ def test_bad_arguments_over_mcp(client):
 
 def test_reset_over_mcp(client):
     assert client.text("execute", {"code": "print(w)"}).startswith("OK")
-    assert '"reset": true' in client.text("reset")
+    assert client.text("reset").startswith("reset: a new, empty session")
     text = client.error("execute", {"code": "print(w)"})
     assert text.startswith("NameError at line 1: name 'w' is not defined"), text
     assert client.text("list_snapshots") == "snapshots: none"
