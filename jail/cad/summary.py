@@ -87,11 +87,14 @@ def _shape_key(shape: Any):
 def _shape_summary(shape: Any, meter) -> dict:
     key = _shape_key(shape)
     if key is not None and key in _SHAPE_CACHE:
-        _shape_cache_next[key] = _SHAPE_CACHE[key]
-        return dict(_SHAPE_CACHE[key][1])
+        ent = _SHAPE_CACHE[key]
+        _shape_cache_next[key] = ent
+        meter.keep(ent[2])  # the leaf entries behind it stay for copies made later
+        return dict(ent[1])
+    start = len(meter.used)
     d = meter.measure(shape)
     if key is not None:
-        _shape_cache_next[key] = (shape, d)
+        _shape_cache_next[key] = (shape, d, tuple(meter.used[start:]))
     return dict(d)
 
 
@@ -261,7 +264,7 @@ def remember_shape(shape: Any, summary: dict) -> None:
     summary of a big mesh, so the next summaries of the session reuse it)."""
     key = _shape_key(shape)
     if key is not None:
-        _SHAPE_CACHE[key] = (shape, {k: v for k, v in summary.items() if k != "kind"})
+        _SHAPE_CACHE[key] = (shape, {k: v for k, v in summary.items() if k != "kind"}, ())
 
 
 def value_summary(value: Any) -> dict | None:
