@@ -22,7 +22,7 @@ import math
 import time
 from typing import Any
 
-__all__ = ["Meter", "LIGHT_FACES", "VALIDATE_MAX", "rotate_caches", "light_summary", "deadline_over"]
+__all__ = ["num", "Meter", "LIGHT_FACES", "VALIDATE_MAX", "rotate_caches", "light_summary", "deadline_over"]
 
 LIGHT_FACES = 2000   # past this many faces: the light summary (no validity, plain bounding box)
 VALIDATE_MAX = 50    # leaf shapes whose validity one pass checks (the rest: no "valid" key)
@@ -39,7 +39,8 @@ def rotate_caches() -> None:
     _LOCAL, _LOCAL_NEXT = _LOCAL_NEXT, {}
 
 
-def _num(x: Any) -> float | None:
+def num(x: Any) -> float | None:
+    """``float(x)`` when finite, else None (never raises: ``x`` may be a hostile object)."""
     try:
         f = float(x)
     except BaseException:  # noqa: BLE001
@@ -94,7 +95,7 @@ def _gprop(wrapped, which: str) -> float | None:
     props = GProp_GProps()
     {"volume": BRepGProp.VolumeProperties_s, "area": BRepGProp.SurfaceProperties_s,
      "length": BRepGProp.LinearProperties_s}[which](wrapped, props)
-    return _num(props.Mass())
+    return num(props.Mass())
 
 
 def light_summary(wrapped) -> dict:
@@ -158,7 +159,7 @@ class Meter:
             valid = valid and m.get("valid") is True
         d: dict = {"counts": counts}
         if which:
-            d[which] = _num(total)
+            d[which] = num(total)
         if all(math.isfinite(x) for x in lo + hi):
             d["bbox"] = _box(lo, hi)
         if valid:
@@ -210,20 +211,20 @@ class Meter:
         which = _which(counts)
         d: dict = {"counts": counts}
         if which == "volume":
-            d["volume"] = _num(shape.volume)
+            d["volume"] = num(shape.volume)
         elif which == "area":
-            d["area"] = _num(shape.area)
+            d["area"] = num(shape.area)
         elif which == "length":
-            d["length"] = _num(sum(e.length for e in shape.edges()))
+            d["length"] = num(sum(e.length for e in shape.edges()))
         d["bbox"] = self._bbox(shape)
         return d
 
     @staticmethod
     def _bbox(shape: Any) -> dict:
         bb = shape.bounding_box()
-        return {"min": [_num(bb.min.X), _num(bb.min.Y), _num(bb.min.Z)],
-                "max": [_num(bb.max.X), _num(bb.max.Y), _num(bb.max.Z)],
-                "size": [_num(bb.size.X), _num(bb.size.Y), _num(bb.size.Z)]}
+        return {"min": [num(bb.min.X), num(bb.min.Y), num(bb.min.Z)],
+                "max": [num(bb.max.X), num(bb.max.Y), num(bb.max.Z)],
+                "size": [num(bb.size.X), num(bb.size.Y), num(bb.size.Z)]}
 
 
 def deadline_over(deadline: float, stop=None):

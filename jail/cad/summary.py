@@ -24,6 +24,7 @@ import types
 from typing import Any
 
 from jail.cad import shape_measure
+from jail.cad.shape_measure import num as _num
 from jail.cad.names import cap, is_dunder, is_user_value, safe_str, star_exports, type_name
 from jail.wire.caps import NAME_CAP, REPR_CAP, SUMMARY_MAX_OBJECTS, VALUE_REPR_CAP
 
@@ -44,14 +45,6 @@ _value_repr.maxstring = _value_repr.maxother = VALUE_REPR_CAP
 _value_repr.maxlist = _value_repr.maxtuple = _value_repr.maxdict = _value_repr.maxset = 30
 _value_repr.maxfrozenset = 30
 _value_repr.maxlevel = 4
-
-
-def _num(x: Any) -> float | None:
-    try:
-        f = float(x)
-    except BaseException:  # noqa: BLE001
-        return None
-    return f if math.isfinite(f) else None
 
 
 def _b3d_types():
