@@ -96,6 +96,12 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
         T = T[keep]
     else:
         keep = np.zeros(0, np.int64)
+    # every pass below works in the window the triangles cover (two output pixels spare on each
+    # side, so edges, creases and openings come out as over the whole image), pasted on the background
+    ox, oy, cw, ch = _window(px, py, T, view)
+    W, H = cw * SS, ch * SS
+    px = px - ox * SS
+    py = py - oy * SS
     zbuf, tid = rasterize(px, py, pz, T, W, H)
     luts, hatch_lut = (_LUTS, _HATCH_LUT) if not palette else _make_luts(np.array(palette, np.float32))
     npal = len(PALETTE) if not palette else len(palette)
@@ -162,7 +168,7 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
         pc = np.flatnonzero(cx_[tid])
         if len(pc):
             oc = oi_t[tid[pc]]
-            stripe = ((pc % W) + (pc // W)) % (7 * SS) < SS
+            stripe = ((pc % W) + (pc // W) + (ox + oy) * SS) % (7 * SS) < SS
             canvas[pc] = np.where(stripe, hatch_lut[0][oc], hatch_lut[1][oc])
     # edges: B-rep face boundaries and silhouettes (face id changes)
     fid2 = fid.reshape(H, W)
@@ -193,10 +199,32 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
             hole = openings(zo, gap, max(view.w, view.h) // 4)
             if hole.any():
                 out[hole] = (out[hole] * HOLE).astype(np.uint8)
+    full = np.empty((view.h, view.w, 3), np.uint8)
+    full[:] = BG.astype(np.uint8)
+    full[oy:oy + ch, ox:ox + cw] = out
     cov = None
     if coverage:
-        cov = downsample(((tid >= 0).reshape(H, W) | edge).astype(np.float32), SS)
-    return out, cov
+        cov = np.zeros((view.h, view.w), np.float32)
+        cov[oy:oy + ch, ox:ox + cw] = downsample(((tid >= 0).reshape(H, W) | edge).astype(np.float32), SS)
+    return full, cov
+
+
+def _window(px: np.ndarray, py: np.ndarray, T: np.ndarray, view: View) -> tuple[int, int, int, int]:
+    """``(x, y, w, h)`` in output pixels: the part of the image the triangles ``T`` can cover, two
+    pixels wider on each side, within the image (at least one pixel)."""
+    w, h = view.w, view.h
+    if len(T):
+        xs, ys = px[T], py[T]
+        fin = np.isfinite(xs) & np.isfinite(ys)
+        if fin.any():
+            ss = view.ss
+            x0 = max(0, int(np.floor(xs[fin].min() / ss)) - 2)
+            x1 = min(w, int(np.ceil(xs[fin].max() / ss)) + 2)
+            y0 = max(0, int(np.floor(ys[fin].min() / ss)) - 2)
+            y1 = min(h, int(np.ceil(ys[fin].max() / ss)) + 2)
+            if x1 > x0 and y1 > y0:
+                return x0, y0, x1 - x0, y1 - y0
+    return 0, 0, 1, 1
 
 
 LEVEL_MAX = 1.05  # the brightest shade (intensity) a LUT level can hold
