@@ -33,16 +33,27 @@ def downsample(a: np.ndarray, ss: int = 2) -> np.ndarray:
 
 def _down_u8(c: np.ndarray, ss: int) -> np.ndarray:
     """An (H, W, 3 or 4) uint8 image averaged down by ``ss`` (1 or 2), rounded: (h, w, 3) uint8."""
-    c = c[..., :3]
     if ss == 1:
-        return np.ascontiguousarray(c)
-    s = c[0::2, 0::2].astype(np.uint16)
-    s += c[1::2, 0::2]
-    s += c[0::2, 1::2]
-    s += c[1::2, 1::2]
-    s += 2
-    s >>= 2
-    return s.astype(np.uint8)
+        return np.ascontiguousarray(c[..., :3])
+    # on the packed pixels: the even and the odd bytes each in 16-bit lanes of a uint32, so four
+    # samples add without a carry into the next channel ((a + b + c + d + 2) >> 2 per channel)
+    p = np.ascontiguousarray(c).view(np.uint32)[..., 0]
+    m = np.uint32(0x00FF00FF)
+    q = (p[0::2, 0::2], p[1::2, 0::2], p[0::2, 1::2], p[1::2, 1::2])
+    lo = q[0] & m
+    hi = (q[0] >> 8) & m
+    for x in q[1:]:
+        lo += x & m
+        hi += (x >> 8) & m
+    lo += np.uint32(0x00020002)
+    hi += np.uint32(0x00020002)
+    lo >>= 2
+    hi >>= 2
+    lo &= m
+    hi &= m
+    hi <<= 8
+    lo |= hi
+    return np.ascontiguousarray(lo.view(np.uint8).reshape(lo.shape + (4,))[..., :3])
 
 
 def _window_min(z: np.ndarray, r: int) -> np.ndarray:
@@ -61,18 +72,26 @@ def openings(z: np.ndarray, gap: float, r: int) -> np.ndarray:
     """Pixels seen through an opening: within ``r`` pixels to the left, right, above and below
     each of them something is nearer to the viewer by more than ``gap`` (a hole's rim all
     around, not one step beside). ``z``: depth (inf where empty), grows away from the viewer."""
-    h, w = z.shape
     r = 1 << max(1, int(r).bit_length() - 1)  # a power of two, at most r
     far = z - np.float32(gap)
     out = np.isfinite(z)
-    for zz, ff, oo in ((z, far, out), (z.T, far.T, out.T)):  # down the columns, then along the rows
-        n = zz.shape[0]
-        zp = np.full((n + 2 * r + 1,) + zz.shape[1:], np.inf, np.float32)
-        zp[r:r + n] = zz
-        m = _window_min(zp, r)  # m[i] = min(zp[i:i + r]); zp[i] = zz[i - r]
-        oo &= m[:n] < ff  # above: zz[y - r:y]
-        oo &= m[r + 1:r + 1 + n] < ff  # below: zz[y + 1:y + r + 1]
+    _nearer_both_sides(z, far, out, r)  # down the columns
+    rows = np.flatnonzero(out.any(1))  # along the rows: only rows with a pixel still in question
+    if len(rows):
+        sub = out[rows]
+        _nearer_both_sides(z[rows].T, far[rows].T, sub.T, r)
+        out[rows] = sub
     return out
+
+
+def _nearer_both_sides(zz: np.ndarray, ff: np.ndarray, oo: np.ndarray, r: int) -> None:
+    """``oo &=``: within ``r`` entries before and after, down axis 0, something is nearer than ``ff``."""
+    n = zz.shape[0]
+    zp = np.full((n + 2 * r + 1,) + zz.shape[1:], np.inf, np.float32)
+    zp[r:r + n] = zz
+    m = _window_min(zp, r)  # m[i] = min(zp[i:i + r]); zp[i] = zz[i - r]
+    oo &= m[:n] < ff  # above: zz[y - r:y]
+    oo &= m[r + 1:r + 1 + n] < ff  # below: zz[y + 1:y + r + 1]
 
 
 def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = False,
@@ -129,15 +148,16 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
             tcol[:-1] = lut[oi_t, lvl]
             if not flat.all():
                 varying = (T, ivt, lo_t, hi_t, ~flat)
-    canvas = tcol[tid]  # packed RGBA, the background where tid is -1
+    ti = tid.astype(np.intp)  # look-ups index fastest with the platform's own integer
+    canvas = tcol[ti]  # packed RGBA, the background where tid is -1
     fk = np.empty(nk + 1, np.int32)
     fk[:-1] = mesh.F[keep]
     fk[-1] = -1
-    fid = fk[tid]
+    fid = fk[ti]
     if varying is not None:
         Tv, ivt, lo_t, hi_t, vary = varying
         vx = np.append(vary, False)
-        pv = np.flatnonzero(vx[tid])
+        pv = np.flatnonzero(vx[ti])
         if len(pv):
             t = tid[pv]
             x0, y0 = px[Tv[:, 0]], py[Tv[:, 0]]
@@ -165,7 +185,7 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
             canvas[pv] = lut[oi_t[t], level]
     if hatch_caps and nk and (mesh.C[keep] == 1).any():
         cx_ = np.append(mesh.C[keep] == 1, False)
-        pc = np.flatnonzero(cx_[tid])
+        pc = np.flatnonzero(cx_[ti])
         if len(pc):
             oc = oi_t[tid[pc]]
             stripe = ((pc % W) + (pc // W) + (ox + oy) * SS) % (7 * SS) < SS
