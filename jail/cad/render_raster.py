@@ -87,6 +87,13 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
         L = np.where(ir >= il, ir - il + 1, 0).astype(np.int64)
         L[~np.isfinite(il) | ~np.isfinite(ir)] = 0
         il = np.where(L > 0, il, 0).astype(np.int64)
+        # per span: its first pixel, the depth there and the depth step along the row (float32
+        # from here on: the z-buffer's own precision), so a pixel costs a few int32/float32 passes
+        ts = rt
+        ps = j * W + il
+        zs = (Az[ts] * (il + 0.5) + Bz[ts] * cy + Cz[ts]).astype(np.float32)
+        dz = Az[ts].astype(np.float32)
+        tw = idx[ts].astype(np.int32)
         # expand spans to pixels in sub-batches of about BUDGET pixels
         cl = np.cumsum(L)
         r0 = 0
@@ -97,15 +104,16 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
             Ls = L[r0:r1]
             n = int(Ls.sum())
             if n:
-                rr = np.repeat(np.arange(r0, r1), Ls)
-                off = np.arange(n) - np.repeat(np.cumsum(Ls) - Ls, Ls)
-                ii = il[rr] + off
-                jj = j[rr]
-                t = rt[rr]
-                pix = jj * W + ii
-                zv = (Az[t] * (ii + 0.5) + Bz[t] * (jj + 0.5) + Cz[t]).astype(np.float32)
+                first = np.cumsum(Ls) - Ls  # each span's first slot in this sub-batch
+                off = np.arange(n, dtype=np.int32)
+                off -= np.repeat(first.astype(np.int32), Ls)
+                pix = np.repeat(ps[r0:r1].astype(np.int32), Ls)
+                pix += off
+                zv = np.repeat(dz[r0:r1], Ls)
+                zv *= off
+                zv += np.repeat(zs[r0:r1], Ls)
                 np.minimum.at(zbuf, pix, zv)
                 win = zv <= zbuf[pix]
-                tid[pix[win]] = idx[t[win]].astype(np.int32)
+                tid[pix[win]] = np.repeat(tw[r0:r1], Ls)[win]
             r0 = r1
     return zbuf, tid

@@ -3,7 +3,8 @@
 What makes it cheap: copies of one shape (``moved``, ``translate``, ``rotate``, ``Pos() *``,
 ``GridLocations``: the same OCCT TShape at another Location) are measured once, in the shape's own
 coordinates (``_LOCAL``): counts, volume and validity carry over to every rigid copy, the bounding
-box is shifted for a translated one and measured again only for a rotated one. A compound is the
+box is shifted for a translated one and measured again only for a rotated one; a shape placed any
+other way (a scaled or mirrored Location) is cached as placed. A compound is the
 sum of its children (so a pattern of 1000 copies costs one measure plus 999 look-ups). Validity
 (``BRepCheck``, the slowest part) is checked for the first ``VALIDATE_MAX`` leaf shapes of a
 ``Meter`` only; past that, and for a shape of more than ``LIGHT_FACES`` faces, ``valid`` is left
@@ -12,7 +13,8 @@ bounding box. ``Meter.over()`` lets the caller stop between shapes (its time bud
 
 Blocks: nothing. It runs next to user code (which may have patched it); the launcher checks every
 number it receives. Caches hold the shapes they describe, so an id or a TShape cannot be reused
-while its entry lives; ``rotate_caches`` drops what the last pass did not use.
+while its entry lives; ``rotate_caches`` drops what the last pass did not use (``Meter.keep``: what a
+caller's own cache answered for counts as used).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import math
 import time
 from typing import Any
 
-__all__ = ["Meter", "LIGHT_FACES", "VALIDATE_MAX", "rotate_caches", "light_summary", "deadline_over"]
+__all__ = ["num", "Meter", "LIGHT_FACES", "VALIDATE_MAX", "rotate_caches", "light_summary", "deadline_over"]
 
 LIGHT_FACES = 2000   # past this many faces: the light summary (no validity, plain bounding box)
 VALIDATE_MAX = 50    # leaf shapes whose validity one pass checks (the rest: no "valid" key)
@@ -37,7 +39,8 @@ def rotate_caches() -> None:
     _LOCAL, _LOCAL_NEXT = _LOCAL_NEXT, {}
 
 
-def _num(x: Any) -> float | None:
+def num(x: Any) -> float | None:
+    """``float(x)`` when finite, else None (never raises: ``x`` may be a hostile object)."""
     try:
         f = float(x)
     except BaseException:  # noqa: BLE001
@@ -92,7 +95,7 @@ def _gprop(wrapped, which: str) -> float | None:
     props = GProp_GProps()
     {"volume": BRepGProp.VolumeProperties_s, "area": BRepGProp.SurfaceProperties_s,
      "length": BRepGProp.LinearProperties_s}[which](wrapped, props)
-    return _num(props.Mass())
+    return num(props.Mass())
 
 
 def light_summary(wrapped) -> dict:
@@ -110,11 +113,22 @@ def light_summary(wrapped) -> dict:
 
 
 class Meter:
-    """Measures the shapes of one summary pass (``measure``) with the caches; counts validity checks."""
+    """Measures the shapes of one summary pass (``measure``) with the caches: each distinct shape's
+    validity is checked once, then carried by the cache (``checks`` counts them)."""
 
     def __init__(self, *, validate_max: int = VALIDATE_MAX, over=None):
         self.validate_left = validate_max
         self.over = over or (lambda: False)   # the pass's budget: stop between leaf shapes
+        self.checks = 0                       # validity checks (BRepCheck) this meter ran
+        self.used: list = []                  # the cache keys of the leaf shapes it measured
+
+    @staticmethod
+    def keep(keys) -> None:
+        """A caller's own cache answered for shapes measured earlier: keep their entries another pass."""
+        for key in keys:
+            ent = _LOCAL.get(key)
+            if ent is not None:
+                _LOCAL_NEXT[key] = ent
 
     def measure(self, shape: Any) -> dict:
         """``counts``, ``volume``/``area``/``length``, ``bbox`` and maybe ``valid`` of a build123d shape.
@@ -145,7 +159,7 @@ class Meter:
             valid = valid and m.get("valid") is True
         d: dict = {"counts": counts}
         if which:
-            d[which] = _num(total)
+            d[which] = num(total)
         if all(math.isfinite(x) for x in lo + hi):
             d["bbox"] = _box(lo, hi)
         if valid:
@@ -158,32 +172,36 @@ class Meter:
         w = shape.wrapped
         trsf = w.Location().Transformation()
         rigid = abs(trsf.ScaleFactor() - 1.0) < 1e-12 and not trsf.IsNegative()
+        # a rigid copy shares its entry with every other copy (its shape at the origin); any other
+        # placement (a scale, a mirror) is cached as placed, so it is measured once too
         origin = w.Located(TopLoc_Location()) if rigid else w
-        key = (hash(origin), int(w.Orientation()))
-        ent = _LOCAL.get(key) if rigid else None
+        key = (hash(origin), int(w.Orientation()), rigid)
+        ent = _LOCAL.get(key)
         if ent is not None and not ent[0].IsEqual(origin):
             ent = None   # a hash collision: measure it
         if ent is None:
             ent = (origin, self._measure_local(_cast(origin) if rigid else shape))
-            if rigid:
-                _LOCAL[key] = ent
-        if rigid:
-            _LOCAL_NEXT[key] = ent
+            _LOCAL[key] = ent
+        _LOCAL_NEXT[key] = ent
+        self.used.append(key)
         local = ent[1]
         if local.get("light"):
             return light_summary(w)
         if "valid" not in local and self.validate_left > 0:
             self.validate_left -= 1
+            self.checks += 1
             valid = shape.is_valid
             local["valid"] = bool(valid() if callable(valid) else valid)
         d = {k: v for k, v in local.items() if k != "bbox"}
         b = local.get("bbox")
-        if not rigid or b is None or trsf.Form() not in (gp_TrsfForm.gp_Identity, gp_TrsfForm.gp_Translation):
-            d["bbox"] = self._bbox(shape)  # rotated: measured again (counts, volume, validity carry over)
-        else:
+        if rigid and b is not None and trsf.Form() in (gp_TrsfForm.gp_Identity, gp_TrsfForm.gp_Translation):
             t = trsf.TranslationPart()
             off = (t.X(), t.Y(), t.Z())
             d["bbox"] = _box([a + o for a, o in zip(b["min"], off)], [a + o for a, o in zip(b["max"], off)])
+        elif not rigid and b is not None:
+            d["bbox"] = b   # measured in place
+        else:
+            d["bbox"] = self._bbox(shape)  # rotated: measured again (counts, volume, validity carry over)
         return d
 
     def _measure_local(self, shape: Any) -> dict:
@@ -193,20 +211,20 @@ class Meter:
         which = _which(counts)
         d: dict = {"counts": counts}
         if which == "volume":
-            d["volume"] = _num(shape.volume)
+            d["volume"] = num(shape.volume)
         elif which == "area":
-            d["area"] = _num(shape.area)
+            d["area"] = num(shape.area)
         elif which == "length":
-            d["length"] = _num(sum(e.length for e in shape.edges()))
+            d["length"] = num(sum(e.length for e in shape.edges()))
         d["bbox"] = self._bbox(shape)
         return d
 
     @staticmethod
     def _bbox(shape: Any) -> dict:
         bb = shape.bounding_box()
-        return {"min": [_num(bb.min.X), _num(bb.min.Y), _num(bb.min.Z)],
-                "max": [_num(bb.max.X), _num(bb.max.Y), _num(bb.max.Z)],
-                "size": [_num(bb.size.X), _num(bb.size.Y), _num(bb.size.Z)]}
+        return {"min": [num(bb.min.X), num(bb.min.Y), num(bb.min.Z)],
+                "max": [num(bb.max.X), num(bb.max.Y), num(bb.max.Z)],
+                "size": [num(bb.size.X), num(bb.size.Y), num(bb.size.Z)]}
 
 
 def deadline_over(deadline: float, stop=None):

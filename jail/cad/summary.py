@@ -24,6 +24,7 @@ import types
 from typing import Any
 
 from jail.cad import shape_measure
+from jail.cad.shape_measure import num as _num
 from jail.cad.names import cap, is_dunder, is_user_value, safe_str, star_exports, type_name
 from jail.wire.caps import NAME_CAP, REPR_CAP, SUMMARY_MAX_OBJECTS, VALUE_REPR_CAP
 
@@ -44,14 +45,6 @@ _value_repr.maxstring = _value_repr.maxother = VALUE_REPR_CAP
 _value_repr.maxlist = _value_repr.maxtuple = _value_repr.maxdict = _value_repr.maxset = 30
 _value_repr.maxfrozenset = 30
 _value_repr.maxlevel = 4
-
-
-def _num(x: Any) -> float | None:
-    try:
-        f = float(x)
-    except BaseException:  # noqa: BLE001
-        return None
-    return f if math.isfinite(f) else None
 
 
 def _b3d_types():
@@ -87,11 +80,14 @@ def _shape_key(shape: Any):
 def _shape_summary(shape: Any, meter) -> dict:
     key = _shape_key(shape)
     if key is not None and key in _SHAPE_CACHE:
-        _shape_cache_next[key] = _SHAPE_CACHE[key]
-        return dict(_SHAPE_CACHE[key][1])
+        ent = _SHAPE_CACHE[key]
+        _shape_cache_next[key] = ent
+        meter.keep(ent[2])  # the leaf entries behind it stay for copies made later
+        return dict(ent[1])
+    start = len(meter.used)
     d = meter.measure(shape)
     if key is not None:
-        _shape_cache_next[key] = (shape, d)
+        _shape_cache_next[key] = (shape, d, tuple(meter.used[start:]))
     return dict(d)
 
 
@@ -261,7 +257,7 @@ def remember_shape(shape: Any, summary: dict) -> None:
     summary of a big mesh, so the next summaries of the session reuse it)."""
     key = _shape_key(shape)
     if key is not None:
-        _SHAPE_CACHE[key] = (shape, {k: v for k, v in summary.items() if k != "kind"})
+        _SHAPE_CACHE[key] = (shape, {k: v for k, v in summary.items() if k != "kind"}, ())
 
 
 def value_summary(value: Any) -> dict | None:

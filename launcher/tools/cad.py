@@ -97,8 +97,9 @@ def render(ctx, session, objects=None, view="iso", azimuth=None, elevation=None,
         return {"ok": False, "error": str(e)}
 
 
-def measure(ctx, session, object_name) -> dict:
-    return _service(session, {"t": "measure", "name": object_name}, cad_replies.measure_reply)
+def measure(ctx, session, object_name, check=False) -> dict:
+    return _service(session, {"t": "measure", "name": object_name, "check": check is True},
+                    cad_replies.measure_reply)
 
 
 def distance(ctx, session, a, b) -> dict:
@@ -161,7 +162,7 @@ def measure_content(result: dict) -> list[dict]:
         lines.append("cylinders: " + ", ".join(
             f"d={_g(cy['diameter'])} x{cy['faces']}" + (" hole" if cy["hole"] else " boss" if cy["hole"] is False
                                                         else "") for cy in m["cylinders"]))
-    checks = [f"valid={m['valid']}"] if "valid" in m else []
+    checks = [f"valid={m['valid']}"] if "valid" in m else ["validity: not checked (call validate)"]
     checks += [f"{k}={m[k]}" for k in ("closed", "manifold") if k in m]
     if checks:
         lines.append(" ".join(checks))
@@ -246,8 +247,11 @@ MEASURE = Tool(
     "measure", "Measure an object",
     "Measure one object exactly (OCCT, not the mesh): volume, area, bounding box (min/max/size/centre), "
     "centre of mass, counts of solids/shells/faces/edges/vertices, face types with areas, cylinder "
-    "diameters (hole or boss), validity, and for solids whether they are closed and manifold.",
-    params={"object_name": OBJECT}, required=("object_name",),
+    "diameters (hole or boss), validity, and for solids whether they are closed and manifold. The full "
+    "validity check (BRepCheck) runs only with check=true (validate runs it too).",
+    params={"object_name": OBJECT, "check": {"type": "boolean", "default": False,
+                                             "description": "Also run the full validity check (slower)."}},
+    required=("object_name",),
     handler=measure, renderer=measure_content, changes_session=False, annotations=_READS)
 
 DISTANCE = Tool(

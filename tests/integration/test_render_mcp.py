@@ -151,7 +151,9 @@ def test_measure_distance_validate(client):
     t = client.text("measure", {"object_name": "part"})
     assert t.startswith("part: 1 solid, 1 shell, 10 faces, 24 edges, 16 vertices"), t
     assert f"volume: {80 * 60 * 10 - 4 * math.pi * 160:.6g} mm^3" in t
-    assert "cylinders: d=8 x4 hole" in t and "closed=True manifold=True" in t
+    assert "cylinders: d=8 x4 hole" in t and "validity: not checked (call validate) closed=True manifold=True" in t
+    t = client.text("measure", {"object_name": "part", "check": True})
+    assert "valid=True closed=True manifold=True" in t, t
     client.text("execute", {"code": "peg = Pos(100, 0, 0) * Box(10, 10, 10)\nclash = Pos(40, 0, 0) * Box(10, 10, 10)"})
     d = client.text("distance", {"a": "part", "b": "peg"})
     assert d.startswith("distance part - peg: 55 mm"), d

@@ -41,7 +41,37 @@ def test_box_numbers():
     assert d["center_of_mass"] == [5.0, 0.0, 0.0]
     assert d["counts"] == {"solids": 1, "shells": 1, "faces": 6, "wires": 6, "edges": 12, "vertices": 8}
     assert d["face_types"] == [{"type": "plane", "count": 6, "area": 2200.0}]
-    assert d["valid"] and d["closed"] and d["manifold"]
+    assert "valid" not in d and d["closed"] and d["manifold"]
+
+
+def test_measure_checks_validity_only_when_asked(monkeypatch):
+    """The full BRepCheck is validate's job (issue 22): measure runs it with check=True only; the
+    cheap edge checks (closed, manifold, free edges) stay."""
+    calls = []
+    real = measure.is_valid
+    monkeypatch.setattr(measure, "is_valid", lambda s: calls.append(1) or real(s))
+    ns = ns_with(p=plate())
+    d = measure.measure(ns, "p")
+    assert calls == [] and "valid" not in d
+    assert (d["closed"], d["manifold"], d["free_edges"], d["non_manifold_edges"]) == (True, True, 0, 0)
+    d = measure.measure(ns, "p", check=True)
+    assert calls == [1] and d["valid"] is True and d["closed"]
+    msg, _ = measure.op_measure({"t": "measure", "name": "p", "check": True}, type("C", (), {"namespace": ns})())
+    assert msg["ok"] and msg["result"]["valid"] is True
+    msg, _ = measure.op_measure({"t": "measure", "name": "p", "check": "yes"}, type("C", (), {"namespace": ns})())
+    assert "valid" not in msg["result"]
+
+
+def test_edge_checks_find_free_edges():
+    """An open shell (a box without its top) is not closed: 4 free edges."""
+    from build123d import Shell
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_MakeSolid
+    from OCP.TopoDS import TopoDS
+    faces = sorted(Box(10, 10, 10).faces(), key=lambda f: f.center().Z)[:-1]
+    open_solid = BRepBuilderAPI_MakeSolid(TopoDS.Shell(Shell(faces).wrapped)).Solid()
+    d = measure.edge_checks(open_solid)
+    assert d["closed"] is False and d["free_edges"] == 4 and d["manifold"] is True
+    assert measure.edge_checks(Box(1, 1, 1).wrapped)["free_edges"] == 0
 
 
 def test_plate_hole_inventory():

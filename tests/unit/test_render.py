@@ -490,3 +490,26 @@ def test_the_section_grid_is_scaled_to_the_part():
         gaps = gaps[gaps > 2]
         px_step = step / meta["mm_per_px"]
         assert abs(np.median(gaps) - px_step) <= 2, (size, np.median(gaps), px_step)
+
+
+def test_shading_shortcuts_match_their_plain_definitions():
+    """The packed-pixel average and the row-skipping openings test give what the plain formulas do."""
+    from jail.cad.render_shade import _down_u8, openings
+    rng = np.random.default_rng(7)
+    c = rng.integers(0, 256, (6, 10, 4), dtype=np.uint8)
+    c[0, 0, :3] = 255  # the largest sums: no carry into the next channel
+    c[1, 0, :3] = c[0, 1, :3] = c[1, 1, :3] = 255
+    plain = (c[0::2, 0::2, :3].astype(int) + c[1::2, 0::2, :3] + c[0::2, 1::2, :3] + c[1::2, 1::2, :3] + 2) >> 2
+    assert np.array_equal(_down_u8(c, 2), plain) and np.array_equal(_down_u8(c, 1), c[..., :3])
+    z = np.full((12, 14), np.inf, np.float32)
+    z[2:10, 2:12] = 1.0   # a plate seen from above...
+    z[5:7, 6:8] = 5.0     # ...with a hole onto something far behind
+    z[0, 0] = 9.0         # a stray far pixel with nothing around it
+    r, gap = 4, 0.5
+    want = np.zeros(z.shape, bool)
+    for y, x in zip(*np.nonzero(np.isfinite(z))):
+        near = z[y, x] - gap
+        want[y, x] = all(len(s) and s.min() < near for s in (z[max(0, y - r):y, x], z[y + 1:y + r + 1, x],
+                                                              z[y, max(0, x - r):x], z[y, x + 1:x + r + 1]))
+    got = openings(z, gap, r)
+    assert np.array_equal(got, want) and got[5:7, 6:8].all() and got.sum() == 4

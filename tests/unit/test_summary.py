@@ -125,3 +125,29 @@ def test_a_huge_shape_gets_the_light_summary():
     o = by_name(summary.summarize(ns))["prism"]
     assert o["counts"]["faces"] > shape_measure.LIGHT_FACES and "valid" not in o
     assert o["volume"] == pytest.approx(ns["prism"].volume, rel=1e-6)
+
+
+def test_each_distinct_shape_is_validated_once(monkeypatch):
+    """BRepCheck runs once per distinct shape, however many names, copies or calls hold it (issue 22):
+    a copy made two calls later reuses it, and so does a shape placed with a scale, under two names."""
+    import build123d
+    checked: list = []
+    real = build123d.Shape.is_valid
+    monkeypatch.setattr(build123d.Shape, "is_valid", property(lambda s: checked.append(1) or real.fget(s)))
+    ns = fresh(FILLETED)
+
+    def call(code: str) -> int:
+        exec(compile(code, "<test>", "exec"), ns)
+        checked.clear()
+        summary.summarize(ns, budget_s=5.0)
+        return len(checked)
+    assert call("again = part\nsolid = part.solid()") == 1  # bp, part, again, solid: one solid
+    assert call("x = 1") == 0
+    assert call("copy = part.moved(Location((50, 0, 0)))") == 0  # its entry was kept through the call before
+    scaled = ("from OCP.gp import gp_Pnt, gp_Trsf\nfrom OCP.TopLoc import TopLoc_Location\n"
+              "t = gp_Trsf()\nt.SetScale(gp_Pnt(0, 0, 0), 2)\n"
+              "sc = Solid(Box(1, 2, 3).solid().wrapped.Moved(TopLoc_Location(t)))\nsc2 = Solid(sc.wrapped)")
+    assert call(scaled) == 1
+    assert call("asm = Compound([sc, sc2, copy])") == 0
+    o = by_name(summary.summarize(ns))
+    assert o["sc2"]["volume"] == o["sc"]["volume"] == 48.0 and o["sc2"]["bbox"]["size"] == [2.0, 4.0, 6.0]

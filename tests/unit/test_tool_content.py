@@ -110,6 +110,9 @@ def test_cad_contents():
     t = render_text("measure", {"ok": True, "measure": m}).splitlines()
     assert t[0] == "b: 1 solid, 1 shell, 6 faces, 12 edges, 8 vertices" and t[1] == "volume: 24 mm^3"
     assert "cylinders: d=8 x4 hole" in t and t[-1] == "valid=True closed=True manifold=True"
+    del m["valid"]  # measure's default (issue 22): the full check is validate's (or check=true)
+    t = render_text("measure", {"ok": True, "measure": m}).splitlines()
+    assert t[-1] == "validity: not checked (call validate) closed=True manifold=True"
     d = {"a": "a", "b": "b", "distance": 0.0, "point_a": [0, 0, 0], "point_b": [0, 0, 0], "intersect": True,
          "overlap_volume": 500.0}
     assert render_text("distance", {"ok": True, "distance": d}).endswith("they intersect: overlap volume 500 mm^3")
