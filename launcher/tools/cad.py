@@ -273,8 +273,8 @@ VALIDATE = Tool(
 API = Tool(
     "api", "build123d API look-up",
     "Look up the build123d API (computed in the jail, read-only): api(name='fillet'), api(name='Box'), "
-    "api(name='Part.edges') give the signature, docstring and (for a class) its methods and "
-    "properties; api(query='chamf') lists the names containing it; api() gives the build123d and OCP "
+    "api(name='Part.edges') give the signature, docstring, a class's methods, properties and class "
+    "attributes, an enum's members; api(query='chamf') lists the names containing it; api() gives the build123d and OCP "
     "versions. Use it instead of dir()/help()/__doc__, which session code cannot use.",
     params={"name": {"type": "string", "maxLength": NAME_CAP,
                      "pattern": r"^$|^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*){0,3}$",
