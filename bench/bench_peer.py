@@ -27,17 +27,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from peer import OUT, REPO, ensure_peer, ours_params, pct, peer_params
+from peer import OUT, PLATE, REPO, ensure_peer, ours_params, pct, peer_params
 
 sys.path.insert(0, str(REPO))
 
-PLATE = """\
-with BuildPart() as plate:
-    Box(80, 60, 10)
-    with GridLocations(60, 40, 2, 2):
-        Hole(radius=4)
-part = plate.part
-"""
 SOLIDS = "parts = [Pos(i, 0, 0) * Box(1, 1, 1) for i in range(1000)]\nmodel = Compound(parts)\n"
 PAUSE = 0.3  # an assistant's think time: the session's next process is forked and waiting
 WARMUPS = 3

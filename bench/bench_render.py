@@ -26,17 +26,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from peer import OUT, REPO, ensure_peer, ours_params, pct, peer_params
+from peer import OUT, PLATE, REPO, ensure_peer, ours_params, pct, peer_params
 
 sys.path.insert(0, str(REPO))
-
-PLATE = """\
-with BuildPart() as plate:
-    Box(80, 60, 10)
-    with GridLocations(60, 40, 2, 2):
-        Hole(radius=4)
-part = plate.part
-"""
 
 
 async def _timed_calls(params, setup: list[tuple[str, dict]], calls: list[tuple[str, str, dict, int]], errlog,

@@ -19,6 +19,15 @@ OUT = HERE / "out"
 PEER_VENV = OUT / "peer-venv"
 PEER_SPEC = "build123d-mcp==0.3.91"
 
+#: the benches' part: an 80x60x10 plate with four holes, ``part``
+PLATE = """\
+with BuildPart() as plate:
+    Box(80, 60, 10)
+    with GridLocations(60, 40, 2, 2):
+        Hole(radius=4)
+part = plate.part
+"""
+
 
 def pct(xs, q):
     xs = sorted(xs)
