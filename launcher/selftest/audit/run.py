@@ -36,6 +36,9 @@ COLUMNS = {
     "python_only": (TEST_PROFILES / "python_only.toml", TEST_PROFILES / "python_only.toml"),
 }
 UNRESPONSIVE_S = 2.5
+#: the host-side events are read no earlier than this after the payload's call: a datagram or a late
+#: signal lands meanwhile
+SETTLE_S = 0.04
 
 
 @dataclasses.dataclass
@@ -141,8 +144,8 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     notes: list[str] = []
     t0 = time.monotonic()
     res = _execute(rig.attacker, code)
-    wall = (time.monotonic() - t0) * 1000
-    time.sleep(0.03)  # let a datagram or a late signal land
+    t_done = time.monotonic()
+    wall = (t_done - t0) * 1000
     fired = reply_findings(res, can.leak_markers(), rig.launcher.profile.limits, rss0_kb)
     next_ok, stray = _strays(rig)
     fired += stray
@@ -156,7 +159,7 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     fired += _bystander_and_launcher(rig)
     if can.timer.worst_gap > UNRESPONSIVE_S:
         fired.append(f"responsiveness: the host stalled {can.timer.worst_gap:.1f}s")
-    time.sleep(0.01)
+    time.sleep(max(0.0, t_done + SETTLE_S - time.monotonic()))  # the checks above usually took longer
     fired += can.events[ev0:]
     fired += fs_changes(snap0, can.fs_snapshot())
     fds1 = fd_count()
