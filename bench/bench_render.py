@@ -25,46 +25,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-OUT = HERE / "out"
-PEER_VENV = OUT / "peer-venv"
-PEER_SPEC = "build123d-mcp==0.3.91"
+sys.path.insert(0, str(HERE))
+from peer import OUT, PLATE, REPO, ensure_peer, ours_params, pct, peer_params
+
 sys.path.insert(0, str(REPO))
-
-PLATE = """\
-with BuildPart() as plate:
-    Box(80, 60, 10)
-    with GridLocations(60, 40, 2, 2):
-        Hole(radius=4)
-part = plate.part
-"""
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    if not xs:
-        return float("nan")
-    k = (len(xs) - 1) * q / 100
-    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
-
-
-def ensure_peer() -> tuple[Path | None, str]:
-    """build123d-mcp 0.3.91 in its own venv under ``bench/out/peer-venv``, from the package registry
-    (``pip install build123d-mcp==0.3.91``): its executable, or None and why."""
-    exe = PEER_VENV / "bin" / "build123d-mcp"
-    if exe.exists():
-        return exe, "already installed"
-    OUT.mkdir(parents=True, exist_ok=True)
-    log = OUT / "peer-install.log"
-    with open(log, "w") as f:
-        r = subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], stdout=f, stderr=subprocess.STDOUT)
-        if r.returncode == 0:
-            r = subprocess.run([str(PEER_VENV / "bin" / "pip"), "install", "-q", PEER_SPEC], stdout=f,
-                               stderr=subprocess.STDOUT)
-    if r.returncode != 0 or not exe.exists():
-        return None, f"pip install {PEER_SPEC} failed (see {log})"
-    return exe, "installed now"
 
 
 async def _timed_calls(params, setup: list[tuple[str, dict]], calls: list[tuple[str, str, dict, int]], errlog,
@@ -108,12 +72,7 @@ def run(params, setup, calls, errlog, pause=0.0):
 def ours(n_render: int, n_measure: int, errlog):
     """Each call twice: after a 0.3 s pause (an assistant's think time: the session's next process
     is forked and waiting, as in real use) and back to back (each call also waits for that fork)."""
-    from mcp import StdioServerParameters
-    tmp = tempfile.mkdtemp(prefix="bench-render-")
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME")}
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "launcher", "mcp", "--embedded", "--profile", "default",
-                                         "--output-dir", tmp], env=env, cwd=str(REPO))
+    params = ours_params("default")
     calls = [("render iso 800x600", "render", {"objects": ["part"], "view": "iso", "width": 800, "height": 600},
               n_render),
              ("render sheet 800x600", "render", {"objects": ["part"], "view": "sheet"}, max(2, n_render // 4)),
@@ -204,10 +163,7 @@ def render_cpu_at(rev: str | None, n: int) -> tuple[float, float]:
 def peer(exe: Path, n: int, errlog):
     """The peer's ``render_view`` (direction iso, quality standard), with HOME and cwd in a
     temporary directory."""
-    from mcp import StdioServerParameters
-    home = tempfile.mkdtemp(prefix="bench-peer-home-")
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "LANG": "C.UTF-8"}
-    params = StdioServerParameters(command=str(exe), args=[], env=env, cwd=home)
+    params = peer_params(exe)
     return run(params, [("execute", {"code": "from build123d import *\n" + PLATE})],
                [("peer render_view iso", "render_view", {"direction": "iso"}, n)], errlog)
 

@@ -233,20 +233,23 @@ class Scratch:
             return n
         if not create:
             raise FileNotFoundError(errno.ENOENT, "No such file or directory in the scratch directory", _cap(path))
-        self._make_parents(rel, path)
+        self._walk_parents(rel, path, create=True)
         self._new_entry(path, rel)
         n = self.files[rel] = _Node()
         return n
 
-    def _make_parents(self, rel: str, path) -> None:
-        """The directories above a new file, made when missing: code written for a project tree writes
-        ``assets/x.svg`` where that directory exists (each one counts as an entry)."""
+    def _walk_parents(self, rel: str, path, create: bool) -> None:
+        """The directories above ``rel``: a file there is ENOTDIR; a missing one is made when
+        ``create`` (code written for a project tree writes ``assets/x.svg`` where that directory
+        exists; each one counts as an entry), else ENOENT (``mkdir(parents=False)``)."""
         parts = rel.split("/")
         for i in range(1, len(parts)):
             d = "/".join(parts[:i])
             if d in self.files:
                 raise NotADirectoryError(errno.ENOTDIR, "Not a directory", _cap(path))
             if d not in self.dirs:
+                if not create:
+                    raise FileNotFoundError(errno.ENOENT, "No such file or directory", _cap(path))
                 self._new_entry(path, d)
                 self.dirs.add(d)
 
@@ -266,16 +269,7 @@ class Scratch:
             if exist_ok and rel in self.dirs:
                 return
             raise FileExistsError(errno.EEXIST, "File exists", _cap(path))
-        parts = rel.split("/")
-        for i in range(1, len(parts)):
-            d = "/".join(parts[:i])
-            if d in self.files:
-                raise NotADirectoryError(errno.ENOTDIR, "Not a directory", _cap(path))
-            if d not in self.dirs:
-                if not parents:
-                    raise FileNotFoundError(errno.ENOENT, "No such file or directory", _cap(path))
-                self._new_entry(path, d)
-                self.dirs.add(d)
+        self._walk_parents(rel, path, create=parents)
         self._new_entry(path, rel)
         self.dirs.add(rel)
 

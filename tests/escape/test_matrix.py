@@ -1,8 +1,9 @@
 """The escape matrix under pytest: every payload x every required column.
 
 One module-scoped run of ``launcher.selftest.audit.run.run_matrix`` (sessions are reused within a
-column, DoS payloads run on the ``*_fast`` profiles), then one test per required cell
-so a failure names the payload, the column and the canary that fired.
+column, DoS payloads run on the ``*_fast`` profiles; the columns run side by side, one process
+each), then one test per required cell so a failure names the payload, the column and the canary
+that fired.
 
 Columns: ``all`` and ``os_only`` (the required ones). ``python_only`` runs every OS
 layer off and is reported by ``build123d-launcher audit``, not here; add it with
@@ -34,7 +35,8 @@ from launcher.selftest.audit.exits import check_reply, scan  # noqa: E402
 from launcher.selftest.audit.hostrun import host_runs  # noqa: E402
 from launcher.selftest.audit.inputcheck import _offered_wrongly  # noqa: E402
 from launcher.selftest.audit.report import render_markdown  # noqa: E402
-from launcher.selftest.audit.run import run_matrix  # noqa: E402
+from launcher.selftest.audit.parallel import run_columns  # noqa: E402
+from launcher.selftest.audit.run import COLUMNS as PROFILES, run_matrix  # noqa: E402
 
 COLUMNS = [c for c in os.environ.get("B123D_ESCAPE_COLUMNS", "all,os_only").split(",") if c]
 ONLY = os.environ.get("B123D_ESCAPE_ONLY") or None
@@ -146,6 +148,14 @@ def test_then_header(tmp_path):
     assert used == set(payloads.THEN_KINDS), f"then: kinds without a payload: {set(payloads.THEN_KINDS) - used}"
 
 
+def test_a_column_process_that_fails_is_an_error(tmp_path):
+    """parallel=True: a column whose process reports nothing fails the run, never drops its cells."""
+    p = payloads.parse_payload(_payload_file(tmp_path, "reply"))
+    p.path.unlink()  # the column's process cannot read its payload
+    with pytest.raises(RuntimeError, match="column 'all'.*exited with 1"):
+        run_columns([p], ("all",), PROFILES)
+
+
 def test_reply_first_line_judged():
     tok = "b123d-forged-0123"
     # a first line that carries the session's text is judged (the renderer keeps it out; see
@@ -194,7 +204,8 @@ def report():
         pytest.skip("the jail is Linux only")
     # the required cells only: os_only's other cells are reports (python-layer payloads that may pass
     # there by design); `build123d-launcher audit` runs every cell
-    return run_matrix(PAYLOADS, COLUMNS, required_only="python_only" not in COLUMNS)
+    # the columns side by side, one process each (launcher/selftest/audit/parallel.py): same cells
+    return run_matrix(PAYLOADS, COLUMNS, required_only="python_only" not in COLUMNS, parallel=True)
 
 
 def test_no_column_failed_to_start(report):

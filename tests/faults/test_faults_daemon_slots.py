@@ -15,7 +15,6 @@ import json
 import os
 import select
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import REPO, launcher_env
+from tests.helpers.daemon import as_uid, raw_connect
 from tests.helpers.faults import profile_path
 from tests.helpers.proc import wait_until
 from launcher.daemon.admission import HANDSHAKE_S, MAX_PENDING
@@ -80,18 +80,11 @@ def daemon():
 
 
 # ----------------------------------------------------------------- raw peers
-def _raw(sock) -> socket.socket:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(str(sock))  # blocking: a full listen backlog makes it wait, not fail with EAGAIN
-    s.settimeout(30)
-    return s
-
-
 class Peer:
     """A raw connection that watches, without blocking, for the daemon hanging up on it."""
 
     def __init__(self, sock):
-        self.s = _raw(sock)
+        self.s = raw_connect(sock, 30)
         self.got = b""
         self.gone = False
 
@@ -301,7 +294,7 @@ def test_call_longer_than_every_bound_is_not_cut(daemon):
     nap = HANDSHAKE_S + FRAME_S + 1
     waiting, why = _real_client(sock, "w = 5")
     assert waiting is not None, why
-    raw = _raw(sock)
+    raw = raw_connect(sock, 30)
     raw.settimeout(nap + 60)
     try:
         send_frame(raw, {"tool": "execute", "args": {"code": f"import time\ntime.sleep({nap})\nu = 6\nprint('done')"}})
@@ -369,38 +362,11 @@ def user_env():
     shutil.rmtree(d, ignore_errors=True)
 
 
-def _as_uid(uid: int, fn) -> tuple[int, str]:
-    """fn() in a forked child running as ``uid`` (the daemon admits its own uid only)."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        code = 1
-        try:
-            if os.getuid() != uid:
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-            msg = json.dumps(fn())
-            code = 0
-        except BaseException as e:  # noqa: BLE001
-            msg = f"{type(e).__name__}: {e}"
-        os.write(w, msg.encode()[:8000])
-        os._exit(code)
-    os.close(w)
-    data = b""
-    while chunk := os.read(r, 4096):
-        data += chunk
-    os.close(r)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), data.decode()
-
-
 def test_silent_connections_hold_no_slot_unprivileged(user_env):
     prefix, env, d, uid = user_env
     p = _start(d, prefix, env)
     try:
-        code, msg = _as_uid(uid, lambda: _silent_peers_hold_no_slot(d / "d.sock"))
+        code, msg = as_uid(uid, lambda: json.dumps(_silent_peers_hold_no_slot(d / "d.sock")))
         assert code == 0, msg + (d / "daemon.log").read_text()[-2000:]
         print(f"\nas uid {uid}: {msg}")
         assert (d / "d.sock").stat().st_uid == uid

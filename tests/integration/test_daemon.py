@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import REPO, TEST_PROFILE, launcher_env
+from tests.helpers.daemon import as_uid, raw_connect
 from tests.helpers.proc import alive, descendants, proc_stat, wait_until
 
 from launcher.daemon.client import DaemonBackend, connect_backend, recv_frame, send_frame
@@ -91,44 +92,11 @@ def daemon():
         shutil.rmtree(d, ignore_errors=True)
 
 
-def raw_connect(path) -> socket.socket:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(60)
-    s.connect(str(path))
-    return s
-
-
 # ------------------------------------------------------------------ socket + peers
 def test_socket_mode_0600(daemon):
     st = os.lstat(daemon["sock"])
     assert (st.st_mode & 0o777) == 0o600
     assert st.st_uid == os.getuid()
-
-
-def _as_uid(uid: int, fn) -> tuple[int, str]:
-    """Run fn() in a forked child with uid/gid ``uid``; (exit code, text it reported)."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        code = 1
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            msg = fn()
-            code = 0
-        except BaseException as e:  # noqa: BLE001
-            msg = f"{type(e).__name__}: {e}"
-        os.write(w, msg.encode()[:4000])
-        os._exit(code)
-    os.close(w)
-    data = b""
-    while chunk := os.read(r, 4096):
-        data += chunk
-    os.close(r)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), data.decode()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to fork a child with another uid")
@@ -148,12 +116,12 @@ def test_other_uid_refused(daemon):
         return json.dumps([first, second])
 
     # 1. the file mode keeps uid 65534 out
-    code, msg = _as_uid(65534, attempt)
+    code, msg = as_uid(65534, attempt)
     assert code == 1 and "PermissionError" in msg, msg
     # 2. with the mode opened up, SO_PEERCRED still refuses it
     os.chmod(path, 0o666)
     try:
-        code, msg = _as_uid(65534, attempt)
+        code, msg = as_uid(65534, attempt)
     finally:
         os.chmod(path, 0o600)
     assert code == 0, msg

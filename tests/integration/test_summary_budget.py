@@ -11,20 +11,12 @@ import pytest
 
 from launcher.core import Launcher
 from tests.helpers.cli import TEST_PROFILE
+from tests.helpers.models import FILLETED, copies
 from tests.helpers.toolcalls import ToolCalls
 
 pytestmark = pytest.mark.jail
 
-PART = """\
-with BuildPart() as bp:
-    Box(60, 40, 10)
-    fillet(bp.edges().filter_by(Axis.Z), radius=6)
-    with GridLocations(15, 10, 3, 2):
-        Hole(radius=2)
-    fillet(bp.edges().group_by(Axis.Z)[-1], radius=1)
-part = bp.part
-"""
-COPIES = PART + "".join(f"p{i} = Pos({i * 100}, 0, 0) * part\n" for i in range(1000))
+COPIES = FILLETED + copies(1000)
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +43,7 @@ def test_a_thousand_top_level_copies_do_not_time_the_call_out(ts):
 
 def test_names_past_the_budget_are_listed_and_the_call_succeeds(ts):
     # rotated copies: each needs its own bounding box, more than the summaries' budget allows
-    code = PART + "".join(f"r{i} = part.rotate(Axis.Z, {i * 0.7:.2f})\n" for i in range(1, 150))
+    code = FILLETED + "".join(f"r{i} = part.rotate(Axis.Z, {i * 0.7:.2f})\n" for i in range(1, 150))
     assert "error" not in ts.reset()  # an empty namespace: the 200-name cap is not what cuts here
     r = ts.execute(code)
     assert r.get("ok"), r.get("error")

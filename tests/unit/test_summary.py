@@ -10,16 +10,7 @@ from __future__ import annotations
 import pytest
 
 from jail.cad import changes, runner, shape_measure, summary
-
-FILLETED = """\
-with BuildPart() as bp:
-    Box(60, 40, 10)
-    fillet(bp.edges().filter_by(Axis.Z), radius=6)
-    with GridLocations(15, 10, 3, 2):
-        Hole(radius=2)
-    fillet(bp.edges().group_by(Axis.Z)[-1], radius=1)
-part = bp.part
-"""
+from tests.helpers.models import FILLETED, copies
 
 
 def fresh(code: str) -> dict:
@@ -39,8 +30,7 @@ def close(a, b, tol=1e-6):
 
 
 def test_many_copies_bound_as_top_level_names_are_measured_once_and_right():
-    ns = fresh(FILLETED + "for i in range(1000):\n    globals()[f'p{i}'] = Pos(i * 100, 5, 0) * part\n"
-               "turned = part.rotate(Axis.Z, 30)\n")
+    ns = fresh(FILLETED + copies(1000, dy=5) + "turned = part.rotate(Axis.Z, 30)\n")
     calls = []
     real = shape_measure.Meter._measure_local
     shape_measure.Meter._measure_local = lambda self, s: calls.append(1) or real(self, s)

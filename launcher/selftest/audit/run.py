@@ -36,6 +36,9 @@ COLUMNS = {
     "python_only": (TEST_PROFILES / "python_only.toml", TEST_PROFILES / "python_only.toml"),
 }
 UNRESPONSIVE_S = 2.5
+#: the host-side events are read no earlier than this after the payload's call: a datagram or a late
+#: signal lands meanwhile
+SETTLE_S = 0.04
 
 
 @dataclasses.dataclass
@@ -141,8 +144,8 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     notes: list[str] = []
     t0 = time.monotonic()
     res = _execute(rig.attacker, code)
-    wall = (time.monotonic() - t0) * 1000
-    time.sleep(0.03)  # let a datagram or a late signal land
+    t_done = time.monotonic()
+    wall = (t_done - t0) * 1000
     fired = reply_findings(res, can.leak_markers(), rig.launcher.profile.limits, rss0_kb)
     next_ok, stray = _strays(rig)
     fired += stray
@@ -156,7 +159,7 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     fired += _bystander_and_launcher(rig)
     if can.timer.worst_gap > UNRESPONSIVE_S:
         fired.append(f"responsiveness: the host stalled {can.timer.worst_gap:.1f}s")
-    time.sleep(0.01)
+    time.sleep(max(0.0, t_done + SETTLE_S - time.monotonic()))  # the checks above usually took longer
     fired += can.events[ev0:]
     fired += fs_changes(snap0, can.fs_snapshot())
     fds1 = fd_count()
@@ -215,21 +218,32 @@ def _run_column(col: str, profiles: tuple, payloads: list[Payload], results: dic
 
 
 def run_matrix(payloads: list[Payload], columns=("all", "os_only", "python_only"), *, jail_uid=None,
-               progress=None, column_profiles: dict | None = None, required_only: bool = False) -> dict:
+               progress=None, column_profiles: dict | None = None, required_only: bool = False,
+               parallel: bool = False) -> dict:
     """``column_profiles`` overrides :data:`COLUMNS` (e.g. ``audit --profile X`` runs column all on X);
-    ``required_only`` runs only the cells a column requires (pytest: the others are reports, "—")."""
+    ``required_only`` runs only the cells a column requires (pytest: the others are reports, "—");
+    ``parallel``: each column in its own process, side by side (:mod:`.parallel`; ``progress`` is
+    then not called)."""
     profiles = {**COLUMNS, **(column_profiles or {})}
+    for col in columns:
+        if col not in profiles:
+            raise ValueError(f"unknown column {col!r} (known: {', '.join(profiles)})")
     started = time.time()
     results = {p.id: {"id": p.id, "category": p.category, "effect": p.effect, "touches_os": p.touches_os,
                       "then": " ".join(p.then), "destructive": p.destructive, "cells": {}} for p in payloads}
     col_info = {}
-    with Canaries(jail_uid=jail_uid) as can:
-        for col in columns:
-            if col not in profiles:
-                raise ValueError(f"unknown column {col!r} (known: {', '.join(profiles)})")
-            todo = [p for p in payloads if p.required(col)] if required_only else payloads
-            col_info[col] = _run_column(col, profiles[col], todo, results, can, jail_uid=jail_uid,
-                                        progress=progress)
+    if parallel and len(columns) > 1:
+        from launcher.selftest.audit.parallel import run_columns
+        for rep in run_columns(payloads, columns, profiles, jail_uid=jail_uid, required_only=required_only):
+            col_info.update(rep["column_info"])
+            for row in rep["payloads"]:
+                results[row["id"]]["cells"].update(row["cells"])
+    else:
+        with Canaries(jail_uid=jail_uid) as can:
+            for col in columns:
+                todo = [p for p in payloads if p.required(col)] if required_only else payloads
+                col_info[col] = _run_column(col, profiles[col], todo, results, can, jail_uid=jail_uid,
+                                            progress=progress)
     failures = []
     for p in payloads:
         for col in columns:
