@@ -1,4 +1,5 @@
-"""Rendering, step 3: the z-buffer. Which triangle is nearest at each (supersampled) pixel.
+"""Rendering, step 3: the z-buffer. Which triangle is nearest at each pixel, of the whole image or of
+a chosen set of pixels (the supersamples of the output pixels on edges: ``render_shade``).
 
 numpy only, no per-triangle Python loop (scanline spans expanded in batches of about ``BUDGET``
 pixels, so memory stays bounded whatever the triangles' shapes); no VTK, OpenGL, X or EGL.
@@ -13,8 +14,10 @@ __all__ = ["rasterize", "BUDGET"]
 BUDGET = 1 << 20  # pixels per rasteriser batch
 
 
-def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, W: int, H: int):
-    """Z-buffer: ``(depth, triangle index)`` per pixel (flat arrays of H*W; index -1 = empty).
+def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, W: int, H: int,
+              sel: np.ndarray | None = None):
+    """Z-buffer: ``(depth, triangle index)`` per pixel (flat arrays of H*W; index -1 = empty); with
+    ``sel`` (sorted flat pixel indices, no repeats) only at those pixels (arrays of ``len(sel)``).
 
     ``px``/``py`` are pixel coordinates (x right, y down, pixel centres at +0.5), ``pz`` grows
     away from the viewer. Scanline spans, vectorised: every (triangle, pixel row) pair gets its
@@ -23,9 +26,10 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
     plus the rows spanned, whatever the triangles' shapes (long slivers cost no more than their
     area), in batches of about ``BUDGET`` pixels so memory stays bounded.
     """
-    zbuf = np.full(H * W, np.inf, np.float32)
-    tid = np.full(H * W, -1, np.int32)
-    if len(tris) == 0:
+    n_out = H * W if sel is None else len(sel)
+    zbuf = np.full(n_out, np.inf, np.float32)
+    tid = np.full(n_out, -1, np.int32)
+    if len(tris) == 0 or n_out == 0:
         return zbuf, tid
     x, y, z = px[tris], py[tris], pz[tris]
     x0, x1, x2 = x[:, 0], x[:, 1], x[:, 2]
@@ -94,6 +98,11 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
         zs = (Az[ts] * (il + 0.5) + Bz[ts] * cy + Cz[ts]).astype(np.float32)
         dz = Az[ts].astype(np.float32)
         tw = idx[ts].astype(np.int32)
+        if sel is not None:  # the span's chosen pixels: ranks a..b-1 in sel
+            a_ = np.searchsorted(sel, ps)
+            L = np.searchsorted(sel, ps + L) - a_
+            keep_ = np.flatnonzero(L)
+            ps, zs, dz, tw, L, a_ = ps[keep_], zs[keep_], dz[keep_], tw[keep_], L[keep_], a_[keep_]
         # expand spans to pixels in sub-batches of about BUDGET pixels
         cl = np.cumsum(L)
         r0 = 0
@@ -107,10 +116,16 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
                 first = np.cumsum(Ls) - Ls  # each span's first slot in this sub-batch
                 off = np.arange(n, dtype=np.int32)
                 off -= np.repeat(first.astype(np.int32), Ls)
-                pix = np.repeat(ps[r0:r1].astype(np.int32), Ls)
-                pix += off
+                if sel is None:
+                    pix = np.repeat(ps[r0:r1].astype(np.int32), Ls)
+                    pix += off
+                    xo = off.astype(np.float32)
+                else:  # pix: the rank in sel; the x offset from the span's first pixel
+                    pix = np.repeat(a_[r0:r1].astype(np.int32), Ls)
+                    pix += off
+                    xo = (sel[pix] - np.repeat(ps[r0:r1], Ls)).astype(np.float32)
                 zv = np.repeat(dz[r0:r1], Ls)
-                zv *= off
+                zv *= xo
                 zv += np.repeat(zs[r0:r1], Ls)
                 np.minimum.at(zbuf, pix, zv)
                 win = zv <= zbuf[pix]

@@ -31,15 +31,10 @@ def downsample(a: np.ndarray, ss: int = 2) -> np.ndarray:
     return (a[0::2, 0::2] + a[1::2, 0::2] + a[0::2, 1::2] + a[1::2, 1::2]) * np.float32(0.25)
 
 
-def _down_u8(c: np.ndarray, ss: int) -> np.ndarray:
-    """An (H, W, 3 or 4) uint8 image averaged down by ``ss`` (1 or 2), rounded: (h, w, 3) uint8."""
-    if ss == 1:
-        return np.ascontiguousarray(c[..., :3])
-    # on the packed pixels: the even and the odd bytes each in 16-bit lanes of a uint32, so four
-    # samples add without a carry into the next channel ((a + b + c + d + 2) >> 2 per channel)
-    p = np.ascontiguousarray(c).view(np.uint32)[..., 0]
+def _avg_packed(q: list) -> np.ndarray:
+    """The rounded per-channel average of four packed RGBA (uint32) arrays: ``(a + b + c + d + 2) >> 2``
+    on the even and the odd bytes each in 16-bit lanes, so four samples add without a carry."""
     m = np.uint32(0x00FF00FF)
-    q = (p[0::2, 0::2], p[1::2, 0::2], p[0::2, 1::2], p[1::2, 1::2])
     lo = q[0] & m
     hi = (q[0] >> 8) & m
     for x in q[1:]:
@@ -53,6 +48,15 @@ def _down_u8(c: np.ndarray, ss: int) -> np.ndarray:
     hi &= m
     hi <<= 8
     lo |= hi
+    return lo
+
+
+def _down_u8(c: np.ndarray, ss: int) -> np.ndarray:
+    """An (H, W, 3 or 4) uint8 image averaged down by ``ss`` (1 or 2), rounded: (h, w, 3) uint8."""
+    if ss == 1:
+        return np.ascontiguousarray(c[..., :3])
+    p = np.ascontiguousarray(c).view(np.uint32)[..., 0]
+    lo = _avg_packed([p[0::2, 0::2], p[1::2, 0::2], p[0::2, 1::2], p[1::2, 1::2]])
     return np.ascontiguousarray(lo.view(np.uint8).reshape(lo.shape + (4,))[..., :3])
 
 
@@ -105,7 +109,6 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
     ``palette``: the objects' colours (``(r, g, b)`` 0..255 each, object ``i`` gets ``palette[i % n]``)
     instead of ``PALETTE``."""
     SS = view.ss
-    W, H = view.w * SS, view.h * SS
     px, py, pz = view.project(mesh.V)
     T = mesh.T
     if len(T):
@@ -118,94 +121,39 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
     # every pass below works in the window the triangles cover (two output pixels spare on each
     # side, so edges, creases and openings come out as over the whole image), pasted on the background
     ox, oy, cw, ch = _window(px, py, T, view)
-    W, H = cw * SS, ch * SS
     px = px - ox * SS
     py = py - oy * SS
-    zbuf, tid = rasterize(px, py, pz, T, W, H)
-    luts, hatch_lut = (_LUTS, _HATCH_LUT) if not palette else _make_luts(np.array(palette, np.float32))
-    npal = len(PALETTE) if not palette else len(palette)
     nk = len(T)
-    # one colour per kept triangle, the background at index -1: the canvas is a single look-up
-    # by triangle index; only pixels of triangles whose shade varies (curved faces) and of
-    # section caps (hatched) are computed one by one
-    tcol = np.empty(nk + 1, np.uint32)
-    tcol[-1] = _pack(BG)
-    oi_t = (mesh.O[keep] % npal).astype(np.intp)
-    lut = luts[bool(flat_fill)]  # (palette, 256 shade levels) -> packed colour
-    varying = None
-    if nk:
-        if flat_fill:
-            tcol[:-1] = lut[oi_t, 255]
-        else:
-            light = unit(view.d * 1.0 + view.u * 0.45 - view.r * 0.25)
-            iv = 0.30 + 0.62 * np.abs(mesh.N @ light) + 0.10 * np.abs(mesh.N @ view.d) ** 24  # per vertex
-            ivt = iv[T] * (255 / LEVEL_MAX)  # intensity in LUT levels
-            lo_t, hi_t = ivt.min(1), ivt.max(1) + 0.5
-            # a triangle whose vertices share one shade (planar faces) has it everywhere: the
-            # plane below, clamped to [lo, hi], is constant there
-            flat = (hi_t - lo_t) < 0.5 + 1e-6
-            lvl = np.clip(np.floor(ivt[:, 0] + 0.5), 0, 255).astype(np.intp)
-            tcol[:-1] = lut[oi_t, lvl]
-            if not flat.all():
-                varying = (T, ivt, lo_t, hi_t, ~flat)
-    ti = tid.astype(np.intp)  # look-ups index fastest with the platform's own integer
-    canvas = tcol[ti]  # packed RGBA, the background where tid is -1
-    fk = np.empty(nk + 1, np.int32)
-    fk[:-1] = mesh.F[keep]
-    fk[-1] = -1
-    fid = fk[ti]
-    if varying is not None:
-        Tv, ivt, lo_t, hi_t, vary = varying
-        vx = np.append(vary, False)
-        pv = np.flatnonzero(vx[ti])
-        if len(pv):
-            t = tid[pv]
-            x0, y0 = px[Tv[:, 0]], py[Tv[:, 0]]
-            x1, y1 = px[Tv[:, 1]], py[Tv[:, 1]]
-            x2, y2 = px[Tv[:, 2]], py[Tv[:, 2]]
-            area = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)
-            inv = 1.0 / np.where(np.abs(area) > 1e-12, area, 1e-12)
-            A1, B1 = (y2 - y0) * inv, -(x2 - x0) * inv
-            A2, B2 = -(y1 - y0) * inv, (x1 - x0) * inv
-            C1, C2 = -(A1 * x0 + B1 * y0), -(A2 * x0 + B2 * y0)
-            d1, d2 = ivt[:, 1] - ivt[:, 0], ivt[:, 2] - ivt[:, 0]
-            # intensity as a plane over the triangle (Gouraud), clamped to its vertex range
-            k = [np.take(c.astype(np.float32), t) for c in (
-                A1 * d1 + A2 * d2, B1 * d1 + B2 * d2, ivt[:, 0] + C1 * d1 + C2 * d2 + 0.5, lo_t, hi_t)]
-            cyd = np.floor((pv + 0.5) * (1.0 / W))  # the row, without an integer division
-            cx = (pv - cyd * W).astype(np.float32) + np.float32(0.5)
-            cy = cyd.astype(np.float32) + np.float32(0.5)
-            inten = k[0] * cx
-            inten += k[1] * cy
-            inten += k[2]
-            np.maximum(inten, k[3], out=inten)
-            np.minimum(inten, k[4], out=inten)
-            level = inten.astype(np.intp)
-            np.clip(level, 0, 255, out=level)
-            canvas[pv] = lut[oi_t[t], level]
-    if hatch_caps and nk and (mesh.C[keep] == 1).any():
-        cx_ = np.append(mesh.C[keep] == 1, False)
-        pc = np.flatnonzero(cx_[ti])
-        if len(pc):
-            oc = oi_t[tid[pc]]
-            stripe = ((pc % W) + (pc // W) + (ox + oy) * SS) % (7 * SS) < SS
-            canvas[pc] = np.where(stripe, hatch_lut[0][oc], hatch_lut[1][oc])
-    # edges: B-rep face boundaries and silhouettes (face id changes)
-    fid2 = fid.reshape(H, W)
-    edge = np.zeros((H, W), bool)
-    dx = fid2[:, 1:] != fid2[:, :-1]
-    dy = fid2[1:, :] != fid2[:-1, :]
+    pal = _Paint(mesh, keep, T, px, py, view, flat_fill, palette, hatch_caps, (ox + oy) * SS)
+    # one sample per output pixel, at its centre: the colour of every pixel away from edges
+    z1, t1 = rasterize(px * (1.0 / SS), py * (1.0 / SS), pz, T, cw, ch) if SS > 1 else \
+        rasterize(px, py, pz, T, cw, ch)
+    ti = t1.astype(np.intp)
+    fid = pal.fk[ti].reshape(ch, cw)
+    ys, xs = np.divmod(np.arange(ch * cw, dtype=np.int32), cw) if pal.needs_xy(ti) else (None, None)
+    canvas = pal.centre(ti, xs, ys, SS)
+    dx = fid[:, 1:] != fid[:, :-1]
+    dy = fid[1:, :] != fid[:-1, :]
+    edge = np.zeros((ch, cw), bool)  # at 1x: the pixel after a face change; at SS: the pixels to supersample
     edge[:, 1:] |= dx
     edge[1:, :] |= dy
-    if SS > 1:  # both sides of the boundary: about one output pixel wide after averaging
+    cov = None
+    if SS == 1:
+        canvas[edge.ravel()] = _pack(EDGE)
+        covered = (t1 >= 0) | edge.ravel()
+    else:  # both sides of each face change: supersampled (SS x SS, as if the whole image were)
         edge[:, :-1] |= dx
         edge[:-1, :] |= dy
-    canvas.reshape(H, W)[edge] = _pack(EDGE)
-    out = _down_u8(canvas.view(np.uint8).reshape(H, W, 4), SS)
-    if nk and tid.max() >= 0:
-        z2 = zbuf.reshape(H, W)
-        zo = z2 if SS == 1 else np.minimum(np.minimum(z2[0::2, 0::2], z2[1::2, 0::2]),
-                                           np.minimum(z2[0::2, 1::2], z2[1::2, 1::2]))
+        mp = np.flatnonzero(edge)
+        covered = (t1 >= 0).astype(np.float32)
+        if len(mp):
+            col, zmin, cvr = _supersample(mp, fid.ravel(), pal, px, py, pz, T, cw, ch, SS)
+            canvas[mp] = col
+            z1[mp] = zmin
+            covered[mp] = cvr
+    out = canvas.view(np.uint8).reshape(ch, cw, 4)[..., :3]
+    if nk and (z1 < np.inf).any():
+        zo = z1.reshape(ch, cw)
         # depth creases within one face (a face hiding part of itself), at output size
         thr = np.float32(3.0 * view.mm_per_px)
         crease = np.zeros(zo.shape, bool)
@@ -214,19 +162,157 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
             crease[1:-1, :] |= np.abs(zo[2:, :] + zo[:-2, :] - 2 * zo[1:-1, :]) > thr
         out[crease] = EDGE.astype(np.uint8)
         if holes and not flat_fill:
-            zmax = float(np.max(zbuf, where=np.isfinite(zbuf), initial=-np.inf))
-            gap = max(4.0 * view.mm_per_px, 0.03 * (zmax - float(zbuf.min())))
+            zmax = float(np.max(z1, where=np.isfinite(z1), initial=-np.inf))
+            gap = max(4.0 * view.mm_per_px, 0.03 * (zmax - float(z1.min())))
             hole = openings(zo, gap, max(view.w, view.h) // 4)
             if hole.any():
                 out[hole] = (out[hole] * HOLE).astype(np.uint8)
     full = np.empty((view.h, view.w, 3), np.uint8)
     full[:] = BG.astype(np.uint8)
     full[oy:oy + ch, ox:ox + cw] = out
-    cov = None
     if coverage:
         cov = np.zeros((view.h, view.w), np.float32)
-        cov[oy:oy + ch, ox:ox + cw] = downsample(((tid >= 0).reshape(H, W) | edge).astype(np.float32), SS)
+        cov[oy:oy + ch, ox:ox + cw] = covered.reshape(ch, cw)
     return full, cov
+
+
+def _supersample(mp, fid1, pal, px, py, pz, T, cw, ch, SS):
+    """The output pixels ``mp`` (flat, sorted) drawn from SS x SS samples each, as the whole image
+    was before: samples rasterised, shaded, samples beside a face change painted ``EDGE``, averaged.
+    Returns (packed colours, nearest depth, coverage) per pixel of ``mp``. A sample's neighbour
+    outside ``mp``'s pixels has that pixel's own face (it is no face change's neighbour)."""
+    W2, H2 = cw * SS, ch * SS
+    my, mx = np.divmod(mp, cw)
+    base = (my * SS * W2 + mx * SS).astype(np.int64)
+    offs = np.array([b * W2 + a for b in range(SS) for a in range(SS)], np.int64)
+    flat = (base[:, None] + offs[None, :]).ravel()  # the samples, pixel by pixel
+    order = np.argsort(flat, kind="stable")
+    sel = flat[order]
+    zs, ts = rasterize(px, py, pz, T, W2, H2, sel=sel)
+    tsi = ts.astype(np.intp)
+    fsel = pal.fk[tsi]
+    Y, X = np.divmod(sel, W2)
+    n = len(sel)
+    edge = np.zeros(n, bool)
+    for qx, qy in ((np.maximum(X - 1, 0), Y), (np.minimum(X + 1, W2 - 1), Y),
+                   (X, np.maximum(Y - 1, 0)), (X, np.minimum(Y + 1, H2 - 1))):
+        q = qy * W2 + qx
+        r = np.minimum(np.searchsorted(sel, q), n - 1)
+        fq = np.where(sel[r] == q, fsel[r], fid1[(qy // SS) * cw + qx // SS])
+        edge |= fq != fsel
+    col = pal.at(tsi, X, Y)
+    col[edge] = _pack(EDGE)
+    # back to pixel by pixel (SS*SS samples each)
+    back = np.empty(n, np.intp)
+    back[order] = np.arange(n)
+    col = col[back].reshape(-1, SS * SS)
+    zmin = zs[back].reshape(-1, SS * SS).min(1)
+    cvr = ((ts >= 0) | edge)[back].reshape(-1, SS * SS).mean(1, dtype=np.float32)
+    return _avg_packed([col[:, k] for k in range(SS * SS)]), zmin, cvr
+
+
+class _Paint:
+    """The colours of the kept triangles: per triangle a packed colour (index -1: the background),
+    its B-rep face (``fk``), the Gouraud plane of a curved face's triangles, and section caps hatched."""
+
+    def __init__(self, mesh, keep, T, px, py, view, flat_fill, palette, hatch_caps, hatch_off):
+        luts, self.hatch_lut = (_LUTS, _HATCH_LUT) if not palette else _make_luts(np.array(palette, np.float32))
+        npal = len(PALETTE) if not palette else len(palette)
+        nk = len(T)
+        self.hatch_off = hatch_off
+        self.ss = view.ss
+        self.tcol = np.empty(nk + 1, np.uint32)
+        self.tcol[-1] = _pack(BG)
+        self.oi = np.zeros(nk + 1, np.intp)
+        self.oi[:-1] = mesh.O[keep] % npal
+        self.fk = np.empty(nk + 1, np.int32)
+        self.fk[:-1] = mesh.F[keep]
+        self.fk[-1] = -1
+        self.lut = lut = luts[bool(flat_fill)]  # (palette, 256 shade levels) -> packed colour
+        self.vary = self.cap = None
+        if hatch_caps and nk and (mesh.C[keep] == 1).any():
+            self.cap = np.append(mesh.C[keep] == 1, False)
+        if not nk:
+            return
+        if flat_fill:
+            self.tcol[:-1] = lut[self.oi[:-1], 255]
+            return
+        light = unit(view.d * 1.0 + view.u * 0.45 - view.r * 0.25)
+        iv = 0.30 + 0.62 * np.abs(mesh.N @ light) + 0.10 * np.abs(mesh.N @ view.d) ** 24  # per vertex
+        ivt = iv[T] * (255 / LEVEL_MAX)  # intensity in LUT levels
+        lo_t, hi_t = ivt.min(1), ivt.max(1) + 0.5
+        # a triangle whose vertices share one shade (planar faces) has it everywhere: the
+        # plane below, clamped to [lo, hi], is constant there
+        flat = (hi_t - lo_t) < 0.5 + 1e-6
+        lvl = np.clip(np.floor(ivt[:, 0] + 0.5), 0, 255).astype(np.intp)
+        self.tcol[:-1] = lut[self.oi[:-1], lvl]
+        if flat.all():
+            return
+        self.vary = np.append(~flat, False)
+        x0, y0 = px[T[:, 0]], py[T[:, 0]]
+        x1, y1 = px[T[:, 1]], py[T[:, 1]]
+        x2, y2 = px[T[:, 2]], py[T[:, 2]]
+        area = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)
+        inv = 1.0 / np.where(np.abs(area) > 1e-12, area, 1e-12)
+        A1, B1 = (y2 - y0) * inv, -(x2 - x0) * inv
+        A2, B2 = -(y1 - y0) * inv, (x1 - x0) * inv
+        C1, C2 = -(A1 * x0 + B1 * y0), -(A2 * x0 + B2 * y0)
+        d1, d2 = ivt[:, 1] - ivt[:, 0], ivt[:, 2] - ivt[:, 0]
+        # intensity as a plane over the triangle (Gouraud, in supersampled pixels), clamped to its vertex range
+        self.k = [np.append(c, 0).astype(np.float32) for c in (
+            A1 * d1 + A2 * d2, B1 * d1 + B2 * d2, ivt[:, 0] + C1 * d1 + C2 * d2 + 0.5, lo_t, hi_t)]
+
+    def needs_xy(self, t) -> bool:
+        return self.vary is not None or self.cap is not None
+
+    def _gouraud(self, col, t, cx, cy) -> None:
+        """``col[i] =`` the shade of curved-face samples ``t`` at supersampled (``cx``, ``cy``)."""
+        pv = np.flatnonzero(self.vary[t])
+        if not len(pv):
+            return
+        tt = t[pv]
+        k = self.k
+        inten = k[0][tt] * cx[pv]
+        inten += k[1][tt] * cy[pv]
+        inten += k[2][tt]
+        np.maximum(inten, k[3][tt], out=inten)
+        np.minimum(inten, k[4][tt], out=inten)
+        level = inten.astype(np.intp)
+        np.clip(level, 0, 255, out=level)
+        col[pv] = self.lut[self.oi[tt], level]
+
+    def at(self, t, X, Y):
+        """Packed colours of samples of triangles ``t`` at supersampled pixels (``X``, ``Y``)."""
+        col = self.tcol[t]
+        if self.vary is not None:
+            self._gouraud(col, t, X.astype(np.float32) + np.float32(0.5), Y.astype(np.float32) + np.float32(0.5))
+        if self.cap is not None:
+            pc = np.flatnonzero(self.cap[t])
+            if len(pc):
+                oc = self.oi[t[pc]]
+                ss = self.ss
+                stripe = (X[pc] + Y[pc] + self.hatch_off) % (7 * ss) < ss
+                col[pc] = np.where(stripe, self.hatch_lut[0][oc], self.hatch_lut[1][oc])
+        return col
+
+    def centre(self, t, xs, ys, SS):
+        """Packed colours of output pixels (``xs``, ``ys``) of triangles ``t``: what SS x SS samples of
+        one face average to (the shade at the centre; a cap's hatch stripes mixed as they cover it)."""
+        col = self.tcol[t]
+        if self.vary is not None:
+            c = np.float32(SS / 2)
+            self._gouraud(col, t, xs.astype(np.float32) * SS + c, ys.astype(np.float32) * SS + c)
+        if self.cap is not None:
+            pc = np.flatnonzero(self.cap[t])
+            if len(pc):
+                oc = self.oi[t[pc]]
+                s, f = self.hatch_lut[0][oc], self.hatch_lut[1][oc]
+                if SS == 1:
+                    col[pc] = np.where((xs[pc] + ys[pc] + self.hatch_off) % 7 < 1, s, f)
+                else:  # SS = 2: of a pixel's samples, 3 lie in a stripe when k = 0, 1 when k = 6
+                    k = (xs[pc] + ys[pc] + self.hatch_off // SS) % 7
+                    col[pc] = np.where(k == 0, _avg_packed([s, s, s, f]), np.where(k == 6, _avg_packed([s, f, f, f]), f))
+        return col
 
 
 def _window(px: np.ndarray, py: np.ndarray, T: np.ndarray, view: View) -> tuple[int, int, int, int]:
