@@ -11,7 +11,7 @@ from jail.cad.render_mesh import Mesh
 from jail.cad.render_raster import rasterize
 from jail.cad.render_view import View, unit
 
-__all__ = ["shade", "downsample", "compose", "openings", "PALETTE", "BG", "EDGE", "GRID", "HOLE"]
+__all__ = ["shade", "shade_packed", "to_image", "BG_PACKED", "downsample", "compose", "openings", "PALETTE", "BG", "EDGE", "GRID", "HOLE"]
 
 PALETTE = [(74, 144, 217), (230, 126, 34), (46, 175, 92), (200, 60, 70), (142, 96, 196),
            (22, 170, 170), (214, 178, 32), (150, 100, 70), (120, 130, 145), (220, 110, 170)]
@@ -98,10 +98,10 @@ def _nearer_both_sides(zz: np.ndarray, ff: np.ndarray, oo: np.ndarray, r: int) -
     oo &= m[r + 1:r + 1 + n] < ff  # below: zz[y + 1:y + r + 1]
 
 
-def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = False,
-          coverage: bool = False, holes: bool = True, palette: list | None = None):
-    """Rasterise and shade ``mesh``; returns (rgb (h, w, 3) uint8 over the background ``BG``,
-    coverage (h, w) float32 or None) at output size.
+def shade_packed(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = False,
+                 coverage: bool = False, holes: bool = True, palette: list | None = None):
+    """Rasterise and shade ``mesh``; returns (image (h, w) of packed RGBA uint32 over the background
+    ``BG``, coverage (h, w) float32 or None) at output size.
 
     Shading is Gouraud-interpolated Lambert (per-vertex intensity, so planar faces are flat and
     curved ones smooth), two-sided for free faces; triangles of solids facing away are skipped.
@@ -130,8 +130,7 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
         rasterize(px, py, pz, T, cw, ch)
     ti = t1.astype(np.intp)
     fid = pal.fk[ti].reshape(ch, cw)
-    ys, xs = np.divmod(np.arange(ch * cw, dtype=np.int32), cw) if pal.needs_xy(ti) else (None, None)
-    canvas = pal.centre(ti, xs, ys, SS)
+    canvas = pal.centre(ti, cw, SS)
     dx = fid[:, 1:] != fid[:, :-1]
     dy = fid[1:, :] != fid[:-1, :]
     edge = np.zeros((ch, cw), bool)  # at 1x: the pixel after a face change; at SS: the pixels to supersample
@@ -151,29 +150,48 @@ def shade(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = 
             canvas[mp] = col
             z1[mp] = zmin
             covered[mp] = cvr
-    out = canvas.view(np.uint8).reshape(ch, cw, 4)[..., :3]
+    c2 = canvas.reshape(ch, cw)
     if nk and (z1 < np.inf).any():
         zo = z1.reshape(ch, cw)
         # depth creases within one face (a face hiding part of itself), at output size
         thr = np.float32(3.0 * view.mm_per_px)
         crease = np.zeros(zo.shape, bool)
         with np.errstate(invalid="ignore"):
-            crease[:, 1:-1] = np.abs(zo[:, 2:] + zo[:, :-2] - 2 * zo[:, 1:-1]) > thr
-            crease[1:-1, :] |= np.abs(zo[2:, :] + zo[:-2, :] - 2 * zo[1:-1, :]) > thr
-        out[crease] = EDGE.astype(np.uint8)
+            for a, b, m, cr in ((zo[:, 2:], zo[:, :-2], zo[:, 1:-1], crease[:, 1:-1]),
+                                (zo[2:, :], zo[:-2, :], zo[1:-1, :], crease[1:-1, :])):
+                t = a + b
+                t -= m
+                t -= m
+                np.abs(t, out=t)
+                cr |= t > thr
+        c2[crease] = _pack(EDGE)
         if holes and not flat_fill:
             zmax = float(np.max(z1, where=np.isfinite(z1), initial=-np.inf))
             gap = max(4.0 * view.mm_per_px, 0.03 * (zmax - float(z1.min())))
             hole = openings(zo, gap, max(view.w, view.h) // 4)
             if hole.any():
-                out[hole] = (out[hole] * HOLE).astype(np.uint8)
-    full = np.empty((view.h, view.w, 3), np.uint8)
-    full[:] = BG.astype(np.uint8)
-    full[oy:oy + ch, ox:ox + cw] = out
+                q = c2[hole].view(np.uint8).reshape(-1, 4)
+                q[:, :3] = (q[:, :3] * HOLE).astype(np.uint8)
+                c2[hole] = q.view(np.uint32)[:, 0]
+    full = np.full((view.h, view.w), BG_PACKED, np.uint32)
+    full[oy:oy + ch, ox:ox + cw] = c2
     if coverage:
         cov = np.zeros((view.h, view.w), np.float32)
         cov[oy:oy + ch, ox:ox + cw] = covered.reshape(ch, cw)
     return full, cov
+
+
+def to_image(packed: np.ndarray):
+    """A Pillow RGB image of an (h, w) array of packed RGBA pixels (``shade_packed``)."""
+    from PIL import Image
+    h, w = packed.shape
+    return Image.frombytes("RGB", (w, h), np.ascontiguousarray(packed), "raw", "RGBX")
+
+
+def shade(mesh: Mesh, view: View, **kw):
+    """``shade_packed`` with the image as (h, w, 3) uint8."""
+    packed, cov = shade_packed(mesh, view, **kw)
+    return np.ascontiguousarray(packed.view(np.uint8).reshape(packed.shape + (4,))[..., :3]), cov
 
 
 def _supersample(mp, fid1, pal, px, py, pz, T, cw, ch, SS):
@@ -262,18 +280,16 @@ class _Paint:
         self.k = [np.append(c, 0).astype(np.float32) for c in (
             A1 * d1 + A2 * d2, B1 * d1 + B2 * d2, ivt[:, 0] + C1 * d1 + C2 * d2 + 0.5, lo_t, hi_t)]
 
-    def needs_xy(self, t) -> bool:
-        return self.vary is not None or self.cap is not None
-
-    def _gouraud(self, col, t, cx, cy) -> None:
-        """``col[i] =`` the shade of curved-face samples ``t`` at supersampled (``cx``, ``cy``)."""
+    def _gouraud(self, col, t, pos) -> None:
+        """``col[i] =`` the shade of curved-face samples ``t``; ``pos(i)``: their supersampled (x, y)."""
         pv = np.flatnonzero(self.vary[t])
         if not len(pv):
             return
         tt = t[pv]
+        cx, cy = pos(pv)
         k = self.k
-        inten = k[0][tt] * cx[pv]
-        inten += k[1][tt] * cy[pv]
+        inten = k[0][tt] * cx
+        inten += k[1][tt] * cy
         inten += k[2][tt]
         np.maximum(inten, k[3][tt], out=inten)
         np.minimum(inten, k[4][tt], out=inten)
@@ -285,7 +301,8 @@ class _Paint:
         """Packed colours of samples of triangles ``t`` at supersampled pixels (``X``, ``Y``)."""
         col = self.tcol[t]
         if self.vary is not None:
-            self._gouraud(col, t, X.astype(np.float32) + np.float32(0.5), Y.astype(np.float32) + np.float32(0.5))
+            h = np.float32(0.5)
+            self._gouraud(col, t, lambda i: (X[i].astype(np.float32) + h, Y[i].astype(np.float32) + h))
         if self.cap is not None:
             pc = np.flatnonzero(self.cap[t])
             if len(pc):
@@ -295,22 +312,27 @@ class _Paint:
                 col[pc] = np.where(stripe, self.hatch_lut[0][oc], self.hatch_lut[1][oc])
         return col
 
-    def centre(self, t, xs, ys, SS):
-        """Packed colours of output pixels (``xs``, ``ys``) of triangles ``t``: what SS x SS samples of
-        one face average to (the shade at the centre; a cap's hatch stripes mixed as they cover it)."""
+    def centre(self, t, cw: int, SS: int):
+        """Packed colours of the output pixels (flat, ``cw`` wide) of triangles ``t``: what SS x SS
+        samples of one face average to (the shade at the centre; a cap's stripes mixed as they cover it)."""
         col = self.tcol[t]
         if self.vary is not None:
             c = np.float32(SS / 2)
-            self._gouraud(col, t, xs.astype(np.float32) * SS + c, ys.astype(np.float32) * SS + c)
+
+            def pos(i):
+                y, x = np.divmod(i, cw)
+                return x.astype(np.float32) * SS + c, y.astype(np.float32) * SS + c
+            self._gouraud(col, t, pos)
         if self.cap is not None:
             pc = np.flatnonzero(self.cap[t])
             if len(pc):
                 oc = self.oi[t[pc]]
                 s, f = self.hatch_lut[0][oc], self.hatch_lut[1][oc]
+                ys, xs = np.divmod(pc, cw)
                 if SS == 1:
-                    col[pc] = np.where((xs[pc] + ys[pc] + self.hatch_off) % 7 < 1, s, f)
+                    col[pc] = np.where((xs + ys + self.hatch_off) % 7 < 1, s, f)
                 else:  # SS = 2: of a pixel's samples, 3 lie in a stripe when k = 0, 1 when k = 6
-                    k = (xs[pc] + ys[pc] + self.hatch_off // SS) % 7
+                    k = (xs + ys + self.hatch_off // SS) % 7
                     col[pc] = np.where(k == 0, _avg_packed([s, s, s, f]), np.where(k == 6, _avg_packed([s, f, f, f]), f))
         return col
 
@@ -358,6 +380,7 @@ def _make_luts(pal: np.ndarray) -> tuple[dict, tuple]:
 
 _PAL = np.array(PALETTE, np.float32)
 _LUTS, _HATCH_LUT = _make_luts(_PAL)
+BG_PACKED = _pack(BG)  # the background as a packed RGBA pixel
 
 
 def _lut(flat: bool) -> np.ndarray:
