@@ -61,13 +61,15 @@ def _down_u8(c: np.ndarray, ss: int) -> np.ndarray:
 
 
 def _window_min(z: np.ndarray, r: int) -> np.ndarray:
-    """``M[i] = min(z[i : i + r])`` down the rows (inf past the end) for ``r`` a power of two:
-    log2(r) passes of ``np.minimum`` (each window the min of two halves)."""
+    """``M[i] = min(z[i : i + r])`` down the rows (the window cut at the end) for ``r`` a power of
+    two: log2(r) passes of ``np.minimum`` (each window the min of two halves), between two buffers."""
     m = z.copy()
+    t = np.empty_like(m)
     step = 1
-    while step < r:
-        m[:-step] = np.minimum(m[:-step], m[step:])
-        m[-step:] = np.minimum(m[-step:], np.inf)
+    while step < r and step < len(m):
+        np.minimum(m[:-step], m[step:], out=t[:-step])
+        t[-step:] = m[-step:]
+        m, t = t, m
         step *= 2
     return m
 
@@ -91,11 +93,15 @@ def openings(z: np.ndarray, gap: float, r: int) -> np.ndarray:
 def _nearer_both_sides(zz: np.ndarray, ff: np.ndarray, oo: np.ndarray, r: int) -> None:
     """``oo &=``: within ``r`` entries before and after, down axis 0, something is nearer than ``ff``."""
     n = zz.shape[0]
-    zp = np.full((n + 2 * r + 1,) + zz.shape[1:], np.inf, np.float32)
-    zp[r:r + n] = zz
-    m = _window_min(zp, r)  # m[i] = min(zp[i:i + r]); zp[i] = zz[i - r]
-    oo &= m[:n] < ff  # above: zz[y - r:y]
-    oo &= m[r + 1:r + 1 + n] < ff  # below: zz[y + 1:y + r + 1]
+    m = _window_min(zz, r)  # m[i] = min(zz[i:i + r])
+    if n > r:  # above: zz[y - r:y] for y >= r, zz[0:y] before
+        oo[r:] &= m[:n - r] < ff[r:]
+    k = min(r, n)
+    if k > 1:
+        oo[1:k] &= np.minimum.accumulate(zz[:k - 1], axis=0) < ff[1:k]
+    oo[0] = False
+    oo[:-1] &= m[1:] < ff[:-1]  # below: zz[y + 1:y + r + 1]
+    oo[-1] = False
 
 
 def shade_packed(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = False,
