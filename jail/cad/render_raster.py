@@ -9,15 +9,46 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["rasterize", "BUDGET"]
+__all__ = ["rasterize", "Samples", "BUDGET"]
 
 BUDGET = 1 << 20  # pixels per rasteriser batch
 
 
+class Samples:
+    """The ``ss`` x ``ss`` samples of chosen output pixels: ``pos``, their sorted flat indices in the
+    supersampled image, and ``rank(q)``, how many of them come before index ``q`` (no search)."""
+
+    def __init__(self, mp: np.ndarray, cw: int, ch: int, ss: int):
+        self.cw, self.ss, self.W = cw, ss, cw * ss
+        self.marked = np.zeros((ch + 1) * cw + 1, bool)  # a row past the end: rank(end) is the count
+        self.marked[mp] = True
+        self.C = np.zeros(len(self.marked), np.int64)  # C[p] = chosen pixels before pixel p
+        np.cumsum(self.marked[:-1], out=self.C[1:])
+        y, x = np.divmod(mp, cw)
+        first = (y * ss * self.W + x * ss).astype(np.int64)
+        offs = np.array([b * self.W + a for b in range(ss) for a in range(ss)], np.int64)
+        self.pos = np.sort((first[:, None] + offs[None, :]).ravel())
+
+    def pixel(self, q: np.ndarray) -> np.ndarray:
+        """The output pixel (flat) of supersampled index ``q``."""
+        Y, X = np.divmod(q, self.W)
+        return (Y // self.ss) * self.cw + X // self.ss
+
+    def rank(self, q: np.ndarray) -> np.ndarray:
+        ss, cw = self.ss, self.cw
+        Y, X = np.divmod(q, self.W)
+        y, a = np.divmod(Y, ss)
+        x, b = np.divmod(X, ss)
+        row = y * cw
+        c0 = self.C[row]
+        return (c0 * (ss * ss) + a * ss * (self.C[row + cw] - c0) + ss * (self.C[row + x] - c0)
+                + b * self.marked[row + x])
+
+
 def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, W: int, H: int,
-              sel: np.ndarray | None = None):
+              sel: Samples | None = None):
     """Z-buffer: ``(depth, triangle index)`` per pixel (flat arrays of H*W; index -1 = empty); with
-    ``sel`` (sorted flat pixel indices, no repeats) only at those pixels (arrays of ``len(sel)``).
+    ``sel`` (``Samples`` of a W x H supersampled image) only at ``sel.pos`` (arrays of that length).
 
     ``px``/``py`` are pixel coordinates (x right, y down, pixel centres at +0.5), ``pz`` grows
     away from the viewer. Scanline spans, vectorised: every (triangle, pixel row) pair gets its
@@ -26,7 +57,7 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
     plus the rows spanned, whatever the triangles' shapes (long slivers cost no more than their
     area), in batches of about ``BUDGET`` pixels so memory stays bounded.
     """
-    n_out = H * W if sel is None else len(sel)
+    n_out = H * W if sel is None else len(sel.pos)
     zbuf = np.full(n_out, np.inf, np.float32)
     tid = np.full(n_out, -1, np.int32)
     if len(tris) == 0 or n_out == 0:
@@ -99,8 +130,8 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
         dz = Az[ts].astype(np.float32)
         tw = idx[ts].astype(np.int32)
         if sel is not None:  # the span's chosen pixels: ranks a..b-1 in sel
-            a_ = np.searchsorted(sel, ps)
-            L = np.searchsorted(sel, ps + L) - a_
+            a_ = sel.rank(ps)
+            L = sel.rank(ps + L) - a_
             keep_ = np.flatnonzero(L)
             ps, zs, dz, tw, L, a_ = ps[keep_], zs[keep_], dz[keep_], tw[keep_], L[keep_], a_[keep_]
         # expand spans to pixels in sub-batches of about BUDGET pixels
@@ -123,7 +154,7 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
                 else:  # pix: the rank in sel; the x offset from the span's first pixel
                     pix = np.repeat(a_[r0:r1].astype(np.int32), Ls)
                     pix += off
-                    xo = (sel[pix] - np.repeat(ps[r0:r1], Ls)).astype(np.float32)
+                    xo = (sel.pos[pix] - np.repeat(ps[r0:r1], Ls)).astype(np.float32)
                 zv = np.repeat(dz[r0:r1], Ls)
                 zv *= xo
                 zv += np.repeat(zs[r0:r1], Ls)

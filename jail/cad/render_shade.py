@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from jail.cad.render_mesh import Mesh
-from jail.cad.render_raster import rasterize
+from jail.cad.render_raster import Samples, rasterize
 from jail.cad.render_view import View, unit
 
 __all__ = ["shade", "shade_packed", "to_image", "BG_PACKED", "downsample", "compose", "openings", "PALETTE", "BG", "EDGE", "GRID", "HOLE"]
@@ -206,13 +206,9 @@ def _supersample(mp, fid1, pal, px, py, pz, T, cw, ch, SS):
     Returns (packed colours, nearest depth, coverage) per pixel of ``mp``. A sample's neighbour
     outside ``mp``'s pixels has that pixel's own face (it is no face change's neighbour)."""
     W2, H2 = cw * SS, ch * SS
-    my, mx = np.divmod(mp, cw)
-    base = (my * SS * W2 + mx * SS).astype(np.int64)
-    offs = np.array([b * W2 + a for b in range(SS) for a in range(SS)], np.int64)
-    flat = (base[:, None] + offs[None, :]).ravel()  # the samples, pixel by pixel
-    order = np.argsort(flat, kind="stable")
-    sel = flat[order]
-    zs, ts = rasterize(px, py, pz, T, W2, H2, sel=sel)
+    smp = Samples(mp, cw, ch, SS)
+    sel = smp.pos
+    zs, ts = rasterize(px, py, pz, T, W2, H2, sel=smp)
     tsi = ts.astype(np.intp)
     fsel = pal.fk[tsi]
     Y, X = np.divmod(sel, W2)
@@ -221,14 +217,15 @@ def _supersample(mp, fid1, pal, px, py, pz, T, cw, ch, SS):
     for qx, qy in ((np.maximum(X - 1, 0), Y), (np.minimum(X + 1, W2 - 1), Y),
                    (X, np.maximum(Y - 1, 0)), (X, np.minimum(Y + 1, H2 - 1))):
         q = qy * W2 + qx
-        r = np.minimum(np.searchsorted(sel, q), n - 1)
-        fq = np.where(sel[r] == q, fsel[r], fid1[(qy // SS) * cw + qx // SS])
+        p = smp.pixel(q)
+        fq = np.where(smp.marked[p], fsel[np.minimum(smp.rank(q), n - 1)], fid1[p])
         edge |= fq != fsel
     col = pal.at(tsi, X, Y)
     col[edge] = _pack(EDGE)
-    # back to pixel by pixel (SS*SS samples each)
-    back = np.empty(n, np.intp)
-    back[order] = np.arange(n)
+    # back to pixel by pixel (SS*SS samples each): the samples of pixel mp[i] are at its ranks
+    y, x = np.divmod(mp, cw)
+    offs = np.array([b * W2 + a for b in range(SS) for a in range(SS)], np.int64)
+    back = smp.rank(((y * SS * W2 + x * SS).astype(np.int64)[:, None] + offs[None, :]).ravel())
     col = col[back].reshape(-1, SS * SS)
     zmin = zs[back].reshape(-1, SS * SS).min(1)
     cvr = ((ts >= 0) | edge)[back].reshape(-1, SS * SS).mean(1, dtype=np.float32)

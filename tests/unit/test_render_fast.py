@@ -29,7 +29,7 @@ def test_openings_match_the_plain_definition(shape, r):
 
 
 def test_rasterising_chosen_pixels_gives_the_whole_buffers_values():
-    from jail.cad.render_raster import rasterize
+    from jail.cad.render_raster import Samples, rasterize
     rng = np.random.default_rng(3)
     W, H = 37, 29
     n = 40
@@ -39,6 +39,14 @@ def test_rasterising_chosen_pixels_gives_the_whole_buffers_values():
     tris = np.arange(n * 3).reshape(n, 3)
     zb, tb = rasterize(px, py, pz, tris, W, H)
     assert (tb >= 0).sum() > 100
-    sel = np.sort(rng.choice(W * H, 300, replace=False))
+    sel = Samples(np.sort(rng.choice(W * H, 300, replace=False)), W, H, 1)
     zs, ts = rasterize(px, py, pz, tris, W, H, sel=sel)
-    assert np.array_equal(ts, tb[sel]) and np.allclose(zs, zb[sel], atol=1e-4)
+    assert np.array_equal(ts, tb[sel.pos]) and np.allclose(zs, zb[sel.pos], atol=1e-4)
+    # 2 x 2 samples of chosen pixels of a W/2 x H/2 image: the same again, and ranks without a search
+    w, h = 18, 14
+    zb, tb = rasterize(px, py, pz, tris, 2 * w, 2 * h)
+    smp = Samples(np.sort(rng.choice(w * h, 60, replace=False)), w, h, 2)
+    zs, ts = rasterize(px, py, pz, tris, 2 * w, 2 * h, sel=smp)
+    assert np.array_equal(ts, tb[smp.pos]) and np.allclose(zs, zb[smp.pos], atol=1e-4)
+    q = np.arange(4 * w * h + 1)
+    assert np.array_equal(smp.rank(q), np.searchsorted(smp.pos, q))
