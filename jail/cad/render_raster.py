@@ -15,34 +15,40 @@ BUDGET = 1 << 20  # pixels per rasteriser batch
 
 
 class Samples:
-    """The ``ss`` x ``ss`` samples of chosen output pixels: ``pos``, their sorted flat indices in the
-    supersampled image, and ``rank(q)``, how many of them come before index ``q`` (no search)."""
+    """The ``ss`` x ``ss`` samples of chosen output pixels ``mp`` (flat, sorted) of a ``cw`` x ``ch``
+    image: ``pos``, their sorted flat indices in the supersampled image; ``R`` (len(mp), ss, ss),
+    where pixel i's sample (row a, column b) sits in ``pos``; ``rank_yx``, how many samples come
+    before a supersampled (row, column): prefix counts of chosen pixels, no search, no sort."""
 
     def __init__(self, mp: np.ndarray, cw: int, ch: int, ss: int):
         self.cw, self.ss, self.W = cw, ss, cw * ss
         self.marked = np.zeros((ch + 1) * cw + 1, bool)  # a row past the end: rank(end) is the count
         self.marked[mp] = True
-        self.C = np.zeros(len(self.marked), np.int64)  # C[p] = chosen pixels before pixel p
+        self.C = np.zeros(len(self.marked), np.int32)  # C[p] = chosen pixels before pixel p
         np.cumsum(self.marked[:-1], out=self.C[1:])
-        y, x = np.divmod(mp, cw)
-        first = (y * ss * self.W + x * ss).astype(np.int64)
-        offs = np.array([b * self.W + a for b in range(ss) for a in range(ss)], np.int64)
-        self.pos = np.sort((first[:, None] + offs[None, :]).ravel())
+        self.y, self.x = np.divmod(mp, cw)
+        a = np.arange(ss)
+        self.R = self.rank_yx((self.y * ss)[:, None, None] + a[None, :, None],
+                              (self.x * ss)[:, None, None] + a[None, None, :])
+        self.pos = np.empty(len(mp) * ss * ss, np.int64)
+        self.pos[self.R] = ((self.y * ss)[:, None, None] + a[None, :, None]) * self.W + \
+            (self.x * ss)[:, None, None] + a[None, None, :]
 
-    def pixel(self, q: np.ndarray) -> np.ndarray:
-        """The output pixel (flat) of supersampled index ``q``."""
-        Y, X = np.divmod(q, self.W)
-        return (Y // self.ss) * self.cw + X // self.ss
-
-    def rank(self, q: np.ndarray) -> np.ndarray:
-        ss, cw = self.ss, self.cw
-        Y, X = np.divmod(q, self.W)
-        y, a = np.divmod(Y, ss)
-        x, b = np.divmod(X, ss)
+    def rank_yx(self, Y: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """The number of samples before supersampled pixel (``Y``, ``X``) in row-major order."""
+        ss, cw, k = self.ss, self.cw, self.ss.bit_length() - 1
+        if ss == 1 << k:  # shifts, not divisions
+            y, a, x, b = Y >> k, Y & (ss - 1), X >> k, X & (ss - 1)
+        else:
+            (y, a), (x, b) = np.divmod(Y, ss), np.divmod(X, ss)
         row = y * cw
-        c0 = self.C[row]
-        return (c0 * (ss * ss) + a * ss * (self.C[row + cw] - c0) + ss * (self.C[row + x] - c0)
-                + b * self.marked[row + x])
+        c0 = self.C[row].astype(np.int64)
+        r = self.C[row + x] - c0
+        r *= ss
+        r += c0 * (ss * ss)
+        r += a * ss * (self.C[row + cw] - c0)
+        r += b * self.marked[row + x]
+        return r
 
 
 def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, W: int, H: int,
@@ -130,8 +136,8 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
         dz = Az[ts].astype(np.float32)
         tw = idx[ts].astype(np.int32)
         if sel is not None:  # the span's chosen pixels: ranks a..b-1 in sel
-            a_ = sel.rank(ps)
-            L = sel.rank(ps + L) - a_
+            a_ = sel.rank_yx(j, il)
+            L = sel.rank_yx(j, il + L) - a_
             keep_ = np.flatnonzero(L)
             ps, zs, dz, tw, L, a_ = ps[keep_], zs[keep_], dz[keep_], tw[keep_], L[keep_], a_[keep_]
         # expand spans to pixels in sub-batches of about BUDGET pixels

@@ -205,30 +205,45 @@ def _supersample(mp, fid1, pal, px, py, pz, T, cw, ch, SS):
     was before: samples rasterised, shaded, samples beside a face change painted ``EDGE``, averaged.
     Returns (packed colours, nearest depth, coverage) per pixel of ``mp``. A sample's neighbour
     outside ``mp``'s pixels has that pixel's own face (it is no face change's neighbour)."""
-    W2, H2 = cw * SS, ch * SS
     smp = Samples(mp, cw, ch, SS)
-    sel = smp.pos
-    zs, ts = rasterize(px, py, pz, T, W2, H2, sel=smp)
-    tsi = ts.astype(np.intp)
-    fsel = pal.fk[tsi]
-    Y, X = np.divmod(sel, W2)
-    n = len(sel)
-    edge = np.zeros(n, bool)
-    for qx, qy in ((np.maximum(X - 1, 0), Y), (np.minimum(X + 1, W2 - 1), Y),
-                   (X, np.maximum(Y - 1, 0)), (X, np.minimum(Y + 1, H2 - 1))):
-        q = qy * W2 + qx
-        p = smp.pixel(q)
-        fq = np.where(smp.marked[p], fsel[np.minimum(smp.rank(q), n - 1)], fid1[p])
-        edge |= fq != fsel
-    col = pal.at(tsi, X, Y)
-    col[edge] = _pack(EDGE)
-    # back to pixel by pixel (SS*SS samples each): the samples of pixel mp[i] are at its ranks
-    y, x = np.divmod(mp, cw)
-    offs = np.array([b * W2 + a for b in range(SS) for a in range(SS)], np.int64)
-    back = smp.rank(((y * SS * W2 + x * SS).astype(np.int64)[:, None] + offs[None, :]).ravel())
-    col = col[back].reshape(-1, SS * SS)
-    zmin = zs[back].reshape(-1, SS * SS).min(1)
-    cvr = ((ts >= 0) | edge)[back].reshape(-1, SS * SS).mean(1, dtype=np.float32)
+    zs, ts = rasterize(px, py, pz, T, cw * SS, ch * SS, sel=smp)
+    R, y, x, mk, C = smp.R, smp.y, smp.x, smp.marked, smp.C
+    t = ts.astype(np.intp)[R]  # (pixels, SS, SS): each pixel's samples
+    f = pal.fk[t]
+    last = SS - 1
+    edge = np.zeros(f.shape, bool)
+    # within a pixel
+    edge[:, :, 1:] |= f[:, :, 1:] != f[:, :, :-1]
+    edge[:, :, :-1] |= f[:, :, 1:] != f[:, :, :-1]
+    edge[:, 1:, :] |= f[:, 1:, :] != f[:, :-1, :]
+    edge[:, :-1, :] |= f[:, 1:, :] != f[:, :-1, :]
+    # across: the next chosen pixel in a row is the one beside only if it is chosen; above and
+    # below, a chosen pixel's samples by its rank; at the image's border a sample has no neighbour
+    fs = pal.fk[ts.astype(np.intp)]
+    for side, ok, col_in, col_out, rank_of in (
+            (-1, x > 0, 0, last, lambda p: R[:, :, 0] - 1),
+            (1, x < cw - 1, last, 0, lambda p: R[:, :, last] + 1),
+            (-cw, y > 0, 0, last, None), (cw, y < ch - 1, last, 0, None)):
+        p = np.where(ok, mp + side, mp)
+        if rank_of is not None:  # left, right: the samples of column col_in, rows 0..SS-1
+            nb = np.where(mk[p][:, None], fs[np.minimum(rank_of(p), len(fs) - 1)], fid1[p][:, None])
+            nb = np.where(ok[:, None], nb, f[:, :, col_in])
+            edge[:, :, col_in] |= nb != f[:, :, col_in]
+        else:  # above, below: row col_in's samples against the neighbour pixel's row col_out
+            py_ = p // cw
+            c0 = C[py_ * cw].astype(np.int64)
+            r = (c0 * (SS * SS) + col_out * SS * (C[py_ * cw + cw] - c0) + SS * (C[p] - c0))[:, None] + np.arange(SS)
+            nb = np.where(mk[p][:, None], fs[np.minimum(r, len(fs) - 1)], fid1[p][:, None])
+            nb = np.where(ok[:, None], nb, f[:, col_in, :])
+            edge[:, col_in, :] |= nb != f[:, col_in, :]
+    a = np.arange(SS)
+    Y = np.broadcast_to((y * SS)[:, None, None] + a[None, :, None], t.shape).ravel()
+    X = np.broadcast_to((x * SS)[:, None, None] + a[None, None, :], t.shape).ravel()
+    col = pal.at(t.ravel(), X, Y).reshape(len(mp), SS * SS)
+    e = edge.reshape(len(mp), SS * SS)
+    col[e] = _pack(EDGE)
+    zmin = zs[R].reshape(len(mp), SS * SS).min(1)
+    cvr = ((t >= 0).reshape(len(mp), SS * SS) | e).mean(1, dtype=np.float32)
     return _avg_packed([col[:, k] for k in range(SS * SS)]), zmin, cvr
 
 

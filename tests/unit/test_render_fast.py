@@ -49,4 +49,4 @@ def test_rasterising_chosen_pixels_gives_the_whole_buffers_values():
     zs, ts = rasterize(px, py, pz, tris, 2 * w, 2 * h, sel=smp)
     assert np.array_equal(ts, tb[smp.pos]) and np.allclose(zs, zb[smp.pos], atol=1e-4)
     q = np.arange(4 * w * h + 1)
-    assert np.array_equal(smp.rank(q), np.searchsorted(smp.pos, q))
+    assert np.array_equal(smp.rank_yx(q // (2 * w), q % (2 * w)), np.searchsorted(smp.pos, q))
