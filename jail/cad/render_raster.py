@@ -34,6 +34,22 @@ class Samples:
         self.pos[self.R] = ((self.y * ss)[:, None, None] + a[None, :, None]) * self.W + \
             (self.x * ss)[:, None, None] + a[None, None, :]
 
+    def spans(self, Y: np.ndarray, X0: np.ndarray, X1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For spans [``X0``, ``X1``) of supersampled rows ``Y``: the rank of their first sample
+        and how many samples they hold (``rank_yx`` of both ends, the row's share computed once)."""
+        ss, cw, k = self.ss, self.cw, self.ss.bit_length() - 1
+        if ss == 1 << k:
+            y, a = Y >> k, Y & (ss - 1)
+            x0, b0, x1, b1 = X0 >> k, X0 & (ss - 1), X1 >> k, X1 & (ss - 1)
+        else:
+            (y, a), (x0, b0), (x1, b1) = np.divmod(Y, ss), np.divmod(X0, ss), np.divmod(X1, ss)
+        row = y * cw
+        c0 = self.C[row]
+        first = (self.C[row + x0] - c0) * ss + b0 * self.marked[row + x0]
+        n = (self.C[row + x1] - c0) * ss + b1 * self.marked[row + x1] - first
+        first += c0.astype(np.int64) * (ss * ss) + a * ss * (self.C[row + cw] - c0)
+        return first, n
+
     def rank_yx(self, Y: np.ndarray, X: np.ndarray) -> np.ndarray:
         """The number of samples before supersampled pixel (``Y``, ``X``) in row-major order."""
         ss, cw, k = self.ss, self.cw, self.ss.bit_length() - 1
@@ -136,8 +152,7 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
         dz = Az[ts].astype(np.float32)
         tw = idx[ts].astype(np.int32)
         if sel is not None:  # the span's chosen pixels: ranks a..b-1 in sel
-            a_ = sel.rank_yx(j, il)
-            L = sel.rank_yx(j, il + L) - a_
+            a_, L = sel.spans(j, il, il + L)
             keep_ = np.flatnonzero(L)
             ps, zs, dz, tw, L, a_ = ps[keep_], zs[keep_], dz[keep_], tw[keep_], L[keep_], a_[keep_]
         # expand spans to pixels in sub-batches of about BUDGET pixels
@@ -151,15 +166,14 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
             n = int(Ls.sum())
             if n:
                 first = np.cumsum(Ls) - Ls  # each span's first slot in this sub-batch
-                off = np.arange(n, dtype=np.int32)
-                off -= np.repeat(first.astype(np.int32), Ls)
-                if sel is None:
-                    pix = np.repeat(ps[r0:r1].astype(np.int32), Ls)
-                    pix += off
-                    xo = off.astype(np.float32)
+                k = np.arange(n, dtype=np.int32)
+                if sel is None:  # pix = span start + (k - first); the x offset k - first
+                    pix = np.repeat((ps[r0:r1] - first).astype(np.int32), Ls)
+                    pix += k
+                    xo = (k - np.repeat(first.astype(np.int32), Ls)).astype(np.float32)
                 else:  # pix: the rank in sel; the x offset from the span's first pixel
-                    pix = np.repeat(a_[r0:r1].astype(np.int32), Ls)
-                    pix += off
+                    pix = np.repeat((a_[r0:r1] - first).astype(np.int32), Ls)
+                    pix += k
                     xo = (sel.pos[pix] - np.repeat(ps[r0:r1], Ls)).astype(np.float32)
                 zv = np.repeat(dz[r0:r1], Ls)
                 zv *= xo

@@ -150,12 +150,13 @@ def shade_packed(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: 
         edge[:, :-1] |= dx
         edge[:-1, :] |= dy
         mp = np.flatnonzero(edge)
-        covered = (t1 >= 0).astype(np.float32)
+        covered = (t1 >= 0).astype(np.float32) if coverage else None
         if len(mp):
             col, zmin, cvr = _supersample(mp, fid.ravel(), pal, px, py, pz, T, cw, ch, SS)
             canvas[mp] = col
             z1[mp] = zmin
-            covered[mp] = cvr
+            if coverage:
+                covered[mp] = cvr
     c2 = canvas.reshape(ch, cw)
     if nk and (z1 < np.inf).any():
         zo = z1.reshape(ch, cw)
