@@ -127,6 +127,9 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
         nr = rows[tr]
         rt = np.repeat(tr, nr)  # one entry per (triangle, row)
         j = jmin[rt] + (np.arange(len(rt)) - np.repeat(np.cumsum(nr) - nr, nr))
+        if sel is not None:  # only rows with a chosen pixel within the triangle's columns
+            hit = np.flatnonzero(sel.spans(j, imin[rt], imax[rt] + 1)[1])
+            rt, j = rt[hit], j[hit]
         cy = j + 0.5
         lo = np.full(len(rt), -np.inf)
         hi = np.full(len(rt), np.inf)
