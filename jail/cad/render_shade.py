@@ -149,6 +149,21 @@ def shade_packed(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: 
     else:  # both sides of each face change: supersampled (SS x SS, as if the whole image were)
         edge[:, :-1] |= dx
         edge[:-1, :] |= dy
+        # and every pixel a visible contour crosses that no face change marked, with its four
+        # neighbours (a sample there may touch a face change inside it): a part thinner than a
+        # pixel that no centre sees, a corner's tip
+        cpx, cz = _contour_pixels(T, px * (1.0 / SS), py * (1.0 / SS), pz, cw, ch)
+        zc = z1[cpx]
+        tol = max(4.0 * view.mm_per_px, 0.03 * float(np.ptp(pz[T])) if len(T) else 0.0)
+        new = cpx[~edge.ravel()[cpx] & ~(cz > zc + tol)]
+        if len(new):
+            cp = np.zeros((ch, cw), bool)
+            cp.ravel()[new] = True
+            edge |= cp
+            edge[:, 1:] |= cp[:, :-1]
+            edge[:, :-1] |= cp[:, 1:]
+            edge[1:, :] |= cp[:-1, :]
+            edge[:-1, :] |= cp[1:, :]
         mp = np.flatnonzero(edge)
         covered = (t1 >= 0).astype(np.float32) if coverage else None
         if len(mp):
@@ -199,6 +214,36 @@ def shade(mesh: Mesh, view: View, **kw):
     """``shade_packed`` with the image as (h, w, 3) uint8."""
     packed, cov = shade_packed(mesh, view, **kw)
     return np.ascontiguousarray(packed.view(np.uint8).reshape(packed.shape + (4,))[..., :3]), cov
+
+
+def _contour_pixels(T: np.ndarray, x: np.ndarray, y: np.ndarray, z: np.ndarray, cw: int, ch: int):
+    """``(pixels, depths)``: flat indices of the pixels (of a ``cw`` x ``ch`` image, vertices at
+    ``x``, ``y``, depth ``z``) crossed by the contours of the triangles ``T``, edges not shared by
+    two of them (a face's boundary, or where its kept triangles meet those facing away), sampled
+    every quarter pixel, and the contour's depth there."""
+    if not len(T):
+        return np.zeros(0, np.intp), np.zeros(0)
+    e = np.concatenate([T[:, [0, 1]], T[:, [1, 2]], T[:, [2, 0]]])
+    e.sort(1)
+    key = e[:, 0] * (int(e.max()) + 1) + e[:, 1]
+    key.sort()
+    once = np.ones(len(key), bool)
+    dup = key[1:] == key[:-1]
+    once[1:] &= ~dup
+    once[:-1] &= ~dup
+    k = key[once]
+    n1 = int(e.max()) + 1
+    a, b = k // n1, k % n1
+    x0, y0, x1, y1, z0, z1 = x[a], y[a], x[b], y[b], z[a], z[b]
+    ok = np.isfinite(x0) & np.isfinite(y0) & np.isfinite(x1) & np.isfinite(y1) & np.isfinite(z0) & np.isfinite(z1)
+    x0, y0, x1, y1, z0, z1 = x0[ok], y0[ok], x1[ok], y1[ok], z0[ok], z1[ok]
+    n = np.minimum(np.ceil(np.maximum(np.abs(x1 - x0), np.abs(y1 - y0)) * 4), 4 * (cw + ch)).astype(np.int64) + 1
+    seg = np.repeat(np.arange(len(n)), n)
+    t = (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)) / np.repeat(np.maximum(n - 1, 1), n)
+    xs = np.floor(x0[seg] + (x1 - x0)[seg] * t).astype(np.int64)
+    ys = np.floor(y0[seg] + (y1 - y0)[seg] * t).astype(np.int64)
+    inside = (xs >= 0) & (xs < cw) & (ys >= 0) & (ys < ch)
+    return ys[inside] * cw + xs[inside], (z0[seg] + (z1 - z0)[seg] * t)[inside]
 
 
 def _supersample(mp, fid1, pal, px, py, pz, T, cw, ch, SS):
