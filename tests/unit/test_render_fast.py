@@ -50,3 +50,51 @@ def test_rasterising_chosen_pixels_gives_the_whole_buffers_values():
     assert np.array_equal(ts, tb[smp.pos]) and np.allclose(zs, zb[smp.pos], atol=1e-4)
     q = np.arange(4 * w * h + 1)
     assert np.array_equal(smp.rank_yx(q // (2 * w), q % (2 * w)), np.searchsorted(smp.pos, q))
+
+
+def _render(objs: dict, **kw) -> np.ndarray:
+    import io
+
+    from PIL import Image
+
+    from jail.cad.render import render
+    png, _ = render(dict(objs), **kw)
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+
+
+def test_a_part_thinner_than_a_pixel_is_still_drawn():
+    """Rods 0.14 mm thick (0.75 px at about 0.19 mm per pixel), each a tenth of a pixel further
+    along: some lie between pixel centres (no centre sees them), and every one is still drawn,
+    without gaps, as when the whole image was drawn from 2 x 2 samples."""
+    from build123d import Box, Compound, Cylinder, Pos
+    rods = [Pos(0, -80 + 2.019 * k, 0) * Cylinder(0.07, 50) for k in range(10)]
+    objs = {"big": Box(10, 100, 60), "rods": Compound(rods)}
+    img = _render(objs, view="right")
+    dark = np.abs(img[200:400] - 250).sum(2) > 60  # rows within the rods' length
+    cols = np.nonzero(dark.any(0))[0]
+    rods = np.split(cols, np.nonzero(np.diff(cols) > 3)[0] + 1)
+    rods = [r for r in rods if r[-1] < 200]  # left of the big box
+    assert len(rods) == 10, rods
+    for r in rods:
+        assert dark[:, r[0]:r[-1] + 1].any(1).mean() > 0.95, f"the rod at columns {r} has gaps"
+
+
+def test_edges_and_silhouettes_are_anti_aliased():
+    """Along the plate's silhouette against the background there are blended pixels (neither the
+    background, nor the edge colour, nor a face's shade): the edges are drawn from 2 x 2 samples."""
+    from build123d import Box
+    from jail.cad.render_shade import BG, EDGE
+    img = _render({"b": Box(80, 60, 10)})
+    bg = np.abs(img - BG.astype(int)).sum(2)
+    edge = np.abs(img - EDGE.astype(int)).sum(2)
+    part = bg > 30
+    rows = np.nonzero(part.any(1))[0]
+    blended = 0
+    for y in rows[5:-5:7]:  # the first part pixel of a row and the one before it
+        x = int(np.argmax(part[y]))
+        for px in img[y, x - 1:x + 1]:
+            d_bg = np.abs(px - BG).sum()
+            d_edge = np.abs(px - EDGE).sum()
+            blended += d_bg > 12 and d_edge > 12
+    assert blended >= len(rows[5:-5:7]) // 2, blended
+    assert (edge < 6).sum() > 500  # and the dark edge lines themselves are there
