@@ -1,9 +1,9 @@
 """Render the session's shapes to a PNG: the ``render`` op (views, four-view sheet, sections).
 
 The steps: select the shapes (``measure.select_shapes``), mesh them (``render_mesh``), place the
-camera (``render_view``), rasterise (``render_raster``) and shade (``render_shade``) at twice the
-size and average down, draw labels (``render_annotate``), cut sections (``render_section``), and
-encode the PNG here. numpy and Pillow only: no VTK, OpenGL, X or EGL, no font files.
+camera (``render_view``), rasterise (``render_raster``) and shade (``render_shade``) once per pixel,
+the pixels on edges and contours from 2 x 2 samples (anti-aliased), draw labels
+(``render_annotate``), cut sections (``render_section``), and encode the PNG here (``PNG_SAVE``). numpy and Pillow only: no VTK, OpenGL, X or EGL, no font files.
 
 Runs in a jailed, disposable next: whatever the user's code did to build123d, numpy or these
 modules, the process exits after the reply, and the launcher checks the PNG's outer format
@@ -31,9 +31,10 @@ from jail.cad.render_shade import BG, BG_PACKED, shade_packed, to_image
 from jail.cad.render_view import SHEET, SS, VIEWS, RenderError, View, camera, fit, number
 from jail.wire.caps import PNG_MAX_BYTES, RENDER_MAX_OBJECTS, RENDER_MAX_PX, RENDER_MIN_PX
 
-__all__ = ["RenderError", "render", "op_render", "warm_up", "SS_MAX_PIXELS"]
+__all__ = ["RenderError", "render", "op_render", "warm_up", "SS_MAX_PIXELS", "PNG_SAVE"]
 
 SS_MAX_PIXELS = 1_000_000  # images up to this many output pixels are supersampled (SS), larger ones not
+PNG_SAVE = {"format": "PNG", "compress_level": 6}  # Pillow's encoder settings (the bench's floor uses them)
 
 
 def _check_size(width: Any, height: Any) -> tuple[int, int]:
@@ -189,7 +190,7 @@ def _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangle
 
 def _png(img) -> bytes:
     buf = io.BytesIO()
-    img.save(buf, format="PNG", compress_level=6)
+    img.save(buf, **PNG_SAVE)
     return buf.getvalue()
 
 

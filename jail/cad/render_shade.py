@@ -1,6 +1,11 @@
 """Rendering, step 4: pixels. Lambert shading (smooth within a face), section caps hatched, edges
-found in image space (B-rep face boundaries, silhouettes, depth creases), and the supersampled
-image averaged down (anti-aliasing) and composed over a background.
+found in image space (B-rep face boundaries, silhouettes, depth creases), openings darkened, and
+the image composed over a background.
+
+One sample per output pixel (its centre) everywhere; the pixels beside a face change or crossed by
+a visible mesh contour (a part thinner than a pixel, a tip) are drawn again from SS x SS samples,
+edge-marked and averaged as a fully supersampled image would be (anti-aliasing where it shows).
+Pixels stay packed RGBA (uint32) until Pillow unpacks them. numpy only, no per-triangle loop.
 """
 
 from __future__ import annotations
