@@ -22,17 +22,22 @@ class Samples:
 
     def __init__(self, mp: np.ndarray, cw: int, ch: int, ss: int):
         self.cw, self.ss, self.W = cw, ss, cw * ss
-        self.marked = np.zeros((ch + 1) * cw + 1, bool)  # a row past the end: rank(end) is the count
+        n = (ch + 1) * cw + 1  # a row past the end: rank(end) is the count
+        self.marked = np.zeros(n, bool)
         self.marked[mp] = True
-        self.C = np.zeros(len(self.marked), np.int32)  # C[p] = chosen pixels before pixel p
-        np.cumsum(self.marked[:-1], out=self.C[1:])
-        self.y, self.x = np.divmod(mp, cw)
+        # C[p] = chosen pixels before pixel p: i from just after mp[i - 1] up to mp[i]
+        gaps = np.diff(np.concatenate(([0], mp + 1, [n])))
+        self.C = np.repeat(np.arange(len(mp) + 1, dtype=np.int32), gaps)
+        self.y, self.x = y, x = np.divmod(mp, cw)
+        c0 = self.C[y * cw].astype(np.int64)
+        k = self.C[y * cw + cw] - c0  # chosen pixels in the row
+        j = np.arange(len(mp)) - c0  # the pixel's place among them
         a = np.arange(ss)
-        self.R = self.rank_yx((self.y * ss)[:, None, None] + a[None, :, None],
-                              (self.x * ss)[:, None, None] + a[None, None, :])
+        self.R = (c0 * (ss * ss) + ss * j)[:, None, None] + (a * ss)[None, :, None] * k[:, None, None] \
+            + a[None, None, :]
         self.pos = np.empty(len(mp) * ss * ss, np.int64)
-        self.pos[self.R] = ((self.y * ss)[:, None, None] + a[None, :, None]) * self.W + \
-            (self.x * ss)[:, None, None] + a[None, None, :]
+        self.pos[self.R] = ((y * ss)[:, None, None] + a[None, :, None]) * self.W + (x * ss)[:, None, None] \
+            + a[None, None, :]
 
     def spans(self, Y: np.ndarray, X0: np.ndarray, X1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For spans [``X0``, ``X1``) of supersampled rows ``Y``: the rank of their first sample
