@@ -1,9 +1,9 @@
 """Render the session's shapes to a PNG: the ``render`` op (views, four-view sheet, sections).
 
 The steps: select the shapes (``measure.select_shapes``), mesh them (``render_mesh``), place the
-camera (``render_view``), rasterise (``render_raster``) and shade (``render_shade``) at twice the
-size and average down, draw labels (``render_annotate``), cut sections (``render_section``), and
-encode the PNG here. numpy and Pillow only: no VTK, OpenGL, X or EGL, no font files.
+camera (``render_view``), rasterise (``render_raster``) and shade (``render_shade``) once per pixel,
+the pixels on edges and contours from 2 x 2 samples (anti-aliased), draw labels
+(``render_annotate``), cut sections (``render_section``), and encode the PNG here (``PNG_SAVE``). numpy and Pillow only: no VTK, OpenGL, X or EGL, no font files.
 
 Runs in a jailed, disposable next: whatever the user's code did to build123d, numpy or these
 modules, the process exits after the reply, and the launcher checks the PNG's outer format
@@ -27,13 +27,14 @@ from jail.cad.render_mesh import (ANGULAR, MAX_TRIANGLES, box_corners, edge_poly
                                   mesh_shapes, shapes_bbox)
 from jail.cad.render_select import select_parts, select_shown
 from jail.cad.render_section import clipped, render_section, section_plane
-from jail.cad.render_shade import BG, shade
+from jail.cad.render_shade import BG, BG_PACKED, shade_packed, to_image
 from jail.cad.render_view import SHEET, SS, VIEWS, RenderError, View, camera, fit, number
 from jail.wire.caps import PNG_MAX_BYTES, RENDER_MAX_OBJECTS, RENDER_MAX_PX, RENDER_MIN_PX
 
-__all__ = ["RenderError", "render", "op_render", "warm_up", "SS_MAX_PIXELS"]
+__all__ = ["RenderError", "render", "op_render", "warm_up", "SS_MAX_PIXELS", "PNG_SAVE"]
 
 SS_MAX_PIXELS = 1_000_000  # images up to this many output pixels are supersampled (SS), larger ones not
+PNG_SAVE = {"format": "PNG", "compress_level": 6}  # Pillow's encoder settings (the bench's floor uses them)
 
 
 def _check_size(width: Any, height: Any) -> tuple[int, int]:
@@ -128,9 +129,9 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     if not len(mesh.T) and not polys:
         raise RenderError("nothing to draw: the objects have no faces or edges")
     v = View(r, u, d, centre, mm, width, height, _ss(width, height))
-    rgb, _ = shade(mesh, v, palette=palette)
-    from PIL import Image, ImageDraw  # Pillow is imported where used (the zygote's warm-up loads it)
-    img = Image.fromarray(rgb)
+    packed, _ = shade_packed(mesh, v, palette=palette)
+    from PIL import ImageDraw  # Pillow is imported where used (the zygote's warm-up loads it)
+    img = to_image(packed)
     draw = ImageDraw.Draw(img)
     draw_polylines(draw, v, polys, palette=palette)
     title = view_label + (f", cut at {meta['section']}" if cap_plane is not None else "")
@@ -161,17 +162,16 @@ def _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangle
     polys = edge_polylines(shapes, mesh_deflection(mm, diag))
     if not len(mesh.T) and not polys:
         raise RenderError("nothing to draw: the objects have no faces or edges")
-    canvas = np.empty((ph * 2, pw * 2, 3), np.uint8)
-    canvas[:] = BG.astype(np.uint8)
+    canvas = np.full((ph * 2, pw * 2), BG_PACKED, np.uint32)
     views = {}
     for name, cx, cy in SHEET:
         r, u, d = cams[name]
         centre, _ = fit(corners, r, u, pw, ph - 16)
         v = View(r, u, d, centre, mm, pw, ph, _ss(width, height))
-        canvas[cy * ph:(cy + 1) * ph, cx * pw:(cx + 1) * pw] = shade(mesh, v, palette=palette)[0]
+        canvas[cy * ph:(cy + 1) * ph, cx * pw:(cx + 1) * pw] = shade_packed(mesh, v, palette=palette)[0]
         views[name] = v
     img = Image.new("RGB", (width, height), tuple(int(c) for c in BG))
-    img.paste(Image.fromarray(canvas), (0, 0))
+    img.paste(to_image(canvas), (0, 0))
     draw = ImageDraw.Draw(img)
     for name, cx, cy in SHEET:
         x0, y0 = cx * pw, cy * ph
@@ -190,7 +190,7 @@ def _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangle
 
 def _png(img) -> bytes:
     buf = io.BytesIO()
-    img.save(buf, format="PNG", compress_level=6)
+    img.save(buf, **PNG_SAVE)
     return buf.getvalue()
 
 

@@ -33,25 +33,34 @@ class Mesh:
 
     def __init__(self):
         self.verts: list = []
-        self.normals: list = []
         self.tris: list = []
-        self.obj: list = []
-        self.face: list = []
-        self.flag: list = []
-        self.closed: list = []
+        self.obj: list = []  # per face: (object index, triangles)
+        self.flag: list = []  # per face: (flag, triangles)
+        self.closed: list = []  # per face: (closed, triangles)
         self.n_faces = 0
         self.n_tris = 0
         self._nv = 0
 
     def finish(self) -> "Mesh":
+        """The gathered faces as arrays, with per-vertex normals: the area-weighted sum of the
+        normals of a vertex's triangles (a face's own nodes only: faces share no vertices)."""
         cat = lambda xs, shape, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(shape, dt)  # noqa: E731
+        per_tri = lambda xs, dt: np.repeat(np.array([x for x, _ in xs], dt), [n for _, n in xs]) \
+            if xs else np.zeros(0, dt)  # noqa: E731
         self.V = cat(self.verts, (0, 3), np.float64)
-        self.N = cat(self.normals, (0, 3), np.float64)
         self.T = cat(self.tris, (0, 3), np.int64)
-        self.O = cat(self.obj, (0,), np.int32)
-        self.F = cat(self.face, (0,), np.int32)
-        self.C = cat(self.flag, (0,), np.int8)
-        self.K = cat(self.closed, (0,), bool)
+        self.O = per_tri(self.obj, np.int32)
+        self.F = np.repeat(np.arange(len(self.obj), dtype=np.int32), [n for _, n in self.obj]) \
+            if self.obj else np.zeros(0, np.int32)
+        self.C = per_tri(self.flag, np.int8)
+        self.K = per_tri(self.closed, bool)
+        V, T = self.V, self.T
+        tn = np.cross(V[T[:, 1]] - V[T[:, 0]], V[T[:, 2]] - V[T[:, 0]])  # area-weighted, outward
+        vn = np.zeros_like(V)
+        for k in range(3):
+            np.add.at(vn, T[:, k], tn)
+        ln = np.linalg.norm(vn, axis=1, keepdims=True)
+        self.N = np.where(ln > 0, vn / np.where(ln > 0, ln, 1), 0.0)
         return self
 
 
@@ -60,26 +69,6 @@ def _trsf_matrix(loc) -> np.ndarray | None:
         return None
     t = loc.Transformation()
     return np.array([[t.Value(i, j) for j in range(1, 5)] for i in range(1, 4)])
-
-
-def _faces(shape) -> list:
-    """``[(face, closed)]``: the faces of the solids of ``shape`` (closed), then its free faces."""
-    from OCP.TopAbs import TopAbs_FACE, TopAbs_SOLID
-    from OCP.TopExp import TopExp_Explorer
-    from OCP.TopoDS import TopoDS
-    out = []
-    ex = TopExp_Explorer(shape, TopAbs_SOLID)
-    while ex.More():
-        fx = TopExp_Explorer(ex.Current(), TopAbs_FACE)
-        while fx.More():
-            out.append((TopoDS.Face(fx.Current()), True))
-            fx.Next()
-        ex.Next()
-    fx = TopExp_Explorer(shape, TopAbs_FACE, TopAbs_SOLID)
-    while fx.More():
-        out.append((TopoDS.Face(fx.Current()), False))
-        fx.Next()
-    return out
 
 
 def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangles: int = MAX_TRIANGLES,
@@ -97,39 +86,40 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
     polys = []
     if not shapes:
         raise RenderError("nothing to draw")
-    for oi, shape in enumerate(shapes):
-        # solid by solid, counting as we go: a compound of thousands of solids is refused at the
-        # cap, not after meshing all of it; then the rest (free faces), already-meshed parts kept
-        ex = TopExp_Explorer(shape, TopAbs_SOLID)
-        count = 0
-        while ex.More():
-            solid = ex.Current()
-            BRepMesh_IncrementalMesh(solid, deflection, False, angular, False)  # False: not in parallel
-            fx = TopExp_Explorer(solid, TopAbs_FACE)
-            while fx.More():
-                poly = BRep_Tool.Triangulation_s(TopoDS.Face(fx.Current()), TopLoc_Location())
-                count += poly.NbTriangles() if poly is not None else 0
-                fx.Next()
-            if m.n_tris + count > max_triangles:
-                raise RenderError(f"the model needs more than {max_triangles} triangles at this size: "
-                                  "render fewer objects or a smaller image")
-            ex.Next()
-        BRepMesh_IncrementalMesh(shape, deflection, False, angular, False)
-        for face, closed in _faces(shape):
+    too_many = RenderError(f"the model needs more than {max_triangles} triangles at this size: "
+                           "render fewer objects or a smaller image")
+
+    def gather(oi, faces, closed):
+        """The triangulations of ``faces`` (an explorer), counted against the cap as they come."""
+        while faces.More():
+            face = TopoDS.Face(faces.Current())
             loc = TopLoc_Location()
             poly = BRep_Tool.Triangulation_s(face, loc)
             if poly is not None:
                 m.n_tris += poly.NbTriangles()
                 if m.n_tris > max_triangles:
-                    raise RenderError(f"the model needs more than {max_triangles} triangles at this size: "
-                                      "render fewer objects or a smaller image")
+                    raise too_many
                 polys.append((oi, poly, loc, closed, face.Orientation() == TopAbs_REVERSED))
+            faces.Next()
+
+    for oi, shape in enumerate(shapes):
+        # solid by solid, counting as we go: a compound of thousands of solids is refused at the
+        # cap, not after meshing all of it; then the faces outside solids (free faces), if any
+        ex = TopExp_Explorer(shape, TopAbs_SOLID)
+        while ex.More():
+            solid = ex.Current()
+            BRepMesh_IncrementalMesh(solid, deflection, False, angular, False)  # False: not in parallel
+            gather(oi, TopExp_Explorer(solid, TopAbs_FACE), True)
+            ex.Next()
+        free = TopExp_Explorer(shape, TopAbs_FACE, TopAbs_SOLID)
+        if free.More():
+            BRepMesh_IncrementalMesh(shape, deflection, False, angular, False)
+            gather(oi, free, False)
     for oi, poly, loc, closed, reversed_ in polys:
         nn, nt = poly.NbNodes(), poly.NbTriangles()
         if nn < 3 or nt < 1:
             continue
-        pts = [poly.Node(i) for i in range(1, nn + 1)]
-        v = np.array([(p.X(), p.Y(), p.Z()) for p in pts], np.float64)
+        v = np.array([poly.Node(i).Coord() for i in range(1, nn + 1)], np.float64)
         mat = _trsf_matrix(loc)
         if mat is not None:
             v = v @ mat[:, :3].T + mat[:, 3]
@@ -138,13 +128,6 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
             continue
         if reversed_:  # wound so that the normal by the right-hand rule points out of the solid
             t = t[:, ::-1]
-        a, b, c = v[t[:, 0]], v[t[:, 1]], v[t[:, 2]]
-        tn = np.cross(b - a, c - a)  # area-weighted, consistently oriented within a face
-        vn = np.zeros_like(v)
-        for k in range(3):
-            np.add.at(vn, t[:, k], tn)
-        ln = np.linalg.norm(vn, axis=1, keepdims=True)
-        vn = np.where(ln > 0, vn / np.where(ln > 0, ln, 1), 0.0)
         flag = 0
         if cap_plane is not None:
             p0, n = cap_plane
@@ -152,12 +135,10 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
             if float(dist.max()) <= max(1e-6, deflection * 0.01):
                 flag = 1
         m.verts.append(v)
-        m.normals.append(vn)
         m.tris.append(t + m._nv)
-        m.obj.append(np.full(nt, oi, np.int32))
-        m.face.append(np.full(nt, m.n_faces, np.int32))
-        m.flag.append(np.full(nt, flag, np.int8))
-        m.closed.append(np.full(nt, closed, bool))
+        m.obj.append((oi, nt))
+        m.flag.append((flag, nt))
+        m.closed.append((closed, nt))
         m._nv += nn
         m.n_faces += 1
     if not m.tris and not allow_empty:

@@ -1,4 +1,5 @@
-"""Rendering, step 3: the z-buffer. Which triangle is nearest at each (supersampled) pixel.
+"""Rendering, step 3: the z-buffer. Which triangle is nearest at each pixel, of the whole image or of
+a chosen set of pixels (the supersamples of the output pixels on edges: ``render_shade``).
 
 numpy only, no per-triangle Python loop (scanline spans expanded in batches of about ``BUDGET``
 pixels, so memory stays bounded whatever the triangles' shapes); no VTK, OpenGL, X or EGL.
@@ -8,13 +9,73 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["rasterize", "BUDGET"]
+__all__ = ["rasterize", "Samples", "BUDGET"]
 
 BUDGET = 1 << 20  # pixels per rasteriser batch
 
 
-def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, W: int, H: int):
-    """Z-buffer: ``(depth, triangle index)`` per pixel (flat arrays of H*W; index -1 = empty).
+class Samples:
+    """The ``ss`` x ``ss`` samples of chosen output pixels ``mp`` (flat, sorted) of a ``cw`` x ``ch``
+    image: ``pos``, their sorted flat indices in the supersampled image; ``R`` (len(mp), ss, ss),
+    where pixel i's sample (row a, column b) sits in ``pos``; ``rank_yx``, how many samples come
+    before a supersampled (row, column): prefix counts of chosen pixels, no search, no sort."""
+
+    def __init__(self, mp: np.ndarray, cw: int, ch: int, ss: int):
+        self.cw, self.ss, self.W = cw, ss, cw * ss
+        n = (ch + 1) * cw + 1  # a row past the end: rank(end) is the count
+        self.marked = np.zeros(n, bool)
+        self.marked[mp] = True
+        # C[p] = chosen pixels before pixel p: i from just after mp[i - 1] up to mp[i]
+        gaps = np.diff(np.concatenate(([0], mp + 1, [n])))
+        self.C = np.repeat(np.arange(len(mp) + 1, dtype=np.int32), gaps)
+        self.y, self.x = y, x = np.divmod(mp, cw)
+        c0 = self.C[y * cw].astype(np.int64)
+        k = self.C[y * cw + cw] - c0  # chosen pixels in the row
+        j = np.arange(len(mp)) - c0  # the pixel's place among them
+        a = np.arange(ss)
+        self.R = (c0 * (ss * ss) + ss * j)[:, None, None] + (a * ss)[None, :, None] * k[:, None, None] \
+            + a[None, None, :]
+        self.pos = np.empty(len(mp) * ss * ss, np.int64)
+        self.pos[self.R] = ((y * ss)[:, None, None] + a[None, :, None]) * self.W + (x * ss)[:, None, None] \
+            + a[None, None, :]
+
+    def spans(self, Y: np.ndarray, X0: np.ndarray, X1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For spans [``X0``, ``X1``) of supersampled rows ``Y``: the rank of their first sample
+        and how many samples they hold (``rank_yx`` of both ends, the row's share computed once)."""
+        ss, cw, k = self.ss, self.cw, self.ss.bit_length() - 1
+        if ss == 1 << k:
+            y, a = Y >> k, Y & (ss - 1)
+            x0, b0, x1, b1 = X0 >> k, X0 & (ss - 1), X1 >> k, X1 & (ss - 1)
+        else:
+            (y, a), (x0, b0), (x1, b1) = np.divmod(Y, ss), np.divmod(X0, ss), np.divmod(X1, ss)
+        row = y * cw
+        c0 = self.C[row]
+        first = (self.C[row + x0] - c0) * ss + b0 * self.marked[row + x0]
+        n = (self.C[row + x1] - c0) * ss + b1 * self.marked[row + x1] - first
+        first += c0.astype(np.int64) * (ss * ss) + a * ss * (self.C[row + cw] - c0)
+        return first, n
+
+    def rank_yx(self, Y: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """The number of samples before supersampled pixel (``Y``, ``X``) in row-major order."""
+        ss, cw, k = self.ss, self.cw, self.ss.bit_length() - 1
+        if ss == 1 << k:  # shifts, not divisions
+            y, a, x, b = Y >> k, Y & (ss - 1), X >> k, X & (ss - 1)
+        else:
+            (y, a), (x, b) = np.divmod(Y, ss), np.divmod(X, ss)
+        row = y * cw
+        c0 = self.C[row].astype(np.int64)
+        r = self.C[row + x] - c0
+        r *= ss
+        r += c0 * (ss * ss)
+        r += a * ss * (self.C[row + cw] - c0)
+        r += b * self.marked[row + x]
+        return r
+
+
+def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, W: int, H: int,
+              sel: Samples | None = None):
+    """Z-buffer: ``(depth, triangle index)`` per pixel (flat arrays of H*W; index -1 = empty); with
+    ``sel`` (``Samples`` of a W x H supersampled image) only at ``sel.pos`` (arrays of that length).
 
     ``px``/``py`` are pixel coordinates (x right, y down, pixel centres at +0.5), ``pz`` grows
     away from the viewer. Scanline spans, vectorised: every (triangle, pixel row) pair gets its
@@ -23,9 +84,10 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
     plus the rows spanned, whatever the triangles' shapes (long slivers cost no more than their
     area), in batches of about ``BUDGET`` pixels so memory stays bounded.
     """
-    zbuf = np.full(H * W, np.inf, np.float32)
-    tid = np.full(H * W, -1, np.int32)
-    if len(tris) == 0:
+    n_out = H * W if sel is None else len(sel.pos)
+    zbuf = np.full(n_out, np.inf, np.float32)
+    tid = np.full(n_out, -1, np.int32)
+    if len(tris) == 0 or n_out == 0:
         return zbuf, tid
     x, y, z = px[tris], py[tris], pz[tris]
     x0, x1, x2 = x[:, 0], x[:, 1], x[:, 2]
@@ -70,6 +132,9 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
         nr = rows[tr]
         rt = np.repeat(tr, nr)  # one entry per (triangle, row)
         j = jmin[rt] + (np.arange(len(rt)) - np.repeat(np.cumsum(nr) - nr, nr))
+        if sel is not None:  # only rows with a chosen pixel within the triangle's columns
+            hit = np.flatnonzero(sel.spans(j, imin[rt], imax[rt] + 1)[1])
+            rt, j = rt[hit], j[hit]
         cy = j + 0.5
         lo = np.full(len(rt), -np.inf)
         hi = np.full(len(rt), np.inf)
@@ -94,6 +159,10 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
         zs = (Az[ts] * (il + 0.5) + Bz[ts] * cy + Cz[ts]).astype(np.float32)
         dz = Az[ts].astype(np.float32)
         tw = idx[ts].astype(np.int32)
+        if sel is not None:  # the span's chosen pixels: ranks a..b-1 in sel
+            a_, L = sel.spans(j, il, il + L)
+            keep_ = np.flatnonzero(L)
+            ps, zs, dz, tw, L, a_ = ps[keep_], zs[keep_], dz[keep_], tw[keep_], L[keep_], a_[keep_]
         # expand spans to pixels in sub-batches of about BUDGET pixels
         cl = np.cumsum(L)
         r0 = 0
@@ -105,12 +174,17 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
             n = int(Ls.sum())
             if n:
                 first = np.cumsum(Ls) - Ls  # each span's first slot in this sub-batch
-                off = np.arange(n, dtype=np.int32)
-                off -= np.repeat(first.astype(np.int32), Ls)
-                pix = np.repeat(ps[r0:r1].astype(np.int32), Ls)
-                pix += off
+                k = np.arange(n, dtype=np.int32)
+                if sel is None:  # pix = span start + (k - first); the x offset k - first
+                    pix = np.repeat((ps[r0:r1] - first).astype(np.int32), Ls)
+                    pix += k
+                    xo = (k - np.repeat(first.astype(np.int32), Ls)).astype(np.float32)
+                else:  # pix: the rank in sel; the x offset from the span's first pixel
+                    pix = np.repeat((a_[r0:r1] - first).astype(np.int32), Ls)
+                    pix += k
+                    xo = (sel.pos[pix] - np.repeat(ps[r0:r1], Ls)).astype(np.float32)
                 zv = np.repeat(dz[r0:r1], Ls)
-                zv *= off
+                zv *= xo
                 zv += np.repeat(zs[r0:r1], Ls)
                 np.minimum.at(zbuf, pix, zv)
                 win = zv <= zbuf[pix]

@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = ["RenderError", "VIEWS", "SHEET", "SS", "unit", "camera", "camera_along", "View", "fit", "number"]
 
-SS = 2  # supersampling factor for images up to render.SS_MAX_PIXELS output pixels; larger ones are drawn 1:1
+SS = 2  # supersampling of edge pixels for images up to render.SS_MAX_PIXELS output pixels; larger: 1:1
 
 VIEWS = {"iso": (45.0, math.degrees(math.atan(1 / math.sqrt(2)))), "top": (0.0, 90.0),
          "bottom": (0.0, -90.0), "front": (0.0, 0.0), "back": (180.0, 0.0), "right": (90.0, 0.0),
