@@ -16,7 +16,7 @@ from jail.cad.render_mesh import Mesh
 from jail.cad.render_raster import Samples, rasterize
 from jail.cad.render_view import View, unit
 
-__all__ = ["shade", "shade_packed", "to_image", "BG_PACKED", "downsample", "compose", "openings", "PALETTE", "BG", "EDGE", "GRID", "HOLE"]
+__all__ = ["shade", "shade_packed", "to_image", "BG_PACKED", "downsample", "compose", "openings", "part_openings", "PALETTE", "BG", "EDGE", "GRID", "HOLE"]
 
 PALETTE = [(74, 144, 217), (230, 126, 34), (46, 175, 92), (200, 60, 70), (142, 96, 196),
            (22, 170, 170), (214, 178, 32), (150, 100, 70), (120, 130, 145), (220, 110, 170)]
@@ -79,19 +79,41 @@ def _window_min(z: np.ndarray, r: int) -> np.ndarray:
     return m
 
 
-def openings(z: np.ndarray, gap: float, r: int) -> np.ndarray:
+def openings(z: np.ndarray, gap: float, r: int, src: np.ndarray | None = None) -> np.ndarray:
     """Pixels seen through an opening: within ``r`` pixels to the left, right, above and below
     each of them something is nearer to the viewer by more than ``gap`` (a hole's rim all
-    around, not one step beside). ``z``: depth (inf where empty), grows away from the viewer."""
+    around, not one step beside). ``z``: depth (inf where empty), grows away from the viewer.
+    ``src``: the depths the rim may come from (default ``z``; one part's pixels, see
+    ``part_openings``)."""
+    src = z if src is None else src
     r = 1 << max(1, int(r).bit_length() - 1)  # a power of two, at most r
     far = z - np.float32(gap)
     out = np.isfinite(z)
-    _nearer_both_sides(z, far, out, r)  # down the columns
+    _nearer_both_sides(src, far, out, r)  # down the columns
     rows = np.flatnonzero(out.any(1))  # along the rows: only rows with a pixel still in question
     if len(rows):
         sub = out[rows]
-        _nearer_both_sides(z[rows].T, far[rows].T, sub.T, r)
+        _nearer_both_sides(src[rows].T, far[rows].T, sub.T, r)
         out[rows] = sub
+    return out
+
+
+def part_openings(z: np.ndarray, part: np.ndarray, gap: float, r: int) -> np.ndarray:
+    """``openings`` whose rim is all of one part: a hole in a part, not the corner between
+    two parts that stand in front of a third. ``part``: the object index of each pixel (-1:
+    none known). Each part is looked at inside its own bounding window only (a rim all
+    around a pixel lies within it), so an assembly costs about what one part does."""
+    known = part[part >= 0]
+    ids = np.unique(known) if known.size else known
+    if len(ids) <= 1:
+        return openings(z, gap, r)
+    out = np.zeros(z.shape, bool)
+    for q in ids:
+        mask = part == q
+        ys, xs = np.flatnonzero(mask.any(1)), np.flatnonzero(mask.any(0))
+        win = (slice(ys[0], ys[-1] + 1), slice(xs[0], xs[-1] + 1))
+        src = np.where(mask[win], z[win], np.float32(np.inf))
+        out[win] |= openings(z[win], gap, r, src)
     return out
 
 
@@ -195,7 +217,13 @@ def shade_packed(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: 
         if holes and not flat_fill:
             zmax = float(np.max(z1, where=np.isfinite(z1), initial=-np.inf))
             gap = max(4.0 * view.mm_per_px, 0.03 * (zmax - float(z1.min())))
-            hole = openings(zo, gap, max(view.w, view.h) // 4)
+            objs = mesh.O[keep] if len(mesh.O) else np.zeros(nk, np.int32)
+            if objs.min() == objs.max():  # one part: its rim is that part
+                hole = openings(zo, gap, max(view.w, view.h) // 4)
+            else:
+                part = np.where(t1 >= 0, objs[np.maximum(ti, 0)], -1).reshape(ch, cw)
+                part[edge] = -1  # on a face change: its depth may be another part's (its nearest sample)
+                hole = part_openings(zo, part, gap, max(view.w, view.h) // 4)
             if hole.any():
                 q = c2[hole].view(np.uint8).reshape(-1, 4)
                 q[:, :3] = (q[:, :3] * HOLE).astype(np.uint8)

@@ -461,6 +461,20 @@ def test_a_through_hole_with_the_part_behind_it_reads_as_a_hole():
     assert abs(lum(img[r2, c2]) - lum(plate_px)) < 8
 
 
+def test_the_corner_between_parts_is_not_shaded_as_a_hole():
+    """A box with a cylinder and a sphere in front of its side (each nearer on two sides of the
+    corner between them): the box's face there keeps its shade; the plate's holes still read as holes."""
+    from build123d import Compound
+    asm = Compound(children=[Box(20, 20, 20), Pos(25, 0, 0) * Cylinder(8, 20), Pos(0, 25, 0) * Sphere(9)])
+    png, meta = render.render(ns_with(asm=asm), view="iso", width=800, height=600)
+    img = decode(png).astype(int)
+    side = img[350, 300]  # the box's right face, away from the other parts
+    corner = img[278:300, 333:372].reshape(-1, 3)  # between the cylinder's top and the sphere
+    box_px = corner[np.abs(corner - side).sum(1) < 60]
+    assert len(box_px) > 0.5 * len(corner), (side, corner[:5])
+    assert (np.abs(corner - side).sum(1) < 12).mean() > 0.5
+
+
 from build123d import Locations  # noqa: E402
 
 

@@ -18,6 +18,40 @@ def _openings_plain(z, gap, r):
     return want
 
 
+def _part_openings_plain(z, part, gap, r):
+    r = 1 << max(1, int(r).bit_length() - 1)
+    want = np.zeros(z.shape, bool)
+    for q in set(part[part >= 0].ravel().tolist()):
+        src = np.where(part == q, z, np.inf)
+        for y, x in zip(*np.nonzero(np.isfinite(z))):
+            near = z[y, x] - gap
+            want[y, x] |= all(len(s) and s.min() < near
+                              for s in (src[max(0, y - r):y, x], src[y + 1:y + r + 1, x],
+                                        src[y, max(0, x - r):x], src[y, x + 1:x + r + 1]))
+    return want
+
+
+@pytest.mark.parametrize("shape,r", [((9, 13), 4), ((20, 7), 8), ((33, 31), 3)])
+def test_part_openings_need_a_rim_of_one_part(shape, r):
+    """A pixel is in an opening only when one part is nearer on all four sides: the corner
+    between two parts standing in front of a third is not a hole."""
+    from jail.cad.render_shade import part_openings
+    rng = np.random.default_rng(shape[0] * 10 + r)
+    for _ in range(4):
+        z = rng.uniform(0, 10, shape).astype(np.float32)
+        z[rng.random(shape) < 0.2] = np.inf
+        part = rng.integers(-1, 3, shape)
+        assert np.array_equal(part_openings(z, part, 2.0, r), _part_openings_plain(z, part, 2.0, r))
+    # two parts, each nearer on two sides only: nothing is an opening
+    z = np.full((9, 9), 5.0, np.float32)
+    part = np.zeros((9, 9), int)
+    z[:, 6:] = z[6:, :] = 1.0
+    part[:, 6:] = 1
+    part[6:, :] = 2
+    z[:3, :] = z[:, :3] = 1.0  # part 0 itself nearer above and to the left
+    assert not part_openings(z, part, 2.0, 4).any()
+
+
 @pytest.mark.parametrize("shape,r", [((9, 13), 4), ((20, 7), 8), ((5, 40), 16), ((33, 31), 3), ((1, 6), 2)])
 def test_openings_match_the_plain_definition(shape, r):
     from jail.cad.render_shade import openings
