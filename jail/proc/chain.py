@@ -5,8 +5,10 @@
              next's exit status to the launcher.
     next     a copy of head, already jailed, waiting for one command (after paying its
              copy-on-write faults, ``runner.warm``); the only reader of the session socket. It
-             serves one op of jail/proc/ops.py; after a successful ``execute`` the launcher kills
-             the old head and tells this process to become the head, otherwise it exits.
+             serves the ops of jail/proc/ops.py: a read-only (DISPOSABLE) op in a child that
+             replies and exits (the next stays the next); a transaction itself: after a
+             successful ``execute`` the launcher kills the old head and tells this process to
+             become the head, otherwise it exits.
     snapshot a former next frozen in ``sigwaitinfo``; SIGUSR1 *from outside the session*
              (``si_pid == 0``) makes it fork a new head (which says ``restored`` at once).
 
@@ -145,9 +147,8 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
             send_or_exit(sock, {"t": "error", "reason": f"unknown op {str(msg.get('t'))[:40]!r}"})
             continue
         if op.kind == ops.DISPOSABLE:
-            reply, blob = ops.run_disposable(op, msg, ctx)
-            send_or_exit(sock, reply, blob)
-            os._exit(0)
+            serve_disposable(sock, op, msg, ctx, head_pipe_w)  # returns only when a child served it: still the next
+            continue
         if op.kind == ops.TRANSACTION:
             result, blob = op.handler(msg, ctx), b""
             if isinstance(result, tuple):  # (result, blob): execute's files
@@ -176,6 +177,35 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
             send_or_exit(sock, {"t": op.reply})
             snapshot_main(sock, profile, namespace)  # returns in a restored head
             return
+
+
+def serve_disposable(sock, op, msg, ctx, head_pipe_w: int) -> None:
+    """A read-only op, served by a child of this next that replies and exits: nothing the op did (or
+    user code it reached: a property, a ``__repr__``) touches this process, which stays the next (same
+    nonce, still warm) for the following call. The server says ``serving`` (echoing the request's
+    ``rid``) before its reply: the launcher takes the reply only from that sender, a child of the next
+    (or the next itself), and SIGKILLs it once it has replied. Without a fork (EAGAIN at RLIMIT_NPROC)
+    the next serves it itself and exits, as every next did before."""
+    rid = msg.get("rid")
+    try:
+        pid = os.fork()
+    except OSError:
+        pid = -1
+    if pid <= 0:
+        if pid == 0:  # the head's EOF must mean "the next is gone", whatever this child does
+            os.close(head_pipe_w)
+        send_or_exit(sock, {"t": "serving", "rid": rid})
+        reply, blob = ops.run_disposable(op, msg, ctx)
+        send_or_exit(sock, {**reply, "rid": rid}, blob)
+        os._exit(0)
+    while True:  # the launcher kills the child once it has replied (or the call fails: us too)
+        try:
+            os.waitpid(pid, 0)
+            return
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
 
 
 def _in_pid_namespace() -> bool:

@@ -170,6 +170,19 @@ class Chain:
         self.next = None
         self.sweep()
 
+    def keep_next_after(self, server: Proc) -> None:
+        """A read-only call succeeded: SIGKILL the next's child that served it (it replied; it may
+        linger, or have forked) and sweep; the next, untouched, serves the following call."""
+        self.bury(server, reads_socket=True)
+        try:
+            self.sweep()
+        except OSError as e:  # out of fds: the next may have company the sweep did not see; let it go
+            log.warning("session %s: the sweep after a read-only call failed (%s); it runs before the next call",
+                        self.id, e)
+            self.bury(self.next)
+            self.next = None
+            self._sweep_pending = True
+
     def promote(self, nxt: Proc) -> bool:
         """The call ``nxt`` served succeeded: it becomes the head, the old head is killed, and it is
         told so. False when it did not take its promotion (the head is then dropped: state lost)."""

@@ -42,11 +42,11 @@ class Channel:
         self.early_ready: list[tuple[int, str]] = []  # (pid, nonce) of readies that came early
         self.ignored_messages = 0
 
-    def wait(self, types, pid_expected, deadline, *, watch: Proc | None = None, accept=None,
+    def wait(self, types, pid_expected, deadline, *, watch: Proc | tuple | None = None, accept=None,
              cap: int | None = None):
         """Next valid message of one of ``types`` from the expected sender.
 
-        Raises TimeoutError at the deadline, SessionDead if ``watch`` dies first.
+        Raises TimeoutError at the deadline, SessionDead if ``watch`` (a Proc or a tuple of them) dies first.
         Messages from anyone else are dropped (and counted). ``pid_expected``'s message may be up
         to ``cap`` bytes (default: the profile's ``max_result_bytes``); anyone else's only a small
         one (the Receiver drops the rest as it arrives).
@@ -56,11 +56,12 @@ class Channel:
             self.rx.expect(pid_expected, cap or self.limits.max_result_bytes, self.limits.max_result_bytes)
         else:
             self.rx.expect(None if accept is not None else -1, SMALL_REPLY)
+        watches = tuple(w for w in (watch if isinstance(watch, tuple) else (watch,)) if w is not None)
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError
-            fds = [self.sock] + ([watch.fd] if watch is not None and watch.fd >= 0 else [])
+            fds = [self.sock] + [w.fd for w in watches if w.fd >= 0]
             r, _, _ = select.select(fds, [], [], left)
             if not r:
                 continue
@@ -93,7 +94,8 @@ class Channel:
                     continue
                 self.ignored_messages += 1
                 continue
-            if watch is not None and not watch.alive():
+            dead = next((w for w in watches if not w.alive()), None)
+            if dead is not None:
                 # drain what it may have sent just before dying (bounded: others may keep sending)
                 for _ in range(1024):
                     if not select.select([self.sock], [], [], 0)[0]:
@@ -111,7 +113,7 @@ class Channel:
                         self.last_next_exit = msg
                     elif msg is not None and msg["t"] == "ready" and len(self.early_ready) < EARLY_READY_CAP:
                         self.early_ready.append((pid, nonce_of(msg)))
-                raise SessionDead(f"process {watch.pid} died")
+                raise SessionDead(f"process {dead.pid} died")
 
     def pump(self, until: float) -> None:
         """Read (and file: next_exit, early readies) whatever arrives until ``until``."""

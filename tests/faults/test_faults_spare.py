@@ -1,0 +1,142 @@
+"""Read-only calls keep the next (issue 22): a child of the next serves them; hostile servers stay bounded.
+
+A read-only op (``state``, ``measure``, ``render``, ...) is served by a child of the next that says
+``serving``, replies and is SIGKILLed; the next stays the next. Here earlier user code (profile
+``faults_os_only``: only the OS layers, so it can patch ``jail.proc.chain.serve_disposable`` in the
+head, which every next forked from it inherits) makes the serving path hostile: a child that lingers
+and forks, a reply from the next itself, two replies, no reply. Each time: the call is bounded, every
+process the launcher did not sanction is killed, and the session serves the following call.
+"""
+from __future__ import annotations
+
+import pytest
+
+from launcher.session.errors import SessionError
+from tests.helpers.faults import profile_path
+from tests.helpers.proc import live_descendants, wait_until
+
+PROFILE = "faults_os_only"
+
+PATCH = "import os, time\nimport jail.proc.chain as C\n"
+
+LINGERS = PATCH + '''
+def hostile(sock, op, msg, ctx, w):
+    if os.fork() == 0:
+        for _ in range(3):
+            if os.fork() == 0:
+                time.sleep(1000)
+        C.send_or_exit(sock, {"t": "serving", "rid": msg.get("rid")})
+        C.send_or_exit(sock, {"t": "state", "objects": [{"name": "first"}], "rid": msg.get("rid")})
+        C.send_or_exit(sock, {"t": "state", "objects": [{"name": "second"}], "rid": msg.get("rid")})
+        time.sleep(1000)
+C.serve_disposable = hostile
+'''
+
+IN_NEXT = PATCH + '''
+def hostile(sock, op, msg, ctx, w):
+    C.send_or_exit(sock, {"t": "serving", "rid": msg.get("rid")})
+    C.send_or_exit(sock, {"t": "state", "objects": [{"name": "from-next"}], "rid": msg.get("rid")})
+C.serve_disposable = hostile
+'''
+
+SILENT = {
+    "next-sleeps": PATCH + "C.serve_disposable = lambda *a: time.sleep(1000)\n",
+    "child-sleeps": PATCH + '''
+def hostile(sock, op, msg, ctx, w):
+    if os.fork() == 0:
+        C.send_or_exit(sock, {"t": "serving", "rid": msg.get("rid")})
+        for _ in range(3):
+            os.fork()
+        time.sleep(1000)
+C.serve_disposable = hostile
+''',
+    "grandchild-serves": PATCH + '''
+def hostile(sock, op, msg, ctx, w):
+    if os.fork() == 0:
+        if os.fork() == 0:
+            C.send_or_exit(sock, {"t": "serving", "rid": msg.get("rid")})
+            C.send_or_exit(sock, {"t": "state", "objects": [{"name": "forged"}], "rid": msg.get("rid")})
+        time.sleep(1000)
+C.serve_disposable = hostile
+''',
+}
+
+
+@pytest.fixture(scope="module")
+def launcher(tmp_path_factory):
+    from launcher.core import Launcher
+    with Launcher(profile_path(PROFILE), output_dir=tmp_path_factory.mktemp("out")) as L:
+        yield L
+
+
+@pytest.fixture
+def session(launcher):
+    s = launcher.new_session()
+    r = s.execute("n = 41")
+    assert r["ok"], r
+    yield s
+    launcher.close_session(s)
+
+
+def only_sanctioned(s) -> bool:
+    """Nothing alive in the session but its head, its next (once forked) and snapshots."""
+    known = {s.head.pid} | ({s.next.pid} if s.next is not None else set()) | {p.pid for p, _ in s.snapshots.values()}
+    return set(live_descendants(s.init.pid)) <= known
+
+
+def assert_usable(s) -> None:
+    r = s.execute("print(n)")
+    assert r["ok"] and r["stdout"] == "41\n", r
+
+
+def test_a_read_only_call_keeps_the_next(session):
+    """The honest path: the same next serves the following execute; its server is gone."""
+    session.ensure_next()
+    nxt = session.next.pid
+    for _ in range(3):
+        msg, _ = session.ask({"t": "state"}, "state")
+        assert [o["name"] for o in msg["objects"]] == ["n"], msg
+        assert "rid" not in msg
+        assert session.next is not None and session.next.pid == nxt
+    assert wait_until(lambda: only_sanctioned(session), 10)
+    r = session.execute("print(n + 1)")
+    assert r["ok"] and r["stdout"] == "42\n", r
+    assert session.head.pid == nxt  # the kept next ran the execute and was promoted
+
+
+def test_a_lingering_server_that_forks_and_replies_twice(session):
+    assert session.execute(LINGERS)["ok"]
+    session.ensure_next()
+    nxt = session.next.pid
+    for _ in range(2):  # the second reply of the first call is never taken as the reply of the second
+        msg, _ = session.ask({"t": "state"}, "state", timeout=5)
+        assert msg["objects"] == [{"name": "first"}], msg
+        assert session.next.pid == nxt
+        assert wait_until(lambda: only_sanctioned(session), 10), "the server or what it forked outlived the call"
+    assert_usable(session)
+
+
+def test_a_reply_from_the_next_itself_costs_the_next(session):
+    assert session.execute(IN_NEXT)["ok"]
+    session.ensure_next()
+    nxt = session.next
+    msg, _ = session.ask({"t": "state"}, "state", timeout=5)
+    assert msg["objects"] == [{"name": "from-next"}], msg
+    assert session.next is None or session.next.pid != nxt.pid
+    assert wait_until(lambda: not nxt.alive(), 5), "a next that served in-process was kept"
+    session.ensure_next()
+    assert wait_until(lambda: only_sanctioned(session), 10)
+    assert_usable(session)
+
+
+@pytest.mark.parametrize("case", sorted(SILENT))
+def test_no_reply_is_bounded_and_killed(session, case):
+    assert session.execute(SILENT[case])["ok"]
+    session.ensure_next()
+    nxt = session.next
+    with pytest.raises(SessionError, match="did not finish within 1s"):
+        session.ask({"t": "state"}, "state", timeout=1)
+    assert wait_until(lambda: not nxt.alive(), 5)
+    session.ensure_next()  # the head's new next, taken
+    assert wait_until(lambda: only_sanctioned(session), 10), "a silent server outlived its call"
+    assert_usable(session)
