@@ -259,8 +259,9 @@ class Calls:
             self.watch.at_call_boundary()  # nothing the CPU watchdog stopped is left stopped after a call
 
     def _ask_served(self, request: dict, reply: str, timeout: float | None, cap: int | None, blob: bytes):
-        """The next forks a child that says ``serving`` (echoing this request's random ``rid``), replies
-        and exits; the reply is taken from that child only, which is then SIGKILLed, and the next stays
+        """The next forks a child that says ``serving`` (echoing this request's random ``rid``: it read
+        this very request), replies and exits; the reply is taken from that child only (its first of the
+        expected type; it is SIGKILLed and sweeps run before any other request), and the next stays
         the next. A reply from the next itself (it could not fork) costs the next, as every ask did
         before. Any failure discards the next and sweeps (the child with it), as for a transaction."""
         chain = self.chain
@@ -275,11 +276,8 @@ class Calls:
             server: Proc | None = None
             try:
                 server = self._server(nxt, rid, deadline)
-                while True:
-                    _pid, msg, blob = self.cancellation.wait((reply,), nxt, deadline, sender=server, cap=cap)
-                    if msg.pop("rid", None) == rid:
-                        break
-                    self.channel.ignored_messages += 1  # an earlier request's (a server that replied twice)
+                _pid, msg, blob = self.cancellation.wait((reply,), nxt, deadline, sender=server, cap=cap)
+                msg.pop("rid", None)
             except CallCancelled:
                 self._drop_server(server)
                 if self.cancellation.aborted is not None:
