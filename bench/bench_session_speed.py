@@ -11,7 +11,9 @@ as a ratio to that baseline:
 1. ``execute back-to-back``: one execute right after another (the second waits for the next the
    first one's head forks: promote -> gc -> fork -> warm -> ready);
 2. ``execute after 0.3 s``: the next is forked and waiting (the floor of an execute);
-3. ``ask(measure)`` and ``execute right after ask``: does a read-only call cost the next call a fork?
+3. ``ask(measure)`` after 0.3 s (served by the next's idle spare), ``execute right after ask`` (does
+   a read-only call cost the next call a fork?), ``ask right after execute`` (no spare yet: the next
+   forks the serving child on demand);
 4. where an execute's milliseconds go on the launcher side (ensure_next, send, wait, promote);
 5. ``snapshot save+restore`` of a session holding 1000 solids, and the execute right after it.
 
@@ -122,6 +124,14 @@ def run(n: int) -> dict:
             assert r["ok"], r
         res["ask_measure_ms"] = p50(ask)
         res["execute_after_ask_ms"] = p50(after)
+        fresh = []
+        for _ in range(n):  # right after an execute: the new next has had no idle time for a spare
+            time.sleep(0.3)
+            s.execute(CODE)
+            t = time.perf_counter()
+            s.ask({"t": "measure", "name": "b"}, "measure")
+            fresh.append(ms(t))
+        res["ask_right_after_execute_ms"] = p50(fresh)
         L.close_session(s)
 
         s = L.new_session()
@@ -163,6 +173,7 @@ def main() -> None:
     base = res["exec_inproc_ms"]
     print(f"baseline: in-process exec of {CODE.strip()!r}: {base:.2f} ms")
     for k in ("execute_b2b_ms", "execute_paused_ms", "ask_measure_ms", "execute_after_ask_ms",
+              "ask_right_after_execute_ms",
               "snapshot_save_ms", "snapshot_restore_ms", "snapshot_save_restore_ms", "execute_after_restore_ms"):
         print(f"  {k:28s} {res[k]:8.2f} ms   x{res[k] / base:6.1f} of in-process exec")
     print("  launcher-side phases of a back-to-back execute (p50 ms):")

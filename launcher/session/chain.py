@@ -1,9 +1,10 @@
 """The processes of one session and their roles: keeper, init, head, next, snapshots, the dying.
 
 The head holds the session's state and forks the ``next`` that serves the following call; a ``ready``
-is taken only from a child of the current head. A call that succeeds promotes its next to head
+is taken only from a child of the current head. The next serves read-only calls in a child (its idle
+``spare``, announced by a ``spare`` message, or one forked on demand) and stays the next. A call that succeeds promotes its next to head
 (the old head is SIGKILLed by pidfd); anything else discards the next and the head forks another.
-After every change the sweep kills whatever is not keeper, init, head, next, a snapshot or dying.
+After every change the sweep kills whatever is not keeper, init, head, next, its spare, a snapshot or dying.
 A head that stops serving (code left by an earlier successful call can make it deaf, or make it
 never fork its next) is killed with a clear error; the snapshots are kept and one can be restored.
 Only when nothing usable is left is the session declared lost (``SessionDead``).
@@ -40,6 +41,7 @@ class Chain:
         self._head: Proc | None = None
         self.next: Proc | None = None
         self.next_nonce = ""
+        self.spare: Proc | None = None  # the next's idle child for read-only ops (jail/proc/spare.py)
         self.snapshots: dict[str, tuple[Proc, float]] = {}
         self.history = History()  # the launcher's record of the head's and each snapshot's calls
         self.evidence: dict = {}
@@ -114,6 +116,7 @@ class Chain:
             ch.early_ready = (candidates + ch.early_ready)[-16:]
             raise
         self.head = head
+        self.bury_spare()  # a spare left from an earlier next (none, normally)
         self.next, self.next_nonce = nxt, nonce
         self.contain.on_ready(self.head, self.next, [p for p, _ in self.snapshots.values()])  # before any request
 
@@ -165,7 +168,34 @@ class Chain:
             self.discard_next()
             raise
 
+    def take_spare(self) -> None:
+        """The next's spare: the first sender of a ``spare`` offer that is a child of the next (at most
+        one; dead or dying ones too, so that a sweep counts them as dying, not as strays)."""
+        if self.next is None:
+            return  # offers wait for a next (stale ones fail the parent check below)
+        offers, self.channel.spare_offers = self.channel.spare_offers, []
+        if self.spare is not None:
+            return
+        for pid in offers:
+            try:
+                if ppid_of(pid) != self.next.pid:
+                    continue
+                p = Proc(pid)
+            except OSError:
+                continue
+            if ppid_of(pid) == self.next.pid:  # the pidfd pins it: not a reused pid
+                self.spare = p
+                return
+            p.close()
+
+    def bury_spare(self) -> None:
+        """The next leaves its role (or a read-only call used its spare): SIGKILL the spare."""
+        self.take_spare()
+        self.bury(self.spare, reads_socket=True)
+        self.spare = None
+
     def discard_next(self) -> None:
+        self.bury_spare()
         self.bury(self.next, reads_socket=True)
         self.next = None
         self.sweep()
@@ -173,12 +203,17 @@ class Chain:
     def keep_next_after(self, server: Proc) -> None:
         """A read-only call succeeded: SIGKILL the next's child that served it (it replied; it may
         linger, or have forked) and sweep; the next, untouched, serves the following call."""
+        self.take_spare()
+        if self.spare is not None and self.spare.pid == server.pid:
+            self.spare.close()
+            self.spare = None
         self.bury(server, reads_socket=True)
         try:
             self.sweep()
         except OSError as e:  # out of fds: the next may have company the sweep did not see; let it go
             log.warning("session %s: the sweep after a read-only call failed (%s); it runs before the next call",
                         self.id, e)
+            self.bury_spare()
             self.bury(self.next)
             self.next = None
             self._sweep_pending = True
@@ -186,6 +221,7 @@ class Chain:
     def promote(self, nxt: Proc) -> bool:
         """The call ``nxt`` served succeeded: it becomes the head, the old head is killed, and it is
         told so. False when it did not take its promotion (the head is then dropped: state lost)."""
+        self.bury_spare()  # it holds the state from before the call
         self.bury(self.head)
         nonce = self.next_nonce
         self.head, self.next = nxt, None
@@ -204,6 +240,7 @@ class Chain:
     # ------------------------------------------------------------ a head that cannot serve
     def drop_head(self, why: str) -> None:
         """The head cannot serve: kill it (and whatever it forked), keep the snapshots, say so."""
+        self.bury_spare()
         self.bury(self.head)
         self.bury(self.next, reads_socket=True)
         self.head, self.next, self.next_nonce = None, None, ""
@@ -231,7 +268,7 @@ class Chain:
 
     # ------------------------------------------------------------ kills and sweeps
     def known(self) -> set[int]:
-        keep = {p.pid for p in (self.init, self.head, self.next) if p is not None}
+        keep = {p.pid for p in (self.init, self.head, self.next, self.spare) if p is not None}
         keep |= {p.pid for p, _ in self.snapshots.values()}
         keep |= {p.pid for p in self._dying}  # already SIGKILLed, still being torn down
         return keep
@@ -268,6 +305,7 @@ class Chain:
         When a call *succeeds* its process becomes the head, and its children are whatever
         the user's code forked: then nothing but the known processes is kept.
         """
+        self.take_spare()  # announced since the last look: kept like the next
         # without the clone filter the cgroup sweep also kills the head's own fresh next; its ready may
         # be read before it is dead, so what it killed is never taken as the next (like a deferred sweep)
         self._swept |= self.contain.sweep(self.known() | {self.keeper.pid}, self.head,
@@ -288,13 +326,14 @@ class Chain:
         """Kill every process that is not the keeper, init, the head, a taken next or a snapshot
         (the watchdog, between calls, with the session lock held). Returns how many were killed."""
         before = self.contain.killed_strays
+        self.channel.pump(time.monotonic() + 0.002)  # a spare's offer, sent since the last call
         killed = self.sweep(keep_head_children=False) or []
         return len(killed) + self.contain.killed_strays - before
 
     # ------------------------------------------------------------ lifetime
     def pids(self) -> dict:
         return {"keeper": self.keeper.pid, "init": self.init and self.init.pid, "head": self.head and self.head.pid,
-                "next": self.next and self.next.pid,
+                "next": self.next and self.next.pid, "spare": self.spare and self.spare.pid,
                 "snapshots": {n: p.pid for n, (p, _) in self.snapshots.items()}}
 
     def close(self) -> None:
@@ -306,7 +345,7 @@ class Chain:
         for p in procs:
             p.wait_dead(2.0)
         self.contain.close()  # cgroup.kill of whatever is left in the session's cgroups
-        for p in [self.init, self.keeper, self.head, self.next] + [p for p, _ in self.snapshots.values()] \
+        for p in [self.init, self.keeper, self.head, self.next, self.spare] + [p for p, _ in self.snapshots.values()] \
                 + self._dying:
             if p is not None:
                 p.close()

@@ -3,7 +3,7 @@
 Every wait has a deadline, and so has every send (a session that stops reading gets
 ``SessionNotReading``). A message is taken only from the process expected to send it (the pid the
 kernel stamped on the datagram, ``SO_PASSCRED``); anyone else's is dropped and counted, or filed:
-a ``ready`` that came early, the head's ``next_exit`` report. Every reply is bounded while it is read
+a ``ready`` that came early, a ``spare`` offer, the head's ``next_exit`` report. Every reply is bounded while it is read
 (``jail.wire.protocol.Receiver``: per expected sender, per other sender, per session, process-wide).
 
 Blocks: forged senders, oversized or garbled replies, a session that never answers or never reads.
@@ -40,6 +40,7 @@ class Channel:
         self.head: Proc | None = None  # whose next_exit reports are filed (kept up to date by the Chain)
         self.last_next_exit: dict | None = None
         self.early_ready: list[tuple[int, str]] = []  # (pid, nonce) of readies that came early
+        self.spare_offers: list[int] = []  # senders of "spare" (a next's idle child, jail/proc/spare.py)
         self.ignored_messages = 0
 
     def wait(self, types, pid_expected, deadline, *, watch: Proc | tuple | None = None, accept=None,
@@ -92,6 +93,9 @@ class Channel:
                     # a next that got ready while we waited for something else
                     self.early_ready.append((pid, nonce_of(msg)))
                     continue
+                if msg["t"] == "spare" and len(self.spare_offers) < EARLY_READY_CAP:
+                    self.spare_offers.append(pid)  # Chain.take_spare decides
+                    continue
                 self.ignored_messages += 1
                 continue
             dead = next((w for w in watches if not w.alive()), None)
@@ -113,6 +117,8 @@ class Channel:
                         self.last_next_exit = msg
                     elif msg is not None and msg["t"] == "ready" and len(self.early_ready) < EARLY_READY_CAP:
                         self.early_ready.append((pid, nonce_of(msg)))
+                    elif msg is not None and msg["t"] == "spare" and len(self.spare_offers) < EARLY_READY_CAP:
+                        self.spare_offers.append(pid)
                 raise SessionDead(f"process {dead.pid} died")
 
     def pump(self, until: float) -> None:

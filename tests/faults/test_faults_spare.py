@@ -9,15 +9,31 @@ process the launcher did not sanction is killed, and the session serves the foll
 """
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from launcher.session.errors import SessionError
 from tests.helpers.faults import profile_path
-from tests.helpers.proc import live_descendants, wait_until
+from tests.helpers.proc import alive, children, live_descendants, wait_until
 
 PROFILE = "faults_os_only"
 
-PATCH = "import os, time\nimport jail.proc.chain as C\n"
+# the on-demand path only: no spare (which an idle next forks), so every read-only op meets the patch
+PATCH = "import os, time\nimport jail.proc.chain as C\nC.Spare.start = lambda *a, **k: None\n"
+
+SPARE_LINGERS = """
+import os, time
+import jail.proc.chain as C
+def hostile(sock, msg, ctx):
+    for _ in range(3):
+        if os.fork() == 0:
+            time.sleep(1000)
+    C.send_or_exit(sock, {"t": "serving", "rid": msg.get("rid")})
+    C.send_or_exit(sock, {"t": "state", "objects": [{"name": "spare"}], "rid": msg.get("rid")})
+    time.sleep(1000)
+C.serve_in_child = hostile
+"""
 
 LINGERS = PATCH + '''
 def hostile(sock, op, msg, ctx, w):
@@ -79,8 +95,11 @@ def session(launcher):
 
 
 def only_sanctioned(s) -> bool:
-    """Nothing alive in the session but its head, its next (once forked) and snapshots."""
-    known = {s.head.pid} | ({s.next.pid} if s.next is not None else set()) | {p.pid for p, _ in s.snapshots.values()}
+    """Nothing alive in the session but its head, its next, the next's spare and snapshots."""
+    s.ensure_next()  # the head's new next, if it forked one since
+    s.channel.pump(time.monotonic() + 0.02)  # file a spare's offer sent since the last call
+    s.chain.take_spare()
+    known = {p.pid for p in (s.head, s.next, s.chain.spare) if p is not None} | {p.pid for p, _ in s.snapshots.values()}
     return set(live_descendants(s.init.pid)) <= known
 
 
@@ -104,6 +123,22 @@ def test_a_read_only_call_keeps_the_next(session):
     assert session.head.pid == nxt  # the kept next ran the execute and was promoted
 
 
+def test_an_idle_next_forks_its_spare_which_serves_the_read_only_call(session):
+    session.ensure_next()
+    nxt = session.next.pid
+    spare = wait_until(lambda: children(nxt), 10)
+    assert spare and len(spare) == 1, spare
+    msg, _ = session.ask({"t": "state"}, "state")
+    assert [o["name"] for o in msg["objects"]] == ["n"], msg
+    assert session.next.pid == nxt
+    assert wait_until(lambda: not alive(spare[0]), 5), "the spare outlived its reply"
+    again = wait_until(lambda: children(nxt), 10)  # idle again: a new spare
+    assert again and again != spare
+    assert_usable(session)
+    assert wait_until(lambda: not alive(again[0]), 5), "a spare outlived a transaction"
+    assert wait_until(lambda: only_sanctioned(session), 10)
+
+
 def test_a_lingering_server_that_forks_and_replies_twice(session):
     assert session.execute(LINGERS)["ok"]
     session.ensure_next()
@@ -113,6 +148,43 @@ def test_a_lingering_server_that_forks_and_replies_twice(session):
         assert msg["objects"] == [{"name": "first"}], msg
         assert session.next.pid == nxt
         assert wait_until(lambda: only_sanctioned(session), 10), "the server or what it forked outlived the call"
+    assert_usable(session)
+
+
+def test_a_hostile_spare_is_bounded_too(session):
+    assert session.execute(SPARE_LINGERS)["ok"]
+    session.ensure_next()
+    nxt = session.next.pid
+    spare = wait_until(lambda: children(nxt), 10)
+    assert spare
+    msg, _ = session.ask({"t": "state"}, "state", timeout=5)
+    assert msg["objects"] == [{"name": "spare"}], msg
+    assert session.next.pid == nxt
+    assert wait_until(lambda: not alive(spare[0]), 5)
+    assert wait_until(lambda: only_sanctioned(session), 10), "the spare or what it forked outlived the call"
+    assert_usable(session)
+
+
+SPARE_DIES = """
+import os
+import jail.proc.chain as C
+from jail.proc import spare as S
+def dies(self, r, ack, announce, warm):
+    announce()
+    S._read_exact(r, S.HEADER.size)  # takes the request, then dies without a word (as if swept meanwhile)
+    os._exit(0)
+C.Spare._child = dies
+"""
+
+
+def test_a_spare_that_dies_with_the_request_costs_nothing(session):
+    assert session.execute(SPARE_DIES)["ok"]
+    session.ensure_next()
+    nxt = session.next.pid
+    assert wait_until(lambda: children(nxt), 10)
+    msg, _ = session.ask({"t": "state"}, "state", timeout=5)  # served by a child forked on demand
+    assert "n" in [o["name"] for o in msg["objects"]], msg
+    assert session.next.pid == nxt
     assert_usable(session)
 
 
@@ -137,6 +209,5 @@ def test_no_reply_is_bounded_and_killed(session, case):
     with pytest.raises(SessionError, match="did not finish within 1s"):
         session.ask({"t": "state"}, "state", timeout=1)
     assert wait_until(lambda: not nxt.alive(), 5)
-    session.ensure_next()  # the head's new next, taken
     assert wait_until(lambda: only_sanctioned(session), 10), "a silent server outlived its call"
     assert_usable(session)
