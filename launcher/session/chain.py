@@ -176,17 +176,19 @@ class Chain:
         offers, self.channel.spare_offers = self.channel.spare_offers, []
         if self.spare is not None:
             return
-        for pid in offers:
+        for pid in offers:  # never raises: out of fds, an unknown spare is a stray to the sweep
+            p = None
             try:
-                if ppid_of(pid) != self.next.pid:
-                    continue
-                p = Proc(pid)
+                if ppid_of(pid) == self.next.pid:
+                    p = Proc(pid)
+                    if ppid_of(pid) == self.next.pid:  # the pidfd pins it: not a reused pid
+                        self.spare, p = p, None
+                        return
             except OSError:
-                continue
-            if ppid_of(pid) == self.next.pid:  # the pidfd pins it: not a reused pid
-                self.spare = p
-                return
-            p.close()
+                pass
+            finally:
+                if p is not None:
+                    p.close()
 
     def bury_spare(self) -> None:
         """The next leaves its role (or a read-only call used its spare): SIGKILL the spare."""
