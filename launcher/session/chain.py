@@ -47,6 +47,7 @@ class Chain:
         self.evidence: dict = {}
         self.closed = False
         self._dying: list[Proc] = []
+        self._readers: list[Proc] = []  # killed socket readers not yet seen exiting
         self._sweep_pending = False  # the after-call sweep could not run (out of fds): run before the next call
         self._swept: set[int] = set()  # pids a sweep just killed (maybe still dying): never taken as the next
 
@@ -162,6 +163,7 @@ class Chain:
 
         SessionNotReading (after killing the next: the request may be half-sent) when the
         session does not take it before ``deadline``."""
+        self.settle_readers()
         try:
             self.channel.send({**obj, "to": self.next_nonce}, deadline, blob)
         except SessionNotReading:
@@ -232,6 +234,7 @@ class Chain:
         except OSError as e:  # the launcher is out of fds: promote anyway, sweep before the next call
             log.warning("session %s: the after-call sweep failed (%s); it runs before the next call", self.id, e)
             self._sweep_pending = True
+        self.settle_readers()
         try:
             self.channel.send({"t": "promote", "to": nonce})
         except SessionError as e:  # cannot happen with a process that reads; the state is lost if it does
@@ -280,14 +283,21 @@ class Chain:
         process mapping build123d); it can run no more user-space code once the signal is queued.
 
         A process that may be blocked in recv() on the session socket (a next) could still take
-        one datagram that arrives before it is scheduled to die: with ``reads_socket`` wait until it
-        has entered its exit (microseconds), so the next request cannot be lost to it.
+        one datagram that arrives before it is scheduled to die: with ``reads_socket`` the launcher's
+        next send first waits until it has entered its exit, so no request can be lost to it.
         """
         if p is None:
             return
         p.kill()
         self._dying.append(p)
         if reads_socket:
+            self._readers.append(p)  # waited for before the launcher sends anything (settle_readers)
+
+    def settle_readers(self) -> None:
+        """Before a send: every killed process that may block in recv() on the session socket has
+        entered its exit (microseconds once it is scheduled; usually long done by the next call)."""
+        readers, self._readers = self._readers, []
+        for p in readers:
             p.wait_exiting(1.0)
 
     def reap_dying(self) -> None:
