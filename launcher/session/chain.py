@@ -23,11 +23,12 @@ from launcher.contain.procs import Proc, children_of, kill_strays, ppid_of
 from launcher.session.channel import Channel, nonce_of
 from launcher.session.errors import SessionDead, SessionError, SessionNotReading
 from launcher.session.history import History
+from launcher.session.spares import SpareRoles
 
 log = logging.getLogger("build123d_launcher.session")
 
 
-class Chain:
+class Chain(SpareRoles):
     """Who is who in one session's fork chain, and the moves between roles (under the session lock)."""
 
     def __init__(self, sid: str, keeper_pid: int, channel: Channel, contain: SessionContainment, limits):
@@ -170,57 +171,11 @@ class Chain:
             self.discard_next()
             raise
 
-    def take_spare(self) -> None:
-        """The next's spare: the first sender of a ``spare`` offer that is a child of the next (at most
-        one; dead or dying ones too, so that a sweep counts them as dying, not as strays)."""
-        if self.next is None:
-            return  # offers wait for a next (stale ones fail the parent check below)
-        offers, self.channel.spare_offers = self.channel.spare_offers, []
-        if self.spare is not None:
-            return
-        for pid in offers:  # never raises: out of fds, an unknown spare is a stray to the sweep
-            p = None
-            try:
-                if ppid_of(pid) == self.next.pid:
-                    p = Proc(pid)
-                    if ppid_of(pid) == self.next.pid:  # the pidfd pins it: not a reused pid
-                        self.spare, p = p, None
-                        return
-            except OSError:
-                pass
-            finally:
-                if p is not None:
-                    p.close()
-
-    def bury_spare(self) -> None:
-        """The next leaves its role (or a read-only call used its spare): SIGKILL the spare."""
-        self.take_spare()
-        self.bury(self.spare, reads_socket=True)
-        self.spare = None
-
     def discard_next(self) -> None:
         self.bury_spare()
         self.bury(self.next, reads_socket=True)
         self.next = None
         self.sweep()
-
-    def keep_next_after(self, server: Proc) -> None:
-        """A read-only call succeeded: SIGKILL the next's child that served it (it replied; it may
-        linger, or have forked) and sweep; the next, untouched, serves the following call."""
-        self.take_spare()
-        if self.spare is not None and self.spare.pid == server.pid:
-            self.spare.close()
-            self.spare = None
-        self.bury(server, reads_socket=True)
-        try:
-            self.sweep()
-        except OSError as e:  # out of fds: the next may have company the sweep did not see; let it go
-            log.warning("session %s: the sweep after a read-only call failed (%s); it runs before the next call",
-                        self.id, e)
-            self.bury_spare()
-            self.bury(self.next)
-            self.next = None
-            self._sweep_pending = True
 
     def promote(self, nxt: Proc) -> bool:
         """The call ``nxt`` served succeeded: it becomes the head, the old head is killed, and it is
