@@ -251,8 +251,8 @@ class Calls:
     # ------------------------------------------------------------ disposable ops
     def ask(self, request: dict, reply: str, timeout: float | None = None, cap: int | None = None,
             blob: bytes = b""):
-        """Serve a read-only request (plus raw ``blob`` bytes) from a disposable next (it exits after
-        replying); its reply may be up to ``cap`` bytes (default: the profile's ``max_result_bytes``)."""
+        """Serve a read-only request (plus raw ``blob`` bytes) from a disposable child of the next (its
+        spare, or one forked on demand; the next stays); its reply may be up to ``cap`` bytes (default: the profile's ``max_result_bytes``)."""
         try:
             return self._ask_served(request, reply, timeout, cap, blob)
         finally:
