@@ -5,9 +5,9 @@
              next's exit status to the launcher.
     next     a copy of head, already jailed, waiting for one command (after paying its
              copy-on-write faults, ``runner.warm``); the only reader of the session socket. It
-             serves the ops of jail/proc/ops.py: a read-only (DISPOSABLE) op in a child that
-             replies and exits (its ``spare``, forked while idle, jail/proc/spare.py; or one
-             forked on demand), and stays the next; a transaction itself: after a
+             serves the ops of jail/proc/ops.py: a read-only (DISPOSABLE) op in its ``spare``
+             (a child forked while idle, jail/proc/spare.py) that replies and exits, and stays
+             the next; without a spare it serves the op itself and exits; a transaction itself: after a
              successful ``execute`` the launcher kills the old head and tells this process to
              become the head, otherwise it exits.
     snapshot a former next frozen in ``sigwaitinfo``; SIGUSR1 *from outside the session*
@@ -156,9 +156,9 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
             send_or_exit(sock, {"t": "error", "reason": f"unknown op {str(msg.get('t'))[:40]!r}"})
             continue
         if op.kind == ops.DISPOSABLE:
-            # served by a child (the spare, or one forked now) that replies and exits: still the next
+            # served by the spare, which replies and exits: still the next; without one, by the next
             if not spare.hand(msg, blob):
-                serve_disposable(sock, op, msg, ctx, head_pipe_w)
+                serve_disposable(sock, op, msg, ctx, head_pipe_w)  # exits
             continue
         spare.kill()  # a transaction or a snapshot: the spare holds the state from before it
         if op.kind == ops.TRANSACTION:
@@ -204,32 +204,15 @@ def serve_in_child(sock, msg, ctx) -> None:
 
 
 def serve_disposable(sock, op, msg, ctx, head_pipe_w: int) -> None:
-    """A read-only op, served by a child of this next that replies and exits: nothing the op did (or
-    user code it reached: a property, a ``__repr__``) touches this process, which stays the next (same
-    nonce, still warm) for the following call. The server says ``serving`` (echoing the request's
-    ``rid``) before its reply: the launcher takes the reply only from that sender, a child of the next
-    (or the next itself), and SIGKILLs it once it has replied. Without a fork (EAGAIN at RLIMIT_NPROC)
-    the next serves it itself and exits, as every next did before."""
+    """A read-only op with no spare to take it (the next was not idle long enough to fork one, or
+    it is gone): the next serves it itself, says ``serving`` then its reply, and exits, so nothing
+    the op did (or user code it reached: a property, a ``__repr__``) survives; the head forks a new
+    next. Forking a server here would put a fork on the call's path; the head's fork is off it."""
     rid = msg.get("rid")
-    try:
-        pid = os.fork()
-    except OSError:
-        pid = -1
-    if pid <= 0:
-        if pid == 0:  # the head's EOF must mean "the next is gone", whatever this child does
-            os.close(head_pipe_w)
-        send_or_exit(sock, {"t": "serving", "rid": rid})
-        reply, blob = ops.run_disposable(op, msg, ctx)
-        send_or_exit(sock, {**reply, "rid": rid}, blob)
-        os._exit(0)
-    while True:  # the launcher kills the child once it has replied (or the call fails: us too)
-        try:
-            os.waitpid(pid, 0)
-            return
-        except ChildProcessError:
-            return
-        except InterruptedError:
-            continue
+    send_or_exit(sock, {"t": "serving", "rid": rid})
+    reply, blob = ops.run_disposable(op, msg, ctx)
+    send_or_exit(sock, {**reply, "rid": rid}, blob)
+    os._exit(0)
 
 
 def _in_pid_namespace() -> bool:

@@ -1,18 +1,17 @@
 """A next's spare: a child forked while the next is idle, which serves one read-only op and exits.
 
-A read-only (DISPOSABLE) op runs in a child of the next, never in the next itself, so the next stays
-untouched and warm for the following call. Forking that child costs milliseconds (page tables) plus
-its copy-on-write faults; a spare pays them while the next waits idle (``IDLE_S`` with no request,
-so never between back-to-back calls). It says ``spare`` to the launcher (which then counts it as one
-of the session's sanctioned processes), warms, and waits on a private pipe. The next hands
-it a request, which it acknowledges (so a spare killed meanwhile costs nothing: the next then forks
-a server on demand); it says ``serving`` and replies on the session socket like a child forked on demand
-(``chain.serve_disposable``). Before a transaction or a snapshot the next SIGKILLs it (without
-waiting for its teardown; the launcher knows it as dying).
+A read-only (DISPOSABLE) op runs in the next's spare when it has one, so the next stays untouched
+and warm for the following call. Forking costs milliseconds (page tables) plus copy-on-write faults;
+a spare pays them while the next waits idle (``IDLE_S`` with no request, so never between
+back-to-back calls). It says ``spare`` to the launcher (which then counts it as one of the session's
+sanctioned processes), warms, and waits on a private pipe. The next hands it a request, which it
+acknowledges (a spare killed meanwhile costs nothing: the next then serves the op itself and exits,
+as without a spare); it says ``serving`` and replies on the session socket. Before a transaction or
+a snapshot the next SIGKILLs it (without waiting for its teardown; the launcher knows it as dying).
 
 Blocks: nothing by itself (every process here is in the same jail; the launcher takes a reply only
 from a child of the next and SIGKILLs it after). Does not: survive the launcher's sweeps when it is
-not the next's announced spare (the next then forks on demand).
+not the next's announced spare (the next then serves the op itself).
 """
 from __future__ import annotations
 
@@ -49,7 +48,7 @@ class Spare:
         self.w = self.ack = -1
 
     def start(self, announce, warm=None) -> None:
-        """Fork the spare (nothing if one is held, or the fork fails: ops are then forked on demand)."""
+        """Fork the spare (nothing if one is held, or the fork fails: the next then serves ops itself)."""
         if self.pid:
             return
         req_r, req_w = os.pipe()  # requests, next -> spare

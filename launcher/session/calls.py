@@ -251,18 +251,18 @@ class Calls:
     # ------------------------------------------------------------ disposable ops
     def ask(self, request: dict, reply: str, timeout: float | None = None, cap: int | None = None,
             blob: bytes = b""):
-        """Serve a read-only request (plus raw ``blob`` bytes) from a disposable child of the next (its
-        spare, or one forked on demand; the next stays); its reply may be up to ``cap`` bytes (default: the profile's ``max_result_bytes``)."""
+        """Serve a read-only request (plus raw ``blob`` bytes) from a disposable process: the next's spare
+        (the next stays) or the next itself (then discarded); its reply may be up to ``cap`` bytes (default: the profile's ``max_result_bytes``)."""
         try:
             return self._ask_served(request, reply, timeout, cap, blob)
         finally:
             self.watch.at_call_boundary()  # nothing the CPU watchdog stopped is left stopped after a call
 
     def _ask_served(self, request: dict, reply: str, timeout: float | None, cap: int | None, blob: bytes):
-        """The next forks a child that says ``serving`` (echoing this request's random ``rid``: it read
+        """The next's spare (a child) says ``serving`` (echoing this request's random ``rid``: it read
         this very request), replies and exits; the reply is taken from that child only (its first of the
         expected type; it is SIGKILLed and sweeps run before any other request), and the next stays
-        the next. A reply from the next itself (it could not fork) costs the next, as every ask did
+        the next. A next without a spare serves the op itself and is discarded, as every ask did
         before. Any failure discards the next and sweeps (the child with it), as for a transaction."""
         chain = self.chain
         with self.lock:

@@ -2,7 +2,7 @@
 
 The head holds the session's state and forks the ``next`` that serves the following call; a ``ready``
 is taken only from a child of the current head. The next serves read-only calls in a child (its idle
-``spare``, announced by a ``spare`` message, or one forked on demand) and stays the next. A call that succeeds promotes its next to head
+``spare``, announced by a ``spare`` message) and stays the next. A call that succeeds promotes its next to head
 (the old head is SIGKILLed by pidfd); anything else discards the next and the head forks another.
 After every change the sweep kills whatever is not keeper, init, head, next, its spare, a snapshot or dying.
 A head that stops serving (code left by an earlier successful call can make it deaf, or make it

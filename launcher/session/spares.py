@@ -1,8 +1,8 @@
 """The next's spare and the child that serves a read-only call, seen from the launcher (part of ``Chain``).
 
-The next serves read-only ops in a child: its spare (jail/proc/spare.py; forked while idle, announced
-by a ``spare`` message) or one forked on demand. The launcher keeps at most one spare per next, the
-first announced child of the next (pid pinned by pidfd), counts it as sanctioned in sweeps and
+The next serves read-only ops in its spare (jail/proc/spare.py; forked while idle, announced by a
+``spare`` message); without one it serves the op itself and is discarded. The launcher keeps at most
+one spare per next, the first announced child of the next (pid pinned by pidfd), counts it as sanctioned in sweeps and
 SIGKILLs it whenever the next leaves its role; after a read-only reply it SIGKILLs the server and
 sweeps, and the next stays.
 
