@@ -51,6 +51,7 @@ class Spare:
         """Fork the spare (nothing if one is held, or the fork fails: the next then serves ops itself)."""
         if self.pid:
             return
+        reap_dead()  # spares that served or were killed since
         req_r, req_w = os.pipe()  # requests, next -> spare
         ack_r, ack_w = os.pipe()  # "taken", spare -> next
         try:
@@ -96,8 +97,8 @@ class Spare:
         self.serve(json.loads(raw), blob)
 
     def hand(self, msg: dict, blob: bytes) -> bool:
-        """Give the request to the spare and wait until it has exited (the launcher kills it once it
-        has replied). False when it could not take it (it is gone): the caller serves the op."""
+        """Give the request to the spare; True once it has taken it (it replies, and the launcher
+        kills it). False when it could not take it (it is gone): the caller serves the op."""
         if not self.pid:
             return False
         raw = json.dumps(msg).encode()
@@ -112,14 +113,15 @@ class Spare:
         if not taken:  # nothing it said counts: the caller serves the op
             self.kill()
             return False
+        # taken: back to the socket at once (the launcher sends nothing more before it has killed
+        # the spare after its reply); its teardown is not waited for, it is reaped later
         self._close()
-        pid, self.pid = self.pid, 0
-        _reap(pid)
+        self.pid = 0
         return True
 
     def kill(self) -> None:
-        """SIGKILL it, without waiting for its teardown (a head or a snapshot reaps it later; the launcher
-        counts it as dying, ``Chain.bury_spare``)."""
+        """SIGKILL it, without waiting for its teardown (reaped later, by this process or its heir; the
+        launcher counts it as dying, ``Chain.bury_spare``)."""
         if not self.pid:
             return
         try:
@@ -136,12 +138,14 @@ class Spare:
         self.w = self.ack = -1
 
 
-def _reap(pid: int) -> None:
+def reap_dead() -> None:
+    """Reap this process's dead children (its former spares) without waiting."""
     while True:
         try:
-            os.waitpid(pid, 0)
-            return
+            pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         except InterruptedError:
             continue
+        if pid == 0:
+            return
