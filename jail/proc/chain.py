@@ -5,8 +5,11 @@
              next's exit status to the launcher.
     next     a copy of head, already jailed, waiting for one command (after paying its
              copy-on-write faults, ``runner.warm``); the only reader of the session socket. It
-             serves one op of jail/proc/ops.py; after a successful ``execute`` the launcher kills
-             the old head and tells this process to become the head, otherwise it exits.
+             serves the ops of jail/proc/ops.py: a read-only (DISPOSABLE) op in its ``spare``
+             (a child forked while idle, jail/proc/spare.py) that replies and exits, and stays
+             the next; without a spare it serves the op itself and exits; a transaction itself: after a
+             successful ``execute`` the launcher kills the old head and tells this process to
+             become the head, otherwise it exits.
     snapshot a former next frozen in ``sigwaitinfo``; SIGUSR1 *from outside the session*
              (``si_pid == 0``) makes it fork a new head (which says ``restored`` at once).
 
@@ -19,11 +22,14 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import select
 import signal
 import time
 
 from jail.cad import runner
 from jail.proc import ops
+from jail.proc import spare as spare_mod
+from jail.proc.spare import Spare
 from jail.wire import protocol
 
 
@@ -132,22 +138,29 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
         pass
     # a request's bytes: a file to import, or an export the launcher's verifier re-reads (max_export_bytes)
     cap = max(64 * 1024 * 1024, profile.limits.max_export_bytes + (1 << 20))
+    base = ctx
+    spare = Spare(lambda m, b: serve_in_child(sock, m, dataclasses.replace(base, blob=b)), (head_pipe_w,))
     while True:
+        if not spare.pid and not select.select([sock], [], [], spare_mod.IDLE_S)[0]:
+            # idle: pay the fork of the following read-only op now
+            spare.start(lambda: send_quiet(sock, {"t": "spare"}), lambda: runner.warm(namespace, **base.policy()))
         got = protocol.recv_simple(sock, cap)
         if got is None:
             os._exit(0)
         msg, blob = got
         if msg.get("to") != nonce:
             continue
-        ctx = dataclasses.replace(ctx, blob=blob)
+        ctx = dataclasses.replace(base, blob=blob)
         op = ops.OPS.get(msg.get("t"))
         if op is None:
             send_or_exit(sock, {"t": "error", "reason": f"unknown op {str(msg.get('t'))[:40]!r}"})
             continue
         if op.kind == ops.DISPOSABLE:
-            reply, blob = ops.run_disposable(op, msg, ctx)
-            send_or_exit(sock, reply, blob)
-            os._exit(0)
+            # served by the spare, which replies and exits: still the next; without one, by the next
+            if not spare.hand(msg, blob):
+                serve_disposable(sock, op, msg, ctx, head_pipe_w)  # exits
+            continue
+        spare.kill()  # a transaction or a snapshot: the spare holds the state from before it
         if op.kind == ops.TRANSACTION:
             result, blob = op.handler(msg, ctx), b""
             if isinstance(result, tuple):  # (result, blob): execute's files
@@ -178,6 +191,30 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
             return
 
 
+def serve_in_child(sock, msg, ctx) -> None:
+    """In the next's spare: say ``serving``, reply, exit (only a read-only op)."""
+    op = ops.OPS.get(msg.get("t"))
+    if op is None or op.kind != ops.DISPOSABLE:
+        os._exit(0)
+    rid = msg.get("rid")
+    send_or_exit(sock, {"t": "serving", "rid": rid})
+    reply, blob = ops.run_disposable(op, msg, ctx)
+    send_or_exit(sock, {**reply, "rid": rid}, blob)
+    os._exit(0)
+
+
+def serve_disposable(sock, op, msg, ctx, head_pipe_w: int) -> None:
+    """A read-only op with no spare to take it (the next was not idle long enough to fork one, or
+    it is gone): the next serves it itself, says ``serving`` then its reply, and exits, so nothing
+    the op did (or user code it reached: a property, a ``__repr__``) survives; the head forks a new
+    next. Forking a server here would put a fork on the call's path; the head's fork is off it."""
+    rid = msg.get("rid")
+    send_or_exit(sock, {"t": "serving", "rid": rid})
+    reply, blob = ops.run_disposable(op, msg, ctx)
+    send_or_exit(sock, {**reply, "rid": rid}, blob)
+    os._exit(0)
+
+
 def _in_pid_namespace() -> bool:
     try:
         with open("/proc/self/status") as f:
@@ -192,6 +229,7 @@ def _in_pid_namespace() -> bool:
 def snapshot_main(sock, profile, namespace) -> None:
     """Wait frozen; on a restore fork a child and *return in it* (it becomes the head)."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGCHLD})
+    _reap_dead_children()  # the spare the next killed before parking (its SIGCHLD may have come unblocked)
     # In a pid namespace the launcher is invisible, so its signals carry si_pid == 0 and any
     # other sender is a process of this session. Without one (test profiles with the
     # namespaces layer off) there is nothing to tell them apart by.

@@ -3,8 +3,10 @@
 ``next_main`` (``jail.proc.chain``) receives one request addressed to it and looks its ``t`` up in
 :data:`OPS`. Each op declares its kind:
 
-* ``DISPOSABLE``: a read-only op. The handler returns ``(reply, blob)``; the next sends it and
-  exits, so nothing it did (even to its own copy of the session state) survives. An exception in
+* ``DISPOSABLE``: a read-only op. The handler returns ``(reply, blob)``; the next's spare (a child
+  forked while idle, ``jail/proc/spare.py``) serves it and exits, and the next stays warm for the
+  following call; without a spare the next serves it and exits. Either way nothing it did (even to
+  its own copy of the session state) survives. An exception in
   the handler becomes ``{"t": <reply>, "ok": False, "error": "..."}`` (:func:`run_disposable`).
 * ``TRANSACTION``: runs user code or binds names (``execute``, ``import``). The handler returns a
   result dict; the next sends it and, on success, waits for the launcher's ``promote`` (it becomes

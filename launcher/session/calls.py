@@ -1,4 +1,5 @@
-"""Calls: a transaction on the pre-forked, jailed ``next``, and the disposable-op call ``ask``.
+"""Calls: a transaction on the pre-forked, jailed ``next``, and the read-only call ``ask`` (served by a
+disposable child of the next, which stays the next).
 
 The launcher alone decides what happens after a call (docs/ARCHITECTURE.md, rule 3):
 
@@ -16,12 +17,13 @@ session as a whole (``launcher.contain``).
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import time
 
 from jail.wire import protocol
 from jail.wire.caps import SCRATCH_MAX_FILES
-from launcher.contain.procs import Proc
+from launcher.contain.procs import Proc, ppid_of
 from launcher.contain.watchdog import SessionWatch
 from launcher.replies import sanitize
 from launcher.replies import validate as replies
@@ -249,14 +251,19 @@ class Calls:
     # ------------------------------------------------------------ disposable ops
     def ask(self, request: dict, reply: str, timeout: float | None = None, cap: int | None = None,
             blob: bytes = b""):
-        """Serve a read-only request (plus raw ``blob`` bytes) from a disposable next (it exits after
-        replying); its reply may be up to ``cap`` bytes (default: the profile's ``max_result_bytes``)."""
+        """Serve a read-only request (plus raw ``blob`` bytes) from a disposable process: the next's spare
+        (the next stays) or the next itself (then discarded); its reply may be up to ``cap`` bytes (default: the profile's ``max_result_bytes``)."""
         try:
             return self._ask_served(request, reply, timeout, cap, blob)
         finally:
             self.watch.at_call_boundary()  # nothing the CPU watchdog stopped is left stopped after a call
 
     def _ask_served(self, request: dict, reply: str, timeout: float | None, cap: int | None, blob: bytes):
+        """The next's spare (a child) says ``serving`` (echoing this request's random ``rid``: it read
+        this very request), replies and exits; the reply is taken from that child only (its first of the
+        expected type; it is SIGKILLed and sweeps run before any other request), and the next stays
+        the next. A next without a spare serves the op itself and is discarded, as every ask did
+        before. Any failure discards the next and sweeps (the child with it), as for a transaction."""
         chain = self.chain
         with self.lock:
             chain.ensure_next()
@@ -264,29 +271,66 @@ class Calls:
             nxt = chain.next
             timeout = timeout or max(self.limits.timeout_s, 10.0)
             deadline = time.monotonic() + timeout
-            chain.send_next(request, deadline, blob)
+            rid = os.urandom(8).hex()
+            chain.send_next({**request, "rid": rid}, deadline, blob)
+            server: Proc | None = None
             try:
-                _pid, msg, blob = self.cancellation.wait((reply,), nxt, deadline, cap=cap)
+                server = self._server(nxt, rid, deadline)
+                _pid, msg, blob = self.cancellation.wait((reply,), nxt, deadline, sender=server, cap=cap)
+                msg.pop("rid", None)
             except CallCancelled:
-                chain.discard_next()
+                self._drop_server(server)
                 if self.cancellation.aborted is not None:
                     raise SessionError(f"{request['t']}: {self.cancellation.aborted[1]}") from None
                 raise SessionError(f"{request['t']} was cancelled; the session is unchanged") from None
             except TimeoutError:
-                chain.discard_next()
+                self._drop_server(server)
                 raise SessionError(f"{request['t']} did not finish within {timeout:g}s") from None
             except SessionDead:
                 reason = self._died_reason()
-                chain.discard_next()
+                self._drop_server(server)
                 raise SessionError(f"{request['t']} failed: {reason}") from None
             except protocol.ProtocolError as e:
-                chain.discard_next()
+                self._drop_server(server)
                 raise SessionError(f"{request['t']}: invalid reply from the child "
                                    f"({sanitize.text(str(e), 300, keep='')}); the session is unchanged") from None
             except Exception as e:  # noqa: BLE001 - MemoryError, a launcher bug: the cleanup still runs
                 log.exception("session %s: reading the %s reply failed", self.id, request["t"])
-                chain.discard_next()
+                self._drop_server(server)
                 raise SessionError(f"{request['t']}: the launcher could not handle the reply "
                                    f"({type(e).__name__}); the session is unchanged") from None
-            chain.discard_next()
+            if server.pid == nxt.pid:  # it served the op itself: it may have changed, it exits
+                chain.discard_next()
+            else:
+                chain.keep_next_after(server)
             return msg, blob
+
+    def _server(self, nxt: Proc, rid: str, deadline: float) -> Proc:
+        """The process that serves this read-only request: the first to say ``serving`` with its
+        ``rid`` among the next and its children (SessionDead when it is gone before it is held)."""
+        def accept(pid):
+            try:
+                return pid == nxt.pid or ppid_of(pid) == nxt.pid
+            except OSError:
+                return False
+        while True:
+            pid, msg, _ = self.cancellation.wait(("serving",), nxt, deadline, accept=accept)
+            if msg.get("rid") == rid:
+                break
+            self.channel.ignored_messages += 1
+        if pid == nxt.pid:
+            return nxt
+        try:
+            server = Proc(pid)
+        except OSError:
+            raise SessionDead(f"process {pid} vanished") from None
+        if ppid_of(pid) != nxt.pid:  # the pidfd now pins it: still the next's child, not a reused pid
+            server.close()
+            raise SessionDead(f"process {pid} vanished")
+        return server
+
+    def _drop_server(self, server: Proc | None) -> None:
+        """A failed read-only call: the next is SIGKILLed and the child serving it too, then the sweep."""
+        if server is not None and server is not self.chain.next:
+            self.chain.bury(server, reads_socket=True)
+        self.chain.discard_next()

@@ -53,12 +53,19 @@ class Cancellation:
             nxt.kill()
             return True
 
-    def wait(self, types, nxt: Proc, deadline, **kw):
-        """``Channel.wait`` for ``nxt``'s reply; CallCancelled if cancel() hit it (even after the reply came)."""
+    def wait(self, types, nxt: Proc, deadline, *, sender: Proc | None = None, accept=None, **kw):
+        """``Channel.wait`` for ``nxt``'s reply; CallCancelled if cancel() hit it (even after the reply came).
+        ``sender``: the reply comes from that process (a child of ``nxt`` serving a read-only op),
+        watched with ``nxt``; ``accept``: from any sender it accepts. cancel() kills ``nxt`` either way."""
         with self._lock:
             self._busy, self._hit, self.aborted = nxt, None, None
         try:
-            got = self.channel.wait(types, nxt.pid, deadline, watch=nxt, **kw)
+            if accept is not None:
+                got = self.channel.wait(types, None, deadline, watch=nxt, accept=accept, **kw)
+            elif sender is not None:
+                got = self.channel.wait(types, sender.pid, deadline, watch=(nxt, sender), **kw)
+            else:
+                got = self.channel.wait(types, nxt.pid, deadline, watch=nxt, **kw)
         except (TimeoutError, SessionDead, protocol.ProtocolError):
             if self._disarm(nxt):
                 raise CallCancelled() from None

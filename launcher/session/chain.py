@@ -1,9 +1,10 @@
 """The processes of one session and their roles: keeper, init, head, next, snapshots, the dying.
 
 The head holds the session's state and forks the ``next`` that serves the following call; a ``ready``
-is taken only from a child of the current head. A call that succeeds promotes its next to head
+is taken only from a child of the current head. The next serves read-only calls in a child (its idle
+``spare``, announced by a ``spare`` message) and stays the next. A call that succeeds promotes its next to head
 (the old head is SIGKILLed by pidfd); anything else discards the next and the head forks another.
-After every change the sweep kills whatever is not keeper, init, head, next, a snapshot or dying.
+After every change the sweep kills whatever is not keeper, init, head, next, its spare, a snapshot or dying.
 A head that stops serving (code left by an earlier successful call can make it deaf, or make it
 never fork its next) is killed with a clear error; the snapshots are kept and one can be restored.
 Only when nothing usable is left is the session declared lost (``SessionDead``).
@@ -22,11 +23,12 @@ from launcher.contain.procs import Proc, children_of, kill_strays, ppid_of
 from launcher.session.channel import Channel, nonce_of
 from launcher.session.errors import SessionDead, SessionError, SessionNotReading
 from launcher.session.history import History
+from launcher.session.spares import SpareRoles
 
 log = logging.getLogger("build123d_launcher.session")
 
 
-class Chain:
+class Chain(SpareRoles):
     """Who is who in one session's fork chain, and the moves between roles (under the session lock)."""
 
     def __init__(self, sid: str, keeper_pid: int, channel: Channel, contain: SessionContainment, limits):
@@ -40,11 +42,13 @@ class Chain:
         self._head: Proc | None = None
         self.next: Proc | None = None
         self.next_nonce = ""
+        self.spare: Proc | None = None  # the next's idle child for read-only ops (jail/proc/spare.py)
         self.snapshots: dict[str, tuple[Proc, float]] = {}
         self.history = History()  # the launcher's record of the head's and each snapshot's calls
         self.evidence: dict = {}
         self.closed = False
         self._dying: list[Proc] = []
+        self._readers: list[Proc] = []  # killed socket readers not yet seen exiting
         self._sweep_pending = False  # the after-call sweep could not run (out of fds): run before the next call
         self._swept: set[int] = set()  # pids a sweep just killed (maybe still dying): never taken as the next
 
@@ -114,6 +118,7 @@ class Chain:
             ch.early_ready = (candidates + ch.early_ready)[-16:]
             raise
         self.head = head
+        self.bury_spare()  # a spare left from an earlier next (none, normally)
         self.next, self.next_nonce = nxt, nonce
         self.contain.on_ready(self.head, self.next, [p for p, _ in self.snapshots.values()])  # before any request
 
@@ -159,6 +164,7 @@ class Chain:
 
         SessionNotReading (after killing the next: the request may be half-sent) when the
         session does not take it before ``deadline``."""
+        self.settle_readers()
         try:
             self.channel.send({**obj, "to": self.next_nonce}, deadline, blob)
         except SessionNotReading:
@@ -166,6 +172,7 @@ class Chain:
             raise
 
     def discard_next(self) -> None:
+        self.bury_spare()
         self.bury(self.next, reads_socket=True)
         self.next = None
         self.sweep()
@@ -173,6 +180,7 @@ class Chain:
     def promote(self, nxt: Proc) -> bool:
         """The call ``nxt`` served succeeded: it becomes the head, the old head is killed, and it is
         told so. False when it did not take its promotion (the head is then dropped: state lost)."""
+        self.bury_spare()  # it holds the state from before the call
         self.bury(self.head)
         nonce = self.next_nonce
         self.head, self.next = nxt, None
@@ -181,6 +189,7 @@ class Chain:
         except OSError as e:  # the launcher is out of fds: promote anyway, sweep before the next call
             log.warning("session %s: the after-call sweep failed (%s); it runs before the next call", self.id, e)
             self._sweep_pending = True
+        self.settle_readers()
         try:
             self.channel.send({"t": "promote", "to": nonce})
         except SessionError as e:  # cannot happen with a process that reads; the state is lost if it does
@@ -191,6 +200,7 @@ class Chain:
     # ------------------------------------------------------------ a head that cannot serve
     def drop_head(self, why: str) -> None:
         """The head cannot serve: kill it (and whatever it forked), keep the snapshots, say so."""
+        self.bury_spare()
         self.bury(self.head)
         self.bury(self.next, reads_socket=True)
         self.head, self.next, self.next_nonce = None, None, ""
@@ -218,7 +228,7 @@ class Chain:
 
     # ------------------------------------------------------------ kills and sweeps
     def known(self) -> set[int]:
-        keep = {p.pid for p in (self.init, self.head, self.next) if p is not None}
+        keep = {p.pid for p in (self.init, self.head, self.next, self.spare) if p is not None}
         keep |= {p.pid for p, _ in self.snapshots.values()}
         keep |= {p.pid for p in self._dying}  # already SIGKILLed, still being torn down
         return keep
@@ -228,14 +238,21 @@ class Chain:
         process mapping build123d); it can run no more user-space code once the signal is queued.
 
         A process that may be blocked in recv() on the session socket (a next) could still take
-        one datagram that arrives before it is scheduled to die: with ``reads_socket`` wait until it
-        has entered its exit (microseconds), so the next request cannot be lost to it.
+        one datagram that arrives before it is scheduled to die: with ``reads_socket`` the launcher's
+        next send first waits until it has entered its exit, so no request can be lost to it.
         """
         if p is None:
             return
         p.kill()
         self._dying.append(p)
         if reads_socket:
+            self._readers.append(p)  # waited for before the launcher sends anything (settle_readers)
+
+    def settle_readers(self) -> None:
+        """Before a send: every killed process that may block in recv() on the session socket has
+        entered its exit (microseconds once it is scheduled; usually long done by the next call)."""
+        readers, self._readers = self._readers, []
+        for p in readers:
             p.wait_exiting(1.0)
 
     def reap_dying(self) -> None:
@@ -255,6 +272,7 @@ class Chain:
         When a call *succeeds* its process becomes the head, and its children are whatever
         the user's code forked: then nothing but the known processes is kept.
         """
+        self.take_spare()  # announced since the last look: kept like the next
         # without the clone filter the cgroup sweep also kills the head's own fresh next; its ready may
         # be read before it is dead, so what it killed is never taken as the next (like a deferred sweep)
         self._swept |= self.contain.sweep(self.known() | {self.keeper.pid}, self.head,
@@ -275,13 +293,14 @@ class Chain:
         """Kill every process that is not the keeper, init, the head, a taken next or a snapshot
         (the watchdog, between calls, with the session lock held). Returns how many were killed."""
         before = self.contain.killed_strays
+        self.channel.pump(time.monotonic() + 0.002)  # a spare's offer, sent since the last call
         killed = self.sweep(keep_head_children=False) or []
         return len(killed) + self.contain.killed_strays - before
 
     # ------------------------------------------------------------ lifetime
     def pids(self) -> dict:
         return {"keeper": self.keeper.pid, "init": self.init and self.init.pid, "head": self.head and self.head.pid,
-                "next": self.next and self.next.pid,
+                "next": self.next and self.next.pid, "spare": self.spare and self.spare.pid,
                 "snapshots": {n: p.pid for n, (p, _) in self.snapshots.items()}}
 
     def close(self) -> None:
@@ -293,7 +312,7 @@ class Chain:
         for p in procs:
             p.wait_dead(2.0)
         self.contain.close()  # cgroup.kill of whatever is left in the session's cgroups
-        for p in [self.init, self.keeper, self.head, self.next] + [p for p, _ in self.snapshots.values()] \
+        for p in [self.init, self.keeper, self.head, self.next, self.spare] + [p for p, _ in self.snapshots.values()] \
                 + self._dying:
             if p is not None:
                 p.close()

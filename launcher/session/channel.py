@@ -3,7 +3,7 @@
 Every wait has a deadline, and so has every send (a session that stops reading gets
 ``SessionNotReading``). A message is taken only from the process expected to send it (the pid the
 kernel stamped on the datagram, ``SO_PASSCRED``); anyone else's is dropped and counted, or filed:
-a ``ready`` that came early, the head's ``next_exit`` report. Every reply is bounded while it is read
+a ``ready`` that came early, a ``spare`` offer, the head's ``next_exit`` report. Every reply is bounded while it is read
 (``jail.wire.protocol.Receiver``: per expected sender, per other sender, per session, process-wide).
 
 Blocks: forged senders, oversized or garbled replies, a session that never answers or never reads.
@@ -40,13 +40,14 @@ class Channel:
         self.head: Proc | None = None  # whose next_exit reports are filed (kept up to date by the Chain)
         self.last_next_exit: dict | None = None
         self.early_ready: list[tuple[int, str]] = []  # (pid, nonce) of readies that came early
+        self.spare_offers: list[int] = []  # senders of "spare" (a next's idle child, jail/proc/spare.py)
         self.ignored_messages = 0
 
-    def wait(self, types, pid_expected, deadline, *, watch: Proc | None = None, accept=None,
+    def wait(self, types, pid_expected, deadline, *, watch: Proc | tuple | None = None, accept=None,
              cap: int | None = None):
         """Next valid message of one of ``types`` from the expected sender.
 
-        Raises TimeoutError at the deadline, SessionDead if ``watch`` dies first.
+        Raises TimeoutError at the deadline, SessionDead if ``watch`` (a Proc or a tuple of them) dies first.
         Messages from anyone else are dropped (and counted). ``pid_expected``'s message may be up
         to ``cap`` bytes (default: the profile's ``max_result_bytes``); anyone else's only a small
         one (the Receiver drops the rest as it arrives).
@@ -56,11 +57,12 @@ class Channel:
             self.rx.expect(pid_expected, cap or self.limits.max_result_bytes, self.limits.max_result_bytes)
         else:
             self.rx.expect(None if accept is not None else -1, SMALL_REPLY)
+        watches = tuple(w for w in (watch if isinstance(watch, tuple) else (watch,)) if w is not None)
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError
-            fds = [self.sock] + ([watch.fd] if watch is not None and watch.fd >= 0 else [])
+            fds = [self.sock] + [w.fd for w in watches if w.fd >= 0]
             r, _, _ = select.select(fds, [], [], left)
             if not r:
                 continue
@@ -91,9 +93,13 @@ class Channel:
                     # a next that got ready while we waited for something else
                     self.early_ready.append((pid, nonce_of(msg)))
                     continue
+                if msg["t"] == "spare" and len(self.spare_offers) < EARLY_READY_CAP:
+                    self.spare_offers.append(pid)  # Chain.take_spare decides
+                    continue
                 self.ignored_messages += 1
                 continue
-            if watch is not None and not watch.alive():
+            dead = next((w for w in watches if not w.alive()), None)
+            if dead is not None:
                 # drain what it may have sent just before dying (bounded: others may keep sending)
                 for _ in range(1024):
                     if not select.select([self.sock], [], [], 0)[0]:
@@ -111,7 +117,9 @@ class Channel:
                         self.last_next_exit = msg
                     elif msg is not None and msg["t"] == "ready" and len(self.early_ready) < EARLY_READY_CAP:
                         self.early_ready.append((pid, nonce_of(msg)))
-                raise SessionDead(f"process {watch.pid} died")
+                    elif msg is not None and msg["t"] == "spare" and len(self.spare_offers) < EARLY_READY_CAP:
+                        self.spare_offers.append(pid)
+                raise SessionDead(f"process {dead.pid} died")
 
     def pump(self, until: float) -> None:
         """Read (and file: next_exit, early readies) whatever arrives until ``until``."""

@@ -118,7 +118,7 @@ class Session:
 
     def ask(self, request: dict, reply: str, timeout: float | None = None, cap: int | None = None,
             blob: bytes = b""):
-        """A read-only request served by a disposable next: (reply message, blob) (see ``Calls.ask``)."""
+        """A read-only request served by a disposable child of the next: (reply message, blob) (see ``Calls.ask``)."""
         return self.calls.ask(request, reply, timeout, cap, blob)
 
     def state(self) -> list[dict]:

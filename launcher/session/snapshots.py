@@ -50,6 +50,7 @@ class Snapshots:
             except (TimeoutError, SessionDead, protocol.ProtocolError):
                 c.discard_next()
                 raise SessionError("the snapshot could not be taken (its process did not answer)") from None
+            c.bury_spare()  # the next's spare (it was SIGKILLed by the next before it parked)
             c.snapshots[name] = (nxt, time.time())
             c.history.save(name)  # the parked next is a fork of the head: it holds the head's calls
             c.next = None
@@ -88,6 +89,7 @@ class Snapshots:
                 raise SessionError(f"the head restored from {name!r} died at once; the session is unchanged") \
                     from None
             # The old head first: once its SIGKILL is queued it can fork no replacement for old_next.
+            c.bury_spare()  # old_next's
             c.bury(old_head)
             c.bury(old_next, reads_socket=True)
             c.head, c.next, c.next_nonce = new_head, None, ""

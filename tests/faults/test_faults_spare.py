@@ -1,0 +1,223 @@
+"""Read-only calls keep the next (issue 22): a child of the next serves them; hostile servers stay bounded.
+
+A read-only op (``state``, ``measure``, ``render``, ...) is served by the next's spare (a child forked
+while the next is idle) that says ``serving``, replies and is SIGKILLed; the next stays the next.
+Without a spare the next serves it itself and is discarded. Here earlier user code (profile
+``faults_os_only``: only the OS layers, so it can patch ``jail.proc.chain.serve_disposable`` in the
+head, which every next forked from it inherits) makes the serving path hostile: a child that lingers
+and forks, a reply from the next itself, two replies, no reply. Each time: the call is bounded, every
+process the launcher did not sanction is killed, and the session serves the following call.
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from launcher.session.errors import SessionError
+from tests.helpers.faults import profile_path
+from tests.helpers.proc import alive, children, live_descendants, wait_until
+
+PROFILE = "faults_os_only"
+
+# the path without a spare (which an idle next forks), so every read-only op meets the patch
+PATCH = "import os, time\nimport jail.proc.chain as C\nC.Spare.start = lambda *a, **k: None\n"
+
+SPARE_LINGERS = """
+import os, time
+import jail.proc.chain as C
+def hostile(sock, msg, ctx):
+    for _ in range(3):
+        if os.fork() == 0:
+            time.sleep(1000)
+    C.send_or_exit(sock, {"t": "serving", "rid": msg.get("rid")})
+    C.send_or_exit(sock, {"t": "state", "objects": [{"name": "spare"}], "rid": msg.get("rid")})
+    time.sleep(1000)
+C.serve_in_child = hostile
+"""
+
+LINGERS = PATCH + '''
+def hostile(sock, op, msg, ctx, w):
+    if os.fork() == 0:
+        for _ in range(3):
+            if os.fork() == 0:
+                time.sleep(1000)
+        C.send_or_exit(sock, {"t": "serving", "rid": msg.get("rid")})
+        C.send_or_exit(sock, {"t": "state", "objects": [{"name": "first"}], "rid": msg.get("rid")})
+        C.send_or_exit(sock, {"t": "state", "objects": [{"name": "second"}], "rid": msg.get("rid")})
+        time.sleep(1000)
+C.serve_disposable = hostile
+'''
+
+IN_NEXT = PATCH + '''
+def hostile(sock, op, msg, ctx, w):
+    C.send_or_exit(sock, {"t": "serving", "rid": msg.get("rid")})
+    C.send_or_exit(sock, {"t": "state", "objects": [{"name": "from-next"}], "rid": msg.get("rid")})
+C.serve_disposable = hostile
+'''
+
+SILENT = {
+    "next-sleeps": PATCH + "C.serve_disposable = lambda *a: time.sleep(1000)\n",
+    "child-sleeps": PATCH + '''
+def hostile(sock, op, msg, ctx, w):
+    if os.fork() == 0:
+        C.send_or_exit(sock, {"t": "serving", "rid": msg.get("rid")})
+        for _ in range(3):
+            os.fork()
+        time.sleep(1000)
+C.serve_disposable = hostile
+''',
+    "grandchild-serves": PATCH + '''
+def hostile(sock, op, msg, ctx, w):
+    if os.fork() == 0:
+        if os.fork() == 0:
+            C.send_or_exit(sock, {"t": "serving", "rid": msg.get("rid")})
+            C.send_or_exit(sock, {"t": "state", "objects": [{"name": "forged"}], "rid": msg.get("rid")})
+        time.sleep(1000)
+C.serve_disposable = hostile
+''',
+}
+
+
+@pytest.fixture(scope="module")
+def launcher(tmp_path_factory):
+    from launcher.core import Launcher
+    with Launcher(profile_path(PROFILE), output_dir=tmp_path_factory.mktemp("out")) as L:
+        yield L
+
+
+@pytest.fixture
+def session(launcher):
+    s = launcher.new_session()
+    r = s.execute("n = 41")
+    assert r["ok"], r
+    yield s
+    launcher.close_session(s)
+
+
+def spares(nxt: int) -> list[int]:
+    """The next's live children (its spare, once forked while idle)."""
+    return [c for c in children(nxt) if alive(c)]
+
+
+def only_sanctioned(s) -> bool:
+    """Nothing alive in the session but its head, its next, the next's spare and snapshots."""
+    s.ensure_next()  # the head's new next, if it forked one since
+    s.channel.pump(time.monotonic() + 0.02)  # file a spare's offer sent since the last call
+    s.chain.take_spare()
+    known = {p.pid for p in (s.head, s.next, s.chain.spare) if p is not None} | {p.pid for p, _ in s.snapshots.values()}
+    return set(live_descendants(s.init.pid)) <= known
+
+
+def assert_usable(s) -> None:
+    r = s.execute("print(n)")
+    assert r["ok"] and r["stdout"] == "41\n", r
+
+
+def test_a_read_only_call_keeps_the_next(session):
+    """The honest path: the same next serves the following execute; its server is gone."""
+    session.ensure_next()
+    nxt = session.next.pid
+    used: set[int] = set()
+    for _ in range(3):
+        spare = wait_until(lambda: set(spares(nxt)) - used, 10)  # idle: its (new) spare is forked
+        assert spare
+        used |= spare
+        msg, _ = session.ask({"t": "state"}, "state")
+        assert [o["name"] for o in msg["objects"]] == ["n"], msg
+        assert "rid" not in msg
+        assert session.next is not None and session.next.pid == nxt
+    assert wait_until(lambda: only_sanctioned(session), 10)
+    r = session.execute("print(n + 1)")
+    assert r["ok"] and r["stdout"] == "42\n", r
+    assert session.head.pid == nxt  # the kept next ran the execute and was promoted
+
+
+def test_an_idle_next_forks_its_spare_which_serves_the_read_only_call(session):
+    session.ensure_next()
+    nxt = session.next.pid
+    spare = wait_until(lambda: spares(nxt), 10)
+    assert spare and len(spare) == 1, spare
+    msg, _ = session.ask({"t": "state"}, "state")
+    assert [o["name"] for o in msg["objects"]] == ["n"], msg
+    assert session.next.pid == nxt
+    assert wait_until(lambda: not alive(spare[0]), 5), "the spare outlived its reply"
+    again = wait_until(lambda: [c for c in spares(nxt) if c not in spare], 10)  # idle again: a new spare
+    assert again and again != spare
+    assert_usable(session)
+    assert wait_until(lambda: not alive(again[0]), 5), "a spare outlived a transaction"
+    assert wait_until(lambda: only_sanctioned(session), 10)
+
+
+def test_a_lingering_server_that_forks_and_replies_twice(session):
+    assert session.execute(LINGERS)["ok"]
+    session.ensure_next()
+    nxt = session.next.pid
+    for _ in range(2):  # the second reply of the first call is never taken as the reply of the second
+        msg, _ = session.ask({"t": "state"}, "state", timeout=5)
+        assert msg["objects"] == [{"name": "first"}], msg
+        assert session.next.pid == nxt
+        assert wait_until(lambda: only_sanctioned(session), 10), "the server or what it forked outlived the call"
+    assert_usable(session)
+
+
+def test_a_hostile_spare_is_bounded_too(session):
+    assert session.execute(SPARE_LINGERS)["ok"]
+    session.ensure_next()
+    nxt = session.next.pid
+    spare = wait_until(lambda: spares(nxt), 10)
+    assert spare
+    msg, _ = session.ask({"t": "state"}, "state", timeout=5)
+    assert msg["objects"] == [{"name": "spare"}], msg
+    assert session.next.pid == nxt
+    assert wait_until(lambda: not alive(spare[0]), 5)
+    assert wait_until(lambda: only_sanctioned(session), 10), "the spare or what it forked outlived the call"
+    assert_usable(session)
+
+
+SPARE_DIES = """
+import os
+import jail.proc.chain as C
+from jail.proc import spare as S
+def dies(self, r, ack, announce, warm):
+    announce()
+    S._read_exact(r, S.HEADER.size)  # takes the request, then dies without a word (as if swept meanwhile)
+    os._exit(0)
+C.Spare._child = dies
+"""
+
+
+def test_a_spare_that_dies_with_the_request_costs_nothing(session):
+    assert session.execute(SPARE_DIES)["ok"]
+    session.ensure_next()
+    nxt = session.next.pid
+    assert wait_until(lambda: spares(nxt), 10)
+    msg, _ = session.ask({"t": "state"}, "state", timeout=5)  # served by the next itself
+    assert "n" in [o["name"] for o in msg["objects"]], msg
+    assert session.next is None or session.next.pid != nxt
+    assert_usable(session)
+
+
+def test_a_reply_from_the_next_itself_costs_the_next(session):
+    assert session.execute(IN_NEXT)["ok"]
+    session.ensure_next()
+    nxt = session.next
+    msg, _ = session.ask({"t": "state"}, "state", timeout=5)
+    assert msg["objects"] == [{"name": "from-next"}], msg
+    assert session.next is None or session.next.pid != nxt.pid
+    assert wait_until(lambda: not nxt.alive(), 5), "a next that served in-process was kept"
+    session.ensure_next()
+    assert wait_until(lambda: only_sanctioned(session), 10)
+    assert_usable(session)
+
+
+@pytest.mark.parametrize("case", sorted(SILENT))
+def test_no_reply_is_bounded_and_killed(session, case):
+    assert session.execute(SILENT[case])["ok"]
+    session.ensure_next()
+    nxt = session.next
+    with pytest.raises(SessionError, match="did not finish within 1s"):
+        session.ask({"t": "state"}, "state", timeout=1)
+    assert wait_until(lambda: not nxt.alive(), 5)
+    assert wait_until(lambda: only_sanctioned(session), 10), "a silent server outlived its call"
+    assert_usable(session)
