@@ -32,7 +32,7 @@ import pytest
 from tests.helpers.faults import profile_path
 
 from tests.helpers.cli import REPO, launcher_env
-from tests.helpers.proc import alive, next_pid, wait_until  # noqa: E402
+from tests.helpers.proc import alive, next_pid, spare_pid, wait_until  # noqa: E402
 
 from launcher.contain import cgroups  # noqa: E402
 
@@ -109,8 +109,9 @@ def ns_members(init_pid: int) -> set[int]:
 
 
 def tracked(s) -> set[int]:
+    spare = spare_pid(s)  # the next's spare, once forked (an idle next forks it after 0.1 s)
     p = s.pids()
-    return {x for x in (p["init"], p["head"], p["next"], *p["snapshots"].values()) if x}
+    return {x for x in (p["init"], p["head"], p["next"], spare, *p["snapshots"].values()) if x}
 
 
 def strays(s) -> set[int]:
@@ -439,14 +440,14 @@ import json, sys
 sys.path.insert(0, {repo!r})
 from launcher.core import Launcher
 from launcher.contain import containment
+from tests.helpers.proc import spare_pid
 STRAY = {stray!r}
 FLAGS = {flags!r}
 def step(s, label):
     p = s.pids()
-    with s.lock:
-        s.ensure_next(10)
+    spare = spare_pid(s)  # forked by the idle next: tracked, not a stray
     print(json.dumps({{"label": label, "init": s.init.pid, "tracked": [x for x in (s.init.pid, s.head.pid,
-        s.next.pid, *p["snapshots"].values()) if x]}}), flush=True)
+        s.next.pid, spare, *p["snapshots"].values()) if x]}}), flush=True)
     sys.stdin.readline()
 with Launcher({profile!r}, output_dir={out!r}, spare_sessions=0) as L:
     print(json.dumps({{"describe": containment.describe()}}), flush=True)

@@ -53,7 +53,7 @@ from tests.helpers.faults import profile_path
 from tests.helpers.proc import pss_bytes
 
 from tests.helpers.cli import REPO, launcher_env
-from tests.helpers.proc import alive, next_pid, proc_stat, wait_until  # noqa: E402
+from tests.helpers.proc import alive, next_pid, proc_stat, spare_pid, wait_until  # noqa: E402
 
 from tests.helpers.contain import no_cgroups  # noqa: E402
 
@@ -115,10 +115,10 @@ def left_stopped(s) -> dict[int, str]:
 
 
 def tracked(s) -> set[int]:
-    """The processes the launcher keeps (after taking the next's ready)."""
-    next_pid(s)
+    """The processes the launcher keeps (after taking the next's ready, and its spare's offer)."""
+    spare = spare_pid(s)
     p = s.pids()
-    return {x for x in (p["init"], p["head"], p["next"], *p["snapshots"].values()) if x}
+    return {x for x in (p["init"], p["head"], p["next"], spare, *p["snapshots"].values()) if x}
 
 
 def untracked_alive(s, pids) -> set[int]:
@@ -706,14 +706,14 @@ import json, sys
 sys.path.insert(0, {repo!r})
 from launcher.core import Launcher
 from launcher.contain import containment
+from tests.helpers.proc import spare_pid
 def say(**kw):
     print(json.dumps(kw), flush=True)
     sys.stdin.readline()
 def tracked(s):
-    with s.lock:
-        s.ensure_next(10)
+    spare = spare_pid(s)  # forked by the idle next: tracked, not a stray
     p = s.pids()
-    return [x for x in (p["init"], p["head"], p["next"], *p["snapshots"].values()) if x]
+    return [x for x in (p["init"], p["head"], p["next"], spare, *p["snapshots"].values()) if x]
 with Launcher({profile!r}, output_dir={out!r}, spare_sessions=0) as L:
     s = L.new_session()
     assert s.execute("X = 1")["ok"]

@@ -136,3 +136,21 @@ def next_pid(session, timeout: float = 10.0) -> int:
     with session.lock:
         session.ensure_next(timeout)
         return session.next.pid
+
+
+def spare_pid(session, timeout: float = 10.0) -> int | None:
+    """Host pid of the next's spare once the launcher knows it (jail/proc/spare.py: an idle next
+    forks one after 0.1 s and announces it). Waits for the next's ready, then for the spare; None
+    if none comes within ``timeout``. Process counts use it so that a spare forked while a test
+    looks is neither missed nor taken for a stray."""
+    next_pid(session, timeout)
+
+    def known():
+        with session.lock:
+            chain = session.chain
+            if chain.spare is None:
+                session.channel.pump(time.monotonic() + 0.01)  # an offer sent since the last call
+                chain.take_spare()
+            return chain.spare.pid if chain.spare is not None else None
+
+    return wait_until(known, timeout)
