@@ -143,7 +143,11 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
     while True:
         if not spare.pid and not select.select([sock], [], [], spare_mod.IDLE_S)[0]:
             # idle: pay the fork of the following read-only op now
-            spare.start(lambda: send_quiet(sock, {"t": "spare"}), lambda: runner.warm(namespace, **base.policy()))
+            spare.start(lambda: send_quiet(sock, {"t": "spare"}), lambda: runner.warm_idle(namespace, **base.policy()))
+            try:  # the fork shared every page with the spare again: pay the call's copies now, while idle
+                runner.warm_idle(namespace, **base.policy())
+            except Exception:  # noqa: BLE001 - an optimisation only
+                pass
         got = protocol.recv_simple(sock, cap)
         if got is None:
             os._exit(0)

@@ -392,10 +392,27 @@ def test_warm_runs_no_user_code_and_changes_nothing(ns):
     assert r["ok"], r["error"]
     ns["calls"].clear()
     before = list(ns.items())
-    runner.warm(ns, python_layers=True, allowed_imports=ALLOWED, blocked_calls=BLOCKED, max_output_bytes=10_000)
-    assert ns["calls"] == []
-    after = list(ns.items())
-    assert len(after) == len(before) and all(a[0] is b[0] and a[1] is b[1] for a, b in zip(after, before))
+    for warm in (runner.warm, runner.warm_idle):
+        warm(ns, python_layers=True, allowed_imports=ALLOWED, blocked_calls=BLOCKED, max_output_bytes=10_000)
+        assert ns["calls"] == []
+        after = list(ns.items())
+        assert len(after) == len(before) and all(a[0] is b[0] and a[1] is b[1] for a, b in zip(after, before))
+
+
+def test_idle_warm_adds_nothing_to_an_open_builder(ns):
+    """An idle next's OCCT warm-up makes shapes: never through build123d, where a builder the
+    session left open would take them."""
+    r = runner.run("bp = BuildPart()\nbp.__enter__()\nBox(1, 1, 1)\n", ns, python_layers=False,
+                   allowed_imports=ALLOWED, blocked_calls=BLOCKED, max_output_bytes=10_000)
+    try:
+        assert r["ok"], r["error"]
+        volume = ns["bp"].part.volume
+        runner.warm_idle(ns, python_layers=True, allowed_imports=ALLOWED, blocked_calls=BLOCKED,
+                         max_output_bytes=10_000)
+        assert ns["bp"].part.volume == volume
+        assert len(ns["bp"].part.solids()) == 1
+    finally:
+        ns["bp"].__exit__(None, None, None)
 
 
 def test_summary_of_big_bytes_and_ints_builds_no_big_string():
