@@ -36,6 +36,11 @@ def test_load_many_executes(soak):
         for ts in tools:  # warm-up: sessions exist, first calls made
             assert ts.call("execute", {"code": "n = 0"})["ok"]
         time.sleep(0.3)
+        # the same shape as the finals below: a call after an idle spell, whose next had forked its
+        # spare (killed by the call, its pidfd held until the session's next call reaps it)
+        for ts in tools:
+            assert ts.call("execute", {"code": "n = 0"})["ok"]
+        time.sleep(0.3)
         fds0, thr0, kids0, rss0 = fd_count(), task_count(), len(children()), rss_kb()
         lat: list[float] = []
         errors: list[str] = []
