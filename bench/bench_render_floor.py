@@ -33,13 +33,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-PLATE = """\
-with BuildPart() as plate:
-    Box(80, 60, 10)
-    with GridLocations(60, 40, 2, 2):
-        Hole(radius=4)
-part = plate.part
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peer import PLATE  # noqa: E402 - the benches' plate, one definition
 
 ASSEMBLY = """\
 with BuildPart() as base:
