@@ -15,10 +15,10 @@ code hidden from the reader. Does not block: harm in code that reads fine; the u
 """
 from __future__ import annotations
 
-import ast
 import re
 
 from launcher.files import reviewable
+from launcher.files.literal import string_literal
 from launcher.session import SessionError
 from launcher.session.history import MAX_BYTES as MAX_HISTORY_BYTES
 
@@ -65,11 +65,8 @@ def parse_import(code: str) -> tuple[str, str, str] | None:
     m, n = _PATH.search(code), _NAME.search(code)
     if m is None or n is None:
         return None
-    try:
-        path = ast.literal_eval(m.group(1))
-    except (ValueError, SyntaxError):
-        return None
-    if not isinstance(path, str) or not path.startswith("/"):
+    path = string_literal(m.group(1))
+    if path is None or not path.startswith("/"):
         return None
     fmts = [f for f in _IMPORT_TPL if import_code(n.group(1), f, path[1:]) == code]
     if not fmts:

@@ -15,13 +15,13 @@ literal without needing it (it may read whatever list_inputs offers, as import_f
 """
 from __future__ import annotations
 
-import ast
 import io
 import tokenize
 from contextlib import contextmanager
 
 from launcher.files import inflight, inputs
 from launcher.files.inflight import WIRE_MAX_INPUT
+from launcher.files.literal import string_literal
 
 MAX_LITERALS = 5000   # string constants of one call's code looked at
 MAX_SENT = 16         # files sent with one call
@@ -34,8 +34,8 @@ def literal_names(code: str) -> list[str]:
 
     The launcher never parses the code: ``tokenize`` (pure Python, no recursion, bounded by
     ``max_code_bytes``) finds the string tokens, and only a plain one (no ``f``/``b`` prefix) is
-    decoded, by itself. (``ast.parse`` here crashed under concurrent calls: CPython 3.11's
-    "AST constructor recursion depth mismatch".)"""
+    decoded, by itself, without the parser (launcher.files.literal: ``ast`` fails under concurrent
+    calls on CPython 3.11, "AST constructor recursion depth mismatch", and dropped names)."""
     out: dict[str, None] = {}
     seen = 0
     try:
@@ -48,11 +48,8 @@ def literal_names(code: str) -> list[str]:
             prefix = tok.string[:len(tok.string) - len(tok.string.lstrip("rRuUbBfF"))].lower()
             if "f" in prefix or "b" in prefix or len(tok.string) > MAX_NAME + 8:
                 continue
-            try:
-                s = ast.literal_eval(tok.string)
-            except (SyntaxError, ValueError, MemoryError, RecursionError, SystemError):
-                continue
-            if not isinstance(s, str):
+            s = string_literal(tok.string)
+            if s is None:
                 continue
             while s.startswith("./"):
                 s = s[2:]
