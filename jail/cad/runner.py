@@ -19,12 +19,9 @@ import builtins as _builtins
 import json
 import sys
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
-from OCP.BRepAlgoAPI import BRepAlgoAPI_Cut  # bound in the zygote: warm_idle's OCCT work
-from OCP.BRepPrimAPI import BRepPrimAPI_MakeBox, BRepPrimAPI_MakeCylinder
-
-from jail.cad import changes, error_report, hints, history, partial, policy, summary
+from jail.cad import changes, error_report, hints, history, partial, policy, summary, warmup
 from jail.cad.capture import BoundedOutput
 from jail.cad.names import cap, note_served, safe_str, star_exports, type_name
 from jail.cad.safe_builtins import make_builtins
@@ -76,13 +73,19 @@ def warm(namespace: dict, *, python_layers: bool, allowed_imports: Sequence[str]
     json.dumps({"ok": True, "stdout": "", "objects": [{"name": "x", "kind": "number", "repr": "1"}]})
 
 
-def warm_idle(namespace: dict, **policy) -> None:
-    """``warm``, then a box minus a cylinder in OCCT itself (not build123d: an open builder of the
-    session's would take the shapes), so the call's first boolean finds OCCT's allocator pages
-    already copied: about half of a small part's first run in a freshly forked process. Only for a
-    process that has been idle (it costs a few ms of CPU that a waiting request would pay)."""
+def warm_idle(namespace: dict, stop: Callable[[], bool] = lambda: False, *, cad: bool = True,
+              **policy) -> None:
+    """``warm``, then, for a process that has been idle, the pages its call will write first
+    (jail/cad/warmup.py, in an empty context, under a CPU budget, stopping between steps once
+    ``stop()`` says a request is waiting): with ``cad`` (the next, which runs the execute) a small part
+    built and measured; without (a spare, for read-only calls) an 800x600 render of a small part. A
+    small part's first run in a freshly forked process took twice as long as in one that had done
+    such work."""
     warm(namespace, **policy)
-    BRepAlgoAPI_Cut(BRepPrimAPI_MakeBox(10.0, 10.0, 2.0).Shape(), BRepPrimAPI_MakeCylinder(1.0, 4.0).Shape()).Shape()
+    if cad:
+        warmup.warm_cad(stop)
+    else:
+        warmup.warm_read_only(stop)
 
 
 def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Sequence[str],

@@ -22,7 +22,8 @@ import math
 import time
 from typing import Any
 
-__all__ = ["num", "Meter", "LIGHT_FACES", "VALIDATE_MAX", "rotate_caches", "light_summary", "deadline_over"]
+__all__ = ["num", "Meter", "measure_uncached", "LIGHT_FACES", "VALIDATE_MAX", "rotate_caches", "light_summary",
+           "deadline_over"]
 
 LIGHT_FACES = 2000   # past this many faces: the light summary (no validity, plain bounding box)
 VALIDATE_MAX = 50    # leaf shapes whose validity one pass checks (the rest: no "valid" key)
@@ -225,6 +226,15 @@ class Meter:
         return {"min": [num(bb.min.X), num(bb.min.Y), num(bb.min.Z)],
                 "max": [num(bb.max.X), num(bb.max.Y), num(bb.max.Z)],
                 "size": [num(bb.size.X), num(bb.size.Y), num(bb.size.Z)]}
+
+
+def measure_uncached(shape: Any) -> dict:
+    """A leaf shape's measures and validity, leaving no cache entry (the idle warm-up, jail/cad/warmup.py:
+    it pays the pages a summary writes, and a shape of its own must not outlive it in a cache)."""
+    d = Meter()._measure_local(shape)
+    valid = shape.is_valid
+    d["valid"] = bool(valid() if callable(valid) else valid)
+    return d
 
 
 def deadline_over(deadline: float, stop=None):

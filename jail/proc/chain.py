@@ -41,6 +41,11 @@ def send_or_exit(sock, obj, blob=b""):
         os._exit(0)
 
 
+def readable(fd) -> bool:
+    """A request is waiting (an idle warm-up stops for it)."""
+    return bool(select.select([fd], [], [], 0)[0])
+
+
 def send_quiet(sock, obj) -> None:
     try:
         protocol.send(sock, obj)
@@ -143,9 +148,10 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
     while True:
         if not spare.pid and not select.select([sock], [], [], spare_mod.IDLE_S)[0]:
             # idle: pay the fork of the following read-only op now
-            spare.start(lambda: send_quiet(sock, {"t": "spare"}), lambda: runner.warm_idle(namespace, **base.policy()))
+            spare.start(lambda: send_quiet(sock, {"t": "spare"}),
+                        lambda stop: runner.warm_idle(namespace, stop, cad=False, **base.policy()))
             try:  # the fork shared every page with the spare again: pay the call's copies now, while idle
-                runner.warm_idle(namespace, **base.policy())
+                runner.warm_idle(namespace, lambda: readable(sock), **base.policy())
             except Exception:  # noqa: BLE001 - an optimisation only
                 pass
         got = protocol.recv_simple(sock, cap)

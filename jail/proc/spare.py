@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import struct
 
@@ -80,7 +81,7 @@ class Spare:
         announce()
         try:
             if warm is not None:
-                warm()
+                warm(lambda: bool(select.select([r], [], [], 0)[0]))  # stops once a request is waiting
         except Exception:  # noqa: BLE001 - an optimisation only
             pass
         head = _read_exact(r, HEADER.size)

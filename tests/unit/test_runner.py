@@ -400,15 +400,16 @@ def test_warm_runs_no_user_code_and_changes_nothing(ns):
 
 
 def test_idle_warm_adds_nothing_to_an_open_builder(ns):
-    """An idle next's OCCT warm-up makes shapes: never through build123d, where a builder the
-    session left open would take them."""
+    """An idle next's (and spare's) warm-up makes shapes through build123d, in an empty context: a
+    builder the session left open must not take them."""
     r = runner.run("bp = BuildPart()\nbp.__enter__()\nBox(1, 1, 1)\n", ns, python_layers=False,
                    allowed_imports=ALLOWED, blocked_calls=BLOCKED, max_output_bytes=10_000)
     try:
         assert r["ok"], r["error"]
         volume = ns["bp"].part.volume
-        runner.warm_idle(ns, python_layers=True, allowed_imports=ALLOWED, blocked_calls=BLOCKED,
-                         max_output_bytes=10_000)
+        for cad in (True, False):  # the next's warm-up (a part) and the spare's (a render)
+            runner.warm_idle(ns, python_layers=True, allowed_imports=ALLOWED, blocked_calls=BLOCKED,
+                             max_output_bytes=10_000, cad=cad)
         assert ns["bp"].part.volume == volume
         assert len(ns["bp"].part.solids()) == 1
     finally:

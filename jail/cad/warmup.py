@@ -1,0 +1,131 @@
+"""An idle process's CAD warm-up: typical build123d work, so the next call's first run is not slower.
+
+A freshly forked ``next`` shares every page with its head; the first time a call's code writes a
+page (a CPython reference count, an OCCT allocator block, a build123d cache) the kernel copies it.
+For a small part that doubled the run (a plate with four holes: 18.6 ms in a fresh fork against
+9.2 ms once the process had done similar work). ``warm_cad`` does similar work while the process
+waits: a flange with holes on locations, a counter-sunk hole and a chamfer, measured as a summary
+measures. It is not the bench's part, and none of its shapes outlive it. One small part, not more: the
+warm-up is drawn from the session's CPU share (``session_cpus``), like everything the session runs.
+
+A spare (it serves read-only calls) warms with ``warm_read_only`` instead: an 800x600 render of a
+small part of its own (about 30 ms of CPU; the next's ~70 ms on top would exceed the session's CPU
+share at short think times).
+
+What it keeps apart from the session:
+* builders: it runs in a new, empty ``contextvars.Context``, so a builder the session left open
+  (``bp.__enter__()`` with no exit) is not the active one and takes none of its shapes;
+* the namespace: never read or written here;
+* time: it starts only in a next idle for 0.1 s, stops before each step once ``stop()`` says a
+  request is waiting (a request that comes during the step waits for it: about 70 ms), and is cut off
+  after ``BUDGET_CPU_S`` of CPU (``SIGXCPU`` from a lowered soft ``RLIMIT_CPU``; ``setitimer`` is
+  not in the seccomp allow list).
+
+What it does not keep apart: build123d's classes and functions are the session's, so code a call
+left in them (a patched method, a logging handler) runs here, in the same jailed process, outside a
+call's wall-clock limit: at most ``BUDGET_CPU_S`` of CPU for each idle next, drawn from the
+session's CPU share; the budget interrupts Python code only (a native call finishes first; the hard
+``RLIMIT_CPU`` and the next call's wall-clock limit still bound it).
+"""
+from __future__ import annotations
+
+import contextvars
+import resource
+import signal
+from collections.abc import Callable
+
+from build123d import (
+    Axis,
+    Box,
+    BuildPart,
+    CounterSinkHole,
+    Cylinder,
+    GridLocations,
+    Hole,
+    PolarLocations,
+    chamfer,
+)
+
+from jail.cad import render, shape_measure
+
+
+def _flange():
+    """A small part as a session makes one (a disc with holes on a circle and a grid, a counter-sunk
+    hole, a chamfer), then what a reply's summary does with it (counts, volume, bounding box,
+    validity): about 70 ms of CPU."""
+    with BuildPart() as flange:
+        Cylinder(20, 5)
+        with PolarLocations(14, 3):
+            Hole(2.5)
+        CounterSinkHole(2, 4)
+        with GridLocations(8, 8, 2, 1):
+            Hole(1)
+        chamfer(flange.edges().group_by(Axis.Z)[-1], 0.5)
+    return shape_measure.measure_uncached(flange.part)
+
+
+STEPS: tuple[Callable[[], object], ...] = (_flange,)
+BUDGET_CPU_S = 1  # RLIMIT_CPU counts whole seconds
+
+
+class _OverBudget(Exception):
+    pass
+
+
+def _over_budget(signum, frame):
+    raise _OverBudget
+
+
+def _cpu_seconds() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _render_view():
+    """What a read-only ``render`` does on a spare's first call: mesh, shade and encode an 800x600 view."""
+    return render.render({"warm": Box(20, 10, 5) - Cylinder(2, 10)}, width=800, height=600)
+
+
+READ_ONLY_STEPS: tuple[Callable[[], object], ...] = (_render_view,)
+
+
+def warm_read_only(stop: Callable[[], bool] = lambda: False) -> int:
+    """A spare's warm-up (its calls are read-only: render, measure...): ``READ_ONLY_STEPS`` under the
+    same bounds as ``warm_cad``."""
+    return warm_cad(stop, steps=READ_ONLY_STEPS)
+
+
+def warm_cad(stop: Callable[[], bool] = lambda: False, budget_cpu_s: int = BUDGET_CPU_S,
+             steps: tuple[Callable[[], object], ...] = STEPS) -> int:
+    """Run the warm-up steps until done or ``stop()`` is true (checked before each step); returns
+    how many steps completed. Bounded by ``budget_cpu_s`` seconds of this process's CPU: the soft
+    ``RLIMIT_CPU`` is lowered for the warm-up, and its ``SIGXCPU`` raises between bytecodes, so
+    session code reached through build123d (a patched method, a logging handler) that loops is cut
+    off and the process serves its request; the limit is restored after. Without that bound
+    (``prlimit`` or the handler refused) there is no warm-up. Never raises."""
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        cap = int(_cpu_seconds()) + budget_cpu_s
+        if soft != resource.RLIM_INFINITY and soft <= cap:
+            return 0  # too close to the call's own CPU bound to keep a budget apart
+        previous = signal.signal(signal.SIGXCPU, _over_budget)
+    except (ValueError, OSError):
+        return 0
+    done = 0
+    try:
+        try:
+            resource.setrlimit(resource.RLIMIT_CPU, (cap, hard))
+            for step in steps:
+                if stop():
+                    break
+                contextvars.Context().run(step)
+                done += 1
+        finally:  # a SIGXCPU that comes here is caught below; none comes once the limit is back
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    except BaseException:  # noqa: BLE001 - _OverBudget, or whatever session code reached here raises
+        pass
+    try:
+        signal.signal(signal.SIGXCPU, previous)
+    except (TypeError, ValueError, OSError):
+        signal.signal(signal.SIGXCPU, signal.SIG_DFL)
+    return done
