@@ -17,19 +17,20 @@ What it keeps apart from the session:
   (``bp.__enter__()`` with no exit) is not the active one and takes none of its shapes;
 * the namespace: never read or written here;
 * time: it starts only in a next idle for 0.1 s, stops before each step once ``stop()`` says a
-  request is waiting (a request that comes during the step waits for it: about 70 ms), and is cut off
-  after ``BUDGET_CPU_S`` of CPU (``SIGXCPU`` from a lowered soft ``RLIMIT_CPU``; ``setitimer`` is
-  not in the seccomp allow list).
+  request is waiting (a request that comes during the step waits for it: about 70 ms), and is cut
+  off after ``BUDGET_CPU_S`` to ``BUDGET_CPU_S`` + 1 s of CPU (``SIGXCPU`` from a lowered soft
+  ``RLIMIT_CPU``; ``setitimer`` is not in the seccomp allow list).
 
 What it does not keep apart: build123d's classes and functions are the session's, so code a call
 left in them (a patched method, a logging handler) runs here, in the same jailed process, outside a
-call's wall-clock limit: at most ``BUDGET_CPU_S`` of CPU for each idle next, drawn from the
+call's wall-clock limit: under ``BUDGET_CPU_S`` + 1 s of CPU for each idle next, drawn from the
 session's CPU share; the budget interrupts Python code only (a native call finishes first; the hard
 ``RLIMIT_CPU`` and the next call's wall-clock limit still bound it).
 """
 from __future__ import annotations
 
 import contextvars
+import math
 import resource
 import signal
 from collections.abc import Callable
@@ -65,7 +66,7 @@ def _flange():
 
 
 STEPS: tuple[Callable[[], object], ...] = (_flange,)
-BUDGET_CPU_S = 1  # RLIMIT_CPU counts whole seconds
+BUDGET_CPU_S = 1  # RLIMIT_CPU counts whole seconds: the warm-up gets between this and one second more
 
 
 class _OverBudget(Exception):
@@ -105,7 +106,7 @@ def warm_cad(stop: Callable[[], bool] = lambda: False, budget_cpu_s: int = BUDGE
     (``prlimit`` or the handler refused) there is no warm-up. Never raises."""
     try:
         soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
-        cap = int(_cpu_seconds()) + budget_cpu_s
+        cap = math.ceil(_cpu_seconds()) + budget_cpu_s  # SIGXCPU once the process's CPU passes it
         if soft != resource.RLIM_INFINITY and soft <= cap:
             return 0  # too close to the call's own CPU bound to keep a budget apart
         previous = signal.signal(signal.SIGXCPU, _over_budget)

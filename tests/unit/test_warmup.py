@@ -6,6 +6,7 @@ budget, an exception is swallowed, and the process's CPU limit and SIGXCPU handl
 """
 from __future__ import annotations
 
+import math
 import resource
 import signal
 import time
@@ -87,12 +88,14 @@ def test_session_code_that_loops_is_cut_off_by_the_cpu_budget(patched_group_by):
     limit_before = resource.getrlimit(resource.RLIMIT_CPU)
     handler_before = signal.getsignal(signal.SIGXCPU)
     c0, t0 = _cpu(), time.monotonic()
-    assert warmup.warm_cad() == 0
-    used = _cpu() - c0
-    assert spins == [1], "the patched method was not reached: this test tests nothing"
-    # the budget is whole seconds of process CPU from the start's whole second: at most 2 s
-    assert 0.0 < used <= warmup.BUDGET_CPU_S + 1.5, used
-    assert time.monotonic() - t0 < 60
+    done = warmup.warm_cad()
+    used, wall = _cpu() - c0, time.monotonic() - t0
+    where = f"steps done {done}, spins {spins}, CPU {c0:.2f} s + {used:.2f} s, wall {wall:.2f} s"
+    assert spins == [1], "the patched method was not reached: this test tests nothing; " + where
+    assert done == 0, where
+    # whole seconds of process CPU, counted from the next whole second: the budget to 1 s more (and the
+    # kernel's check granularity)
+    assert 0.5 <= used <= warmup.BUDGET_CPU_S + 3, where
     assert resource.getrlimit(resource.RLIMIT_CPU) == limit_before
     assert signal.getsignal(signal.SIGXCPU) == handler_before
 
@@ -104,7 +107,7 @@ def test_no_budget_means_no_warm_up(patched_group_by):
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
     previous = signal.signal(signal.SIGXCPU, signal.SIG_IGN)  # this test process must not die of it
     try:
-        resource.setrlimit(resource.RLIMIT_CPU, (int(_cpu()) + warmup.BUDGET_CPU_S, hard))
+        resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(_cpu()) + warmup.BUDGET_CPU_S, hard))
         assert warmup.warm_cad() == 0
     finally:
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
