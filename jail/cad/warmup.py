@@ -65,7 +65,13 @@ def _flange():
     return shape_measure.measure_uncached(flange.part)
 
 
-STEPS: tuple[Callable[[], object], ...] = (_flange,)
+def _render_view():
+    """What a read-only ``render`` does on a spare's first call: mesh, shade and encode an 800x600 view."""
+    return render.render({"warm": Box(20, 10, 5) - Cylinder(2, 10)}, width=800, height=600)
+
+
+STEPS: tuple[Callable[[], object], ...] = (_flange,)                 # a next's (it runs the execute)
+READ_ONLY_STEPS: tuple[Callable[[], object], ...] = (_render_view,)  # a spare's
 BUDGET_CPU_S = 1  # RLIMIT_CPU counts whole seconds: the warm-up gets between this and one second more
 
 
@@ -82,28 +88,23 @@ def _cpu_seconds() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def _render_view():
-    """What a read-only ``render`` does on a spare's first call: mesh, shade and encode an 800x600 view."""
-    return render.render({"warm": Box(20, 10, 5) - Cylinder(2, 10)}, width=800, height=600)
-
-
-READ_ONLY_STEPS: tuple[Callable[[], object], ...] = (_render_view,)
+def warm_cad(stop: Callable[[], bool] = lambda: False) -> int:
+    """A next's warm-up (it runs the execute): ``STEPS``; returns how many steps completed."""
+    return _bounded(STEPS, stop, BUDGET_CPU_S)
 
 
 def warm_read_only(stop: Callable[[], bool] = lambda: False) -> int:
-    """A spare's warm-up (its calls are read-only: render, measure...): ``READ_ONLY_STEPS`` under the
-    same bounds as ``warm_cad``."""
-    return warm_cad(stop, steps=READ_ONLY_STEPS)
+    """A spare's warm-up (its calls are read-only: render, measure...): ``READ_ONLY_STEPS``."""
+    return _bounded(READ_ONLY_STEPS, stop, BUDGET_CPU_S)
 
 
-def warm_cad(stop: Callable[[], bool] = lambda: False, budget_cpu_s: int = BUDGET_CPU_S,
-             steps: tuple[Callable[[], object], ...] = STEPS) -> int:
-    """Run the warm-up steps until done or ``stop()`` is true (checked before each step); returns
-    how many steps completed. Bounded by ``budget_cpu_s`` seconds of this process's CPU: the soft
-    ``RLIMIT_CPU`` is lowered for the warm-up, and its ``SIGXCPU`` raises between bytecodes, so
-    session code reached through build123d (a patched method, a logging handler) that loops is cut
-    off and the process serves its request; the limit is restored after. Without that bound
-    (``prlimit`` or the handler refused) there is no warm-up. Never raises."""
+def _bounded(steps: tuple[Callable[[], object], ...], stop: Callable[[], bool], budget_cpu_s: int) -> int:
+    """Run ``steps`` until done or ``stop()`` is true (checked before each step); returns how many
+    completed. Bounded by ``budget_cpu_s`` seconds of this process's CPU: the soft ``RLIMIT_CPU`` is
+    lowered for the warm-up, and its ``SIGXCPU`` raises between bytecodes, so session code reached
+    through build123d (a patched method, a logging handler) that loops is cut off and the process
+    serves its request; the limit is restored after. Without that bound (``prlimit`` or the handler
+    refused) there is no warm-up. Never raises."""
     try:
         soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
         cap = math.ceil(_cpu_seconds()) + budget_cpu_s  # SIGXCPU once the process's CPU passes it
