@@ -24,13 +24,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    k = (len(xs) - 1) * q / 100
-    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+sys.path.insert(0, str(REPO / "bench"))
+from peer import pct  # noqa: E402 - one percentile for every bench
 
 
 def plate_code() -> str:

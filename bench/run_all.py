@@ -30,20 +30,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+from peer import pct  # noqa: E402 - one percentile for every bench
 os.environ["BUILD123D_LAUNCHER_PROFILES"] = os.pathsep.join(
     [str(REPO / "tests" / "profiles")] + [p for p in os.environ.get("BUILD123D_LAUNCHER_PROFILES", "").split(os.pathsep) if p])
 
 PROFILE = str(REPO / "tests" / "profiles" / "bench.toml")
 TIMEOUT_PROFILE = str(REPO / "tests" / "profiles" / "bench_timeout.toml")
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    if not xs:
-        return float("nan")
-    k = (len(xs) - 1) * q / 100
-    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
 def ms(x):
