@@ -30,7 +30,7 @@ from contextlib import asynccontextmanager
 import pytest
 
 from tests.helpers.cli import REPO
-from tests.helpers.faults import profile_path
+from tests.helpers.faults import launcher_fixture, profile_path
 from tests.helpers.proc import descendants
 
 PROFILE = "faults_os_only"
@@ -141,11 +141,7 @@ def wait_until(cond, limit: float = 30.0, step: float = 0.05) -> bool:
     return cond()
 
 
-@pytest.fixture(scope="module")
-def launcher(tmp_path_factory):
-    from launcher.core import Launcher
-    with Launcher(profile_path(PROFILE), output_dir=tmp_path_factory.mktemp("out")) as L:
-        yield L
+launcher = launcher_fixture(PROFILE)
 
 
 @pytest.fixture

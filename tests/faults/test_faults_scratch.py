@@ -13,15 +13,12 @@ from __future__ import annotations
 import pytest
 
 from launcher.core import Launcher
-from tests.helpers.faults import profile_path
+from tests.helpers.faults import launcher_fixture, profile_path
 
 CAP = 1 << 20  # the faults_scratch profile's max_export_bytes
 
 
-@pytest.fixture(scope="module")
-def launcher(tmp_path_factory):
-    with Launcher(profile_path("faults_scratch"), output_dir=tmp_path_factory.mktemp("out")) as L:
-        yield L
+launcher = launcher_fixture("faults_scratch")
 
 
 class Tapped:

@@ -12,8 +12,7 @@ import re
 
 import pytest
 
-from launcher.core import Launcher
-from tests.helpers.faults import profile_path
+from tests.helpers.faults import launcher_fixture
 from tests.helpers.toolcalls import ToolCalls
 
 FORGE = """\
@@ -38,10 +37,7 @@ while True:
 KILL_HEAD = "import os\nos.fork = lambda: os._exit(0)\n"
 
 
-@pytest.fixture(scope="module")
-def launcher(tmp_path_factory):
-    with Launcher(profile_path("os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
-        yield L
+launcher = launcher_fixture("os_only")
 
 
 def calls_of(script: str) -> list[tuple[int, str]]:

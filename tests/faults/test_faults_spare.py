@@ -15,7 +15,7 @@ import time
 import pytest
 
 from launcher.session.errors import SessionError
-from tests.helpers.faults import profile_path
+from tests.helpers.faults import launcher_fixture
 from tests.helpers.proc import alive, children, live_descendants, wait_until
 
 PROFILE = "faults_os_only"
@@ -79,11 +79,7 @@ C.serve_disposable = hostile
 }
 
 
-@pytest.fixture(scope="module")
-def launcher(tmp_path_factory):
-    from launcher.core import Launcher
-    with Launcher(profile_path(PROFILE), output_dir=tmp_path_factory.mktemp("out")) as L:
-        yield L
+launcher = launcher_fixture(PROFILE)
 
 
 @pytest.fixture

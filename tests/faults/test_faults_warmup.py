@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 from jail.cad import warmup
-from tests.helpers.faults import profile_path
 from tests.helpers.proc import next_pid, wait_until
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -38,15 +35,8 @@ def cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
 
 
-@pytest.fixture(scope="module")
-def launcher(tmp_path_factory):
-    from launcher.core import Launcher
-    with Launcher(profile_path("faults"), output_dir=tmp_path_factory.mktemp("out")) as L:
-        yield L
-
-
-def test_a_looping_patch_does_not_hold_the_idle_next(launcher):
-    s = launcher.new_session()
+def test_a_looping_patch_does_not_hold_the_idle_next(faults_launcher):
+    s = faults_launcher.new_session()
     try:
         r = s.execute(SPIN)
         assert r["ok"], r
@@ -60,4 +50,4 @@ def test_a_looping_patch_does_not_hold_the_idle_next(launcher):
         used = cpu_s(nxt)
         assert used is not None and used <= warmup.BUDGET_CPU_S + 2.0, used
     finally:
-        launcher.close_session(s)
+        faults_launcher.close_session(s)

@@ -1,6 +1,7 @@
 """The reliability tests' (tests/faults) profiles and a raw JSON-RPC client of ``launcher mcp``.
 
-:func:`profile_path` resolves a test profile by name in tests/profiles. :class:`Stdio` speaks newline-delimited JSON-RPC to ``python -m launcher mcp``
+:func:`profile_path` resolves a test profile by name in tests/profiles; :func:`launcher_fixture`
+makes a test module's ``launcher`` fixture on one. :class:`Stdio` speaks newline-delimited JSON-RPC to ``python -m launcher mcp``
 byte by byte (no SDK), so tests can send what no well-behaved client would.
 """
 from __future__ import annotations
@@ -20,6 +21,20 @@ FAULTS_DIR = REPO / "tests" / "faults"
 def profile_path(name: str) -> str:
     """The .toml file of test profile ``name`` (tests/profiles)."""
     return str(TEST_PROFILES / f"{name}.toml")
+
+
+def launcher_fixture(profile: str):
+    """A module-scoped ``launcher`` fixture: a Launcher on test profile ``profile`` with an output
+    directory of its own (``launcher = launcher_fixture("faults_os_only")`` in a test module)."""
+    import pytest
+
+    @pytest.fixture(scope="module", name="launcher")
+    def _launcher(tmp_path_factory):
+        from launcher.core import Launcher
+        with Launcher(profile_path(profile), output_dir=tmp_path_factory.mktemp("out")) as L:
+            yield L
+
+    return _launcher
 
 
 class Stdio:
