@@ -80,8 +80,10 @@ def warm_idle(namespace: dict, stop: Callable[[], bool] = lambda: False, *, cad:
     ``stop()`` says a request is waiting): with ``cad`` (the next, which runs the execute) a small part
     built and measured; without (a spare, for read-only calls) an 800x600 render of a small part. A
     small part's first run in a freshly forked process took twice as long as in one that had done
-    such work."""
+    such work. Only in a session whose names hold a shape or builder (``warmup.holds_cad``)."""
     warm(namespace, **policy)
+    if not warmup.holds_cad(namespace):
+        return
     if cad:
         warmup.warm_cad(stop)
     else:

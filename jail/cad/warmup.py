@@ -12,6 +12,9 @@ A spare (it serves read-only calls) warms with ``warm_read_only`` instead: an 80
 small part of its own (about 30 ms of CPU; the next's ~70 ms on top would exceed the session's CPU
 share at short think times).
 
+Only a session whose names hold a shape or builder is warmed (``holds_cad``): a session that does no
+CAD (a fresh one, the launcher's pre-made ones) would spend the CPU for nothing.
+
 What it keeps apart from the session:
 * builders: it runs in a new, empty ``contextvars.Context``, so a builder the session left open
   (``bp.__enter__()`` with no exit) is not the active one and takes none of its shapes;
@@ -44,8 +47,10 @@ from build123d import (
     GridLocations,
     Hole,
     PolarLocations,
+    Shape,
     chamfer,
 )
+from build123d.build_common import Builder
 
 from jail.cad import render, shape_measure
 
@@ -86,6 +91,21 @@ def _over_budget(signum, frame):
 def _cpu_seconds() -> float:
     ru = resource.getrusage(resource.RUSAGE_SELF)
     return ru.ru_utime + ru.ru_stime
+
+
+_MRO = type.__dict__["__mro__"].__get__  # the C getter: no metaclass of the session's is asked
+_CAD_BASES = (Shape, Builder)
+
+
+def holds_cad(namespace: dict) -> bool:
+    """Whether a top-level name holds a build123d shape or builder: only a session doing CAD is
+    warmed for it (the others, like a fresh session's, would spend the CPU for nothing). Reads each
+    value's type and that type's MRO only: no user code runs (no ``isinstance``, no ``==``)."""
+    for value in list(namespace.values()):
+        for cls in _MRO(type(value)):
+            if cls is _CAD_BASES[0] or cls is _CAD_BASES[1]:
+                return True
+    return False
 
 
 def warm_cad(stop: Callable[[], bool] = lambda: False) -> int:

@@ -23,6 +23,7 @@ def spin(self, *args, **kwargs):
         pass
 ShapeList.group_by = spin
 n = 41
+part = Box(1, 1, 1)  # a session doing CAD: only such a session is warmed
 """
 
 

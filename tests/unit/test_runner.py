@@ -399,6 +399,24 @@ def test_warm_runs_no_user_code_and_changes_nothing(ns):
         assert len(after) == len(before) and all(a[0] is b[0] and a[1] is b[1] for a, b in zip(after, before))
 
 
+def test_idle_warm_builds_nothing_in_a_session_without_shapes(ns, monkeypatch):
+    """A session whose names hold no shape or builder (a fresh one, plain Python) is not warmed."""
+    from jail.cad import warmup
+    ran = []
+    monkeypatch.setattr(warmup, "_bounded", lambda *a: ran.append(a) or 0)
+    r = runner.run("x = [1, 2]\n", ns, python_layers=True, allowed_imports=ALLOWED, blocked_calls=BLOCKED,
+                   max_output_bytes=10_000)
+    assert r["ok"], r["error"]
+    for cad in (True, False):
+        runner.warm_idle(ns, python_layers=True, allowed_imports=ALLOWED, blocked_calls=BLOCKED,
+                         max_output_bytes=10_000, cad=cad)
+    assert ran == []
+    ns["part"] = ns["Box"](1, 1, 1)
+    runner.warm_idle(ns, python_layers=True, allowed_imports=ALLOWED, blocked_calls=BLOCKED,
+                     max_output_bytes=10_000)
+    assert len(ran) == 1
+
+
 def test_idle_warm_adds_nothing_to_an_open_builder(ns):
     """An idle next's (and spare's) warm-up makes shapes through build123d, in an empty context: a
     builder the session left open must not take them."""

@@ -34,6 +34,35 @@ def patched_group_by():
     ShapeList.group_by = original
 
 
+def test_only_a_session_holding_a_shape_or_builder_is_warmed():
+    assert not warmup.holds_cad({"n": 1, "s": "text", "parts": [Box(1, 1, 1)]})
+    assert warmup.holds_cad({"n": 1, "part": Box(1, 1, 1)})
+    assert warmup.holds_cad({"bp": BuildPart()})
+
+
+def test_looking_for_shapes_runs_no_session_code():
+    """A class whose metaclass answers ``==`` and ``__mro__`` itself: neither is asked."""
+    calls = []
+
+    class Meta(type):
+        def __eq__(cls, other):
+            calls.append("eq")
+            return True
+
+        __hash__ = type.__hash__
+
+        @property
+        def __mro__(cls):
+            calls.append("mro")
+            return (Box,)
+
+    class Sly(metaclass=Meta):
+        pass
+
+    assert not warmup.holds_cad({"x": Sly()})
+    assert calls == []
+
+
 def test_runs_every_step_and_leaves_no_cache_entry():
     local, local_next = dict(shape_measure._LOCAL), dict(shape_measure._LOCAL_NEXT)
     shapes, shapes_next = dict(summary._SHAPE_CACHE), dict(summary._shape_cache_next)
