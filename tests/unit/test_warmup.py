@@ -12,7 +12,7 @@ import signal
 import time
 
 import pytest
-from build123d import Box, BuildPart, ShapeList
+from build123d import Box, BuildPart, Shape
 
 from jail.cad import shape_measure, summary, warmup
 
@@ -23,15 +23,15 @@ def _cpu() -> float:
 
 
 @pytest.fixture
-def patched_group_by():
-    """Replace ``ShapeList.group_by`` (the flange's chamfer selects its top edges with it) for one test."""
-    original = ShapeList.group_by
+def patched_cut():
+    """Replace ``Shape.cut`` (each ``Hole`` of the warm-up's part cuts with it) for one test."""
+    original = Shape.cut
 
     def patch(fn):
-        ShapeList.group_by = fn
+        Shape.cut = fn
 
     yield patch
-    ShapeList.group_by = original
+    Shape.cut = original
 
 
 def test_only_a_session_holding_a_shape_or_builder_is_warmed():
@@ -95,15 +95,15 @@ def test_an_open_builder_takes_none_of_its_shapes():
         bp.__exit__(None, None, None)
 
 
-def test_session_code_that_raises_is_swallowed(patched_group_by):
+def test_session_code_that_raises_is_swallowed(patched_cut):
     def boom(self, *a, **k):
         raise RuntimeError("patched by the session")
 
-    patched_group_by(boom)
+    patched_cut(boom)
     assert warmup.warm_cad() == 0
 
 
-def test_session_code_that_loops_is_cut_off_by_the_cpu_budget(patched_group_by):
+def test_session_code_that_loops_is_cut_off_by_the_cpu_budget(patched_cut):
     """A loop in a patched method would keep an idle next busy forever, so its request would wait
     for the call's wall-clock limit: the soft RLIMIT_CPU raises SIGXCPU after the budget."""
     spins = []
@@ -113,7 +113,7 @@ def test_session_code_that_loops_is_cut_off_by_the_cpu_budget(patched_group_by):
         while True:
             pass
 
-    patched_group_by(spin)
+    patched_cut(spin)
     limit_before = resource.getrlimit(resource.RLIMIT_CPU)
     handler_before = signal.getsignal(signal.SIGXCPU)
     c0, t0 = _cpu(), time.monotonic()
@@ -129,10 +129,10 @@ def test_session_code_that_loops_is_cut_off_by_the_cpu_budget(patched_group_by):
     assert signal.getsignal(signal.SIGXCPU) == handler_before
 
 
-def test_no_budget_means_no_warm_up(patched_group_by):
+def test_no_budget_means_no_warm_up(patched_cut):
     """A CPU limit too close to keep a budget apart (the call's own bound): nothing runs."""
     reached = []
-    patched_group_by(lambda self, *a, **k: reached.append(1))
+    patched_cut(lambda self, *a, **k: reached.append(1))
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
     previous = signal.signal(signal.SIGXCPU, signal.SIG_IGN)  # this test process must not die of it
     try:
