@@ -4,8 +4,9 @@ A freshly forked ``next`` shares every page with its head; the first time a call
 page (a CPython reference count, an OCCT allocator block, a build123d cache) the kernel copies it.
 For a small part that doubled the run (a plate with four holes: 18.6 ms in a fresh fork against
 9.2 ms once the process had done similar work). ``warm_cad`` does similar work while the process
-waits: a disc with holes on a circle and on a grid, measured as a summary measures. It is not the bench's part, and none of its shapes outlive it. One small part, not more: the
-warm-up is drawn from the session's CPU share (``session_cpus``), like everything the session runs.
+waits: a disc with holes on a circle and on a grid, measured as a summary measures. It is not the
+bench's part, and none of its shapes outlive it. One small part, not more: the warm-up is drawn from
+the session's CPU share (``session_cpus``), like everything the session runs.
 
 A spare (it serves read-only calls) warms with ``warm_read_only`` instead: an 800x600 render of a
 small part of its own (about 30 ms of CPU; the next's flange of ~100 ms on top exceeded the session's CPU
@@ -17,7 +18,7 @@ CAD (a fresh one, the launcher's pre-made ones) would spend the CPU for nothing.
 What it keeps apart from the session:
 * builders: it runs in a new, empty ``contextvars.Context``, so a builder the session left open
   (``bp.__enter__()`` with no exit) is not the active one and takes none of its shapes;
-* the namespace: never read or written here;
+* the namespace: never written; ``holds_cad`` reads only each value's type and that type's MRO;
 * time: it starts only in a next idle for 0.1 s, stops before each step once ``stop()`` says a
   request is waiting (a request that comes during the step waits for it: about 30 ms), and is cut
   off after ``BUDGET_CPU_S`` to ``BUDGET_CPU_S`` + 1 s of CPU (``SIGXCPU`` from a lowered soft
@@ -69,7 +70,7 @@ def _render_view():
     return render.render({"warm": Box(20, 10, 5) - Cylinder(2, 10)}, width=800, height=600)
 
 
-STEPS: tuple[Callable[[], object], ...] = (_part_with_holes,)                 # a next's (it runs the execute)
+STEPS: tuple[Callable[[], object], ...] = (_part_with_holes,)        # a next's (it runs the execute)
 READ_ONLY_STEPS: tuple[Callable[[], object], ...] = (_render_view,)  # a spare's
 BUDGET_CPU_S = 1  # RLIMIT_CPU counts whole seconds: the warm-up gets between this and one second more
 
