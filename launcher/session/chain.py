@@ -138,10 +138,9 @@ class Chain(SpareRoles):
             # before any ready is taken, keeping no child of the head (its next among them: the
             # head forks another), so nothing that call started can pose as the next
             self.next = None
-            killed = self.sweep(keep_head_children=False)  # OSError again: this call fails, nothing ran
+            self.sweep(keep_head_children=False)  # OSError again: this call fails, nothing ran
             self._sweep_pending = False
-            self.channel.early_ready.clear()
-            self._swept.update(killed or ())
+            self.channel.early_ready.clear()  # what it killed is in _swept, never taken as the next
         if self.next is not None and self.next.alive():
             return
         if self.head is None:
@@ -274,7 +273,7 @@ class Chain(SpareRoles):
         """
         self.take_spare()  # announced since the last look: kept like the next
         # without the clone filter the cgroup sweep also kills the head's own fresh next; its ready may
-        # be read before it is dead, so what it killed is never taken as the next (like a deferred sweep)
+        # be read before it is dead, so what a sweep killed (``_swept``) is never taken as the next
         self._swept |= self.contain.sweep(self.known() | {self.keeper.pid}, self.head,
                                           [p for p, _ in self.snapshots.values()],
                                           head_children_legit=keep_head_children and clone_filtered(self.evidence))
@@ -283,9 +282,13 @@ class Chain(SpareRoles):
             if keep_head_children and self.head is not None:
                 keep |= set(children_of(self.head.pid))
             killed = kill_strays(self.init.pid, keep, dying=[p.pid for p in self._dying])
+            # a next the head forked after ``keep`` was read is killed here too; its ready may be
+            # in the socket and it may still be tearing down (alive to a pidfd): never take it
+            self._swept.update(killed)
             self.channel.rx.drop_partials(keep)
             if killed:
-                log.info("session %s: killed %d stray process(es) left by user code", self.id, len(killed))
+                log.info("session %s: killed %d process(es) it did not know (left by user code, or a next "
+                         "the head forked during the sweep)", self.id, len(killed))
             return killed
         return []
 
