@@ -134,6 +134,7 @@ def assert_state(s, value: int) -> None:
 
 # ----------------------------------------------------------------- fixtures
 PROFILES = ["contain_os_only", "contain_noseccomp"]
+QUICK_TIMEOUT_S = 1.5  # a call meant to time out: what is checked is what it leaves, not how long it ran
 
 
 @pytest.fixture(scope="module", params=PROFILES)
@@ -192,7 +193,7 @@ def test_successful_call_leaves_nothing(sess, flag):
 @pytest.mark.parametrize("flag", ["parent", "vm_parent", "fork", "no_exit_signal"])
 def test_timed_out_call_leaves_nothing(sess, flag):
     name, s = sess
-    r = s.execute(stray(FLAGS[flag]) + "\nX = 3\nwhile True:\n    pass")
+    r = s.execute(stray(FLAGS[flag]) + "\nX = 3\nwhile True:\n    pass", timeout_s=QUICK_TIMEOUT_S)
     assert not r["ok"] and r["error"]["type"] == "ExecutionTimeout", r
     assert_contained(s, f"{flag} then a timeout")
     assert_state(s, 1)
@@ -202,7 +203,8 @@ def test_vfork_child_that_never_execs(sess):
     """CLONE_VM|CLONE_VFORK: the call blocks until the child exits, i.e. forever; it times out and
     nothing survives (with seccomp on, the clone is refused and the call simply finishes)."""
     name, s = sess
-    r = s.execute(stray(CLONE_VM | CLONE_VFORK | SIGCHLD) + "\nraise ValueError('refused')")
+    r = s.execute(stray(CLONE_VM | CLONE_VFORK | SIGCHLD) + "\nraise ValueError('refused')",
+                  timeout_s=QUICK_TIMEOUT_S)
     if name == "contain_os_only":
         assert not r["ok"] and r["error"]["type"] == "ValueError" and _made(r["stdout"]) == -1, r
     else:

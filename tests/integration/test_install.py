@@ -10,7 +10,9 @@ not the checkout: so every file it uses comes from the installed package.
 * pipx and uv (``uv tool install``, ``uvx --from``): installed from the package registry into a
   tools venv; skipped with a printed reason when that is not possible.
 
-Slow (a couple of minutes): it installs build123d and its dependencies into fresh venvs.
+Slow (about a minute): it installs build123d and its dependencies into fresh venvs. The three
+installs start together once the wheel is built (``installs``; mostly unpacking and byte-compiling,
+on separate venvs and caches), and each test waits for its own before checking what it installed.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from tests.helpers.cli import REPO
 
@@ -96,8 +99,12 @@ def built():
         shutil.rmtree(root, ignore_errors=True)
 
 
+class Unavailable(Exception):
+    """A tool (pipx, uv) cannot be installed from the package registry here: its test is skipped."""
+
+
 def _tools_venv(built, *packages) -> Path:
-    """A venv with ``packages`` from the package registry, or skip (with the reason printed)."""
+    """A venv with ``packages`` from the package registry, or Unavailable (with the reason printed)."""
     root = built["root"]
     venv = root / ("tools-" + "-".join(packages))
     if not (venv / "bin" / "python").exists():
@@ -107,8 +114,60 @@ def _tools_venv(built, *packages) -> Path:
         if p.returncode != 0:
             reason = f"cannot install {' '.join(packages)} from the package registry: {p.stderr.strip()[-300:]}"
             print(reason)
-            pytest.skip(reason)
+            raise Unavailable(reason)
     return venv
+
+
+def _install_pip(built) -> Path:
+    """``pip install <wheel>`` into a fresh venv; returns the venv."""
+    root = built["root"]
+    venv = root / "venv-pip"
+    env = clean_env(root)
+    run([BASE_PY, "-m", "venv", venv], cwd=root, env=env)
+    run([venv / "bin" / "python", "-m", "pip", "install", "-q", built["wheel"]], cwd=root, env=env)
+    return venv
+
+
+def _pipx_env(root: Path) -> dict:
+    return clean_env(root, PIPX_HOME=str(root / "pipx"), PIPX_BIN_DIR=str(root / "pipx-bin"),
+                     PIPX_MAN_DIR=str(root / "pipx-man"))
+
+
+def _install_pipx(built) -> Path:
+    """``pipx install <wheel>``; returns the command it put on PATH."""
+    root = built["root"]
+    tools = _tools_venv(built, "pipx")
+    run([tools / "bin" / "pipx", "install", "--python", BASE_PY, built["wheel"]], cwd=root, env=_pipx_env(root))
+    return root / "pipx-bin" / "build123d-launcher"
+
+
+def _uv_env(root: Path) -> dict:
+    return clean_env(root, UV_CACHE_DIR=str(root / "uv-cache"), UV_TOOL_DIR=str(root / "uv-tools"),
+                     UV_TOOL_BIN_DIR=str(root / "uv-bin"), UV_PYTHON_DOWNLOADS="never")
+
+
+def _install_uv(built) -> Path:
+    """``uv tool install <wheel>``; returns the tools venv (its ``uvx`` is used by the test)."""
+    root = built["root"]
+    tools = _tools_venv(built, "uv")
+    run([tools / "bin" / "uv", "tool", "install", "--python", BASE_PY, built["wheel"]], cwd=root, env=_uv_env(root))
+    return tools
+
+
+@pytest.fixture(scope="module")
+def installs(built):
+    """The three installs, started together: {"pip"|"pipx"|"uv": Future}."""
+    with ThreadPoolExecutor(3) as pool:
+        yield {"pip": pool.submit(_install_pip, built), "pipx": pool.submit(_install_pipx, built),
+               "uv": pool.submit(_install_uv, built)}
+
+
+def installed(future: Future):
+    """What the install returned (its own error if it failed; a skip where the tool is unavailable)."""
+    try:
+        return future.result(timeout=1800)
+    except Unavailable as e:
+        pytest.skip(str(e))
 
 
 def check_cli(exe: Path, cwd: Path, env: dict, *, full: bool) -> None:
@@ -155,12 +214,10 @@ def mcp_session(exe: Path, cwd: Path, env: dict) -> None:
     assert data.startswith(b"ISO-10303-21"), data[:40]
 
 
-def test_pip_install_wheel_in_a_fresh_venv(built):
+def test_pip_install_wheel_in_a_fresh_venv(built, installs):
     root, cwd = built["root"], built["cwd"]
-    venv = root / "venv-pip"
+    venv = installed(installs["pip"])
     env = clean_env(root)
-    run([BASE_PY, "-m", "venv", venv], cwd=root, env=env)
-    run([venv / "bin" / "python", "-m", "pip", "install", "-q", built["wheel"]], cwd=root, env=env)
     site = run([venv / "bin" / "python", "-c", "import launcher, jail; print(launcher.__file__, jail.__file__)"],
                cwd=cwd, env=env).stdout
     assert str(venv) in site and str(REPO) not in site, site  # not the checkout
@@ -169,21 +226,15 @@ def test_pip_install_wheel_in_a_fresh_venv(built):
     mcp_session(exe, cwd, env)
 
 
-def test_pipx_install(built):
-    root, cwd = built["root"], built["cwd"]
-    tools = _tools_venv(built, "pipx")
-    env = clean_env(root, PIPX_HOME=str(root / "pipx"), PIPX_BIN_DIR=str(root / "pipx-bin"),
-                    PIPX_MAN_DIR=str(root / "pipx-man"))
-    run([tools / "bin" / "pipx", "install", "--python", BASE_PY, built["wheel"]], cwd=root, env=env)
-    check_cli(root / "pipx-bin" / "build123d-launcher", cwd, env, full=False)
+def test_pipx_install(built, installs):
+    exe = installed(installs["pipx"])
+    check_cli(exe, built["cwd"], _pipx_env(built["root"]), full=False)
 
 
-def test_uv_tool_install_and_uvx(built):
+def test_uv_tool_install_and_uvx(built, installs):
     root, cwd = built["root"], built["cwd"]
-    tools = _tools_venv(built, "uv")
-    env = clean_env(root, UV_CACHE_DIR=str(root / "uv-cache"), UV_TOOL_DIR=str(root / "uv-tools"),
-                    UV_TOOL_BIN_DIR=str(root / "uv-bin"), UV_PYTHON_DOWNLOADS="never")
-    run([tools / "bin" / "uv", "tool", "install", "--python", BASE_PY, built["wheel"]], cwd=root, env=env)
+    tools = installed(installs["uv"])
+    env = _uv_env(root)
     check_cli(root / "uv-bin" / "build123d-launcher", cwd, env, full=False)
     # uvx --from <source directory>: builds the package itself, runs it once
     p = run([tools / "bin" / "uvx", "--python", BASE_PY, "--from", built["src"], "build123d-launcher", "demo"],
