@@ -22,7 +22,7 @@ import math
 import time
 from typing import Any
 
-__all__ = ["num", "Meter", "measure_uncached", "LIGHT_FACES", "VALIDATE_MAX", "rotate_caches", "light_summary",
+__all__ = ["num", "Meter", "local_measures", "measure_uncached", "LIGHT_FACES", "VALIDATE_MAX", "rotate_caches", "light_summary",
            "deadline_over"]
 
 LIGHT_FACES = 2000   # past this many faces: the light summary (no validity, plain bounding box)
@@ -202,36 +202,42 @@ class Meter:
         elif not rigid and b is not None:
             d["bbox"] = b   # measured in place
         else:
-            d["bbox"] = self._bbox(shape)  # rotated: measured again (counts, volume, validity carry over)
+            d["bbox"] = _bbox(shape)  # rotated: measured again (counts, volume, validity carry over)
         return d
 
     def _measure_local(self, shape: Any) -> dict:
-        counts = _counts(shape.wrapped)
-        if counts["faces"] > LIGHT_FACES:
-            return {"light": True}
-        which = _which(counts)
-        d: dict = {"counts": counts}
-        if which == "volume":
-            d["volume"] = num(shape.volume)
-        elif which == "area":
-            d["area"] = num(shape.area)
-        elif which == "length":
-            d["length"] = num(sum(e.length for e in shape.edges()))
-        d["bbox"] = self._bbox(shape)
-        return d
+        return local_measures(shape)
 
-    @staticmethod
-    def _bbox(shape: Any) -> dict:
-        bb = shape.bounding_box()
-        return {"min": [num(bb.min.X), num(bb.min.Y), num(bb.min.Z)],
-                "max": [num(bb.max.X), num(bb.max.Y), num(bb.max.Z)],
-                "size": [num(bb.size.X), num(bb.size.Y), num(bb.size.Z)]}
+
+def local_measures(shape: Any) -> dict:
+    """A leaf shape's counts, its volume, area or length (the highest dimension it has) and its
+    bounding box, in its own frame; ``{"light": True}`` past ``LIGHT_FACES`` faces."""
+    counts = _counts(shape.wrapped)
+    if counts["faces"] > LIGHT_FACES:
+        return {"light": True}
+    which = _which(counts)
+    d: dict = {"counts": counts}
+    if which == "volume":
+        d["volume"] = num(shape.volume)
+    elif which == "area":
+        d["area"] = num(shape.area)
+    elif which == "length":
+        d["length"] = num(sum(e.length for e in shape.edges()))
+    d["bbox"] = _bbox(shape)
+    return d
+
+
+def _bbox(shape: Any) -> dict:
+    bb = shape.bounding_box()
+    return {"min": [num(bb.min.X), num(bb.min.Y), num(bb.min.Z)],
+            "max": [num(bb.max.X), num(bb.max.Y), num(bb.max.Z)],
+            "size": [num(bb.size.X), num(bb.size.Y), num(bb.size.Z)]}
 
 
 def measure_uncached(shape: Any) -> dict:
     """A leaf shape's measures and validity, leaving no cache entry (the idle warm-up, jail/cad/warmup.py:
     it pays the pages a summary writes, and a shape of its own must not outlive it in a cache)."""
-    d = Meter()._measure_local(shape)
+    d = local_measures(shape)
     valid = shape.is_valid
     d["valid"] = bool(valid() if callable(valid) else valid)
     return d

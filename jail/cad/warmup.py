@@ -89,7 +89,6 @@ def _cpu_seconds() -> float:
 
 
 _MRO = type.__dict__["__mro__"].__get__  # the C getter: no metaclass of the session's is asked
-_CAD_BASES = (Shape, Builder)
 
 
 def holds_cad(namespace: dict) -> bool:
@@ -98,7 +97,7 @@ def holds_cad(namespace: dict) -> bool:
     value's type and that type's MRO only: no user code runs (no ``isinstance``, no ``==``)."""
     for value in list(namespace.values()):
         for cls in _MRO(type(value)):
-            if cls is _CAD_BASES[0] or cls is _CAD_BASES[1]:
+            if cls is Shape or cls is Builder:
                 return True
     return False
 

@@ -41,11 +41,6 @@ def send_or_exit(sock, obj, blob=b""):
         os._exit(0)
 
 
-def readable(fd) -> bool:
-    """A request is waiting (an idle warm-up stops for it)."""
-    return bool(select.select([fd], [], [], 0)[0])
-
-
 def send_quiet(sock, obj) -> None:
     try:
         protocol.send(sock, obj)
@@ -151,7 +146,7 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
             spare.start(lambda: send_quiet(sock, {"t": "spare"}),
                         lambda stop: runner.warm_idle(namespace, stop, cad=False, **base.policy()))
             try:  # the fork shared every page with the spare again: pay the call's copies now, while idle
-                runner.warm_idle(namespace, lambda: readable(sock), **base.policy())
+                runner.warm_idle(namespace, lambda: protocol.waiting(sock), **base.policy())
             except Exception:  # noqa: BLE001 - an optimisation only
                 pass
         got = protocol.recv_simple(sock, cap)

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import struct
+
+from jail.wire import protocol
 
 HEADER = struct.Struct("!QQ")  # JSON length, blob length
 IDLE_S = 0.1  # a next idle this long forks its spare
@@ -81,7 +82,7 @@ class Spare:
         announce()
         try:
             if warm is not None:
-                warm(lambda: bool(select.select([r], [], [], 0)[0]))  # stops once a request is waiting
+                warm(lambda: protocol.waiting(r))  # stops once a request is waiting
         except Exception:  # noqa: BLE001 - an optimisation only
             pass
         head = _read_exact(r, HEADER.size)

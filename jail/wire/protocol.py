@@ -160,6 +160,12 @@ def decode(payload, max_json: int | None = None) -> tuple[dict, bytes]:
     return obj, bytes(mv[4 + n:])
 
 
+def waiting(fd) -> bool:
+    """Something is waiting to be read on ``fd`` (a socket or pipe), without blocking: an idle
+    process's warm-up stops for a request (jail/cad/warmup.py)."""
+    return bool(select.select([fd], [], [], 0)[0])
+
+
 def recv_simple(sock: socket.socket, max_bytes: int = 64 * 1024 * 1024) -> tuple[dict, bytes] | None:
     """Blocking receive used by the *jailed* side (its peer, the launcher, is trusted).
 
