@@ -32,7 +32,7 @@ import pytest
 from tests.helpers.faults import profile_path
 
 from tests.helpers.cli import REPO, launcher_env
-from tests.helpers.proc import alive, next_pid, spare_pid, wait_until  # noqa: E402
+from tests.helpers.proc import assert_contained, next_pid, ns_members, wait_until  # noqa: E402
 
 from launcher.contain import cgroups  # noqa: E402
 
@@ -91,39 +91,6 @@ def _made(out: str) -> int:
         if line.startswith("NSPID "):
             return int(line.split()[1])
     raise AssertionError(f"the stray code did not report: {out!r}")
-
-
-# ----------------------------------------------------------------- ground truth from the host's /proc
-def ns_members(init_pid: int) -> set[int]:
-    """Every live (not zombie) process in the pid namespace of ``init_pid``."""
-    ns = os.readlink(f"/proc/{init_pid}/ns/pid")
-    out = set()
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                if os.readlink(f"/proc/{d}/ns/pid") == ns and alive(int(d)):
-                    out.add(int(d))
-            except OSError:
-                pass
-    return out
-
-
-def tracked(s) -> set[int]:
-    spare = spare_pid(s)  # the next's spare, once forked (an idle next forks it after 0.1 s)
-    p = s.pids()
-    return {x for x in (p["init"], p["head"], p["next"], spare, *p["snapshots"].values()) if x}
-
-
-def strays(s) -> set[int]:
-    """After taking the next's ready: what is in the session but not tracked by the launcher."""
-    next_pid(s)
-    return ns_members(s.init.pid) - tracked(s)
-
-
-def assert_contained(s, what: str) -> None:
-    left = wait_until(lambda: not strays(s) or None, timeout=10.0) is None and strays(s)
-    assert not left, f"{what}: processes outlived their call: {sorted(left)} " \
-                     f"(tracked {s.pids()}, all {sorted(ns_members(s.init.pid))})"
 
 
 def assert_state(s, value: int) -> None:

@@ -53,7 +53,7 @@ from tests.helpers.faults import profile_path
 from tests.helpers.proc import pss_bytes
 
 from tests.helpers.cli import REPO, launcher_env
-from tests.helpers.proc import alive, next_pid, proc_stat, spare_pid, wait_until  # noqa: E402
+from tests.helpers.proc import alive, next_pid, proc_stat, sigkill_pending, spare_pid, wait_until  # noqa: E402
 
 from tests.helpers.contain import no_cgroups  # noqa: E402
 
@@ -91,18 +91,6 @@ def aggregate(init_pid: int) -> tuple[int, dict[int, int]]:
 def cpu_state(pid: int) -> str | None:
     st = proc_stat(pid)
     return st[0] if st else None
-
-
-def sigkill_pending(pid: int) -> bool:
-    """SIGKILL is queued for ``pid`` (it is dying: a stopped process woken only to exit)."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(("SigPnd:", "ShdPnd:")) and int(line.split()[1], 16) & (1 << 8):
-                    return True
-    except (OSError, ValueError, IndexError):
-        pass
-    return False
 
 
 def left_stopped(s) -> dict[int, str]:

@@ -32,6 +32,18 @@ def alive(pid: int, starttime: int | None = None) -> bool:
     return starttime is None or st[2] == starttime
 
 
+def sigkill_pending(pid: int) -> bool:
+    """SIGKILL is queued for ``pid`` (it is dying: a stopped process woken only to exit)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(("SigPnd:", "ShdPnd:")) and int(line.split()[1], 16) & (1 << 8):
+                    return True
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
 def proc_status(pid: int, key: str) -> str | None:
     """The value of ``key`` in /proc/PID/status, None when absent or the process is gone."""
     try:
@@ -154,3 +166,36 @@ def spare_pid(session, timeout: float = 10.0) -> int | None:
             return chain.spare.pid if chain.spare is not None else None
 
     return wait_until(known, timeout)
+
+
+# ground truth from the host's /proc: what is in a session but not tracked by its launcher
+def ns_members(init_pid: int) -> set[int]:
+    """Every live (not zombie) process in the pid namespace of ``init_pid``."""
+    ns = os.readlink(f"/proc/{init_pid}/ns/pid")
+    out = set()
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if os.readlink(f"/proc/{d}/ns/pid") == ns and alive(int(d)):
+                    out.add(int(d))
+            except OSError:
+                pass
+    return out
+
+
+def tracked(s) -> set[int]:
+    spare = spare_pid(s)  # the next's spare, once forked (an idle next forks it after 0.1 s)
+    p = s.pids()
+    return {x for x in (p["init"], p["head"], p["next"], spare, *p["snapshots"].values()) if x}
+
+
+def strays(s) -> set[int]:
+    """After taking the next's ready: what is in the session but not tracked by the launcher."""
+    next_pid(s)
+    return ns_members(s.init.pid) - tracked(s)
+
+
+def assert_contained(s, what: str) -> None:
+    left = wait_until(lambda: not strays(s) or None, timeout=10.0) is None and strays(s)
+    assert not left, f"{what}: processes outlived their call: {sorted(left)} " \
+                     f"(tracked {s.pids()}, all {sorted(ns_members(s.init.pid))})"
