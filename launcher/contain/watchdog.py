@@ -101,7 +101,8 @@ class SessionWatch:
         s = self._session()
         if s is None or s.closed or s.init is None:
             return
-        pids = self._pids(s)
+        leaving = s.retiring()  # their memory is being given back; they run nothing more of the session's
+        pids = [p for p in self._pids(s) if p not in leaving]
         stats = {p: st for p in pids if (st := sampling.stat(p)) is not None}
         self._known = {p: st[5] for p, st in stats.items()}
         if self.cpu is not None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 
+from launcher.contain import deferred_kill
 from launcher.contain.containment import SessionContainment, clone_filtered
 from launcher.contain.procs import Proc, children_of, kill_strays, ppid_of
 from launcher.session.channel import Channel, nonce_of
@@ -51,6 +52,7 @@ class Chain(SpareRoles):
         self._readers: list[Proc] = []  # killed socket readers not yet seen exiting
         self._sweep_pending = False  # the after-call sweep could not run (out of fds): run before the next call
         self._swept: set[int] = set()  # pids a sweep just killed (maybe still dying): never taken as the next
+        self._retired: list[Proc] = []  # old heads stopped, to be killed after the reply (retire)
 
     @property
     def head(self) -> Proc | None:
@@ -131,6 +133,7 @@ class Chain(SpareRoles):
         SessionError/SessionDead when the head cannot serve (see ``drop_head``)."""
         if self.closed:
             raise SessionDead("this session is closed")
+        self.kill_retired()
         if self._dying:
             self.reap_dying()
         if self._sweep_pending and self.head is not None:
@@ -180,7 +183,7 @@ class Chain(SpareRoles):
         """The call ``nxt`` served succeeded: it becomes the head, the old head is killed, and it is
         told so. False when it did not take its promotion (the head is then dropped: state lost)."""
         self.bury_spare()  # it holds the state from before the call
-        self.bury(self.head)
+        self.retire(self.head)
         nonce = self.next_nonce
         self.head, self.next = nxt, None
         try:
@@ -247,12 +250,37 @@ class Chain(SpareRoles):
         if reads_socket:
             self._readers.append(p)  # waited for before the launcher sends anything (settle_readers)
 
+    def retire(self, p: Proc | None) -> None:
+        """The old head after a successful call: stopped now, SIGKILLed a moment later
+        (launcher/contain/deferred_kill.py), so its teardown does not run beside the reply. It is
+        blocked reading its pipe from the next; continued meanwhile (by anyone: ``kill -CONT``), it
+        sees the pipe close and waits for that next, the new head, which lives on: it forks nothing.
+        It counts as dying from now on (kept by the sweeps, never taken as anything)."""
+        if p is None:
+            return
+        if deferred_kill.REAPER.later(p.fd):
+            self._retired.append(p)
+        else:
+            p.kill()
+        self._dying.append(p)
+
+    def kill_retired(self) -> None:
+        """A call starts: SIGKILL now what ``retire`` stopped (back-to-back calls would otherwise keep
+        several stopped old heads at once, each counted in the session's memory and processes)."""
+        retired, self._retired = self._retired, []
+        for p in retired:
+            p.kill()
+
     def settle_readers(self) -> None:
         """Before a send: every killed process that may block in recv() on the session socket has
         entered its exit (microseconds once it is scheduled; usually long done by the next call)."""
         readers, self._readers = self._readers, []
         for p in readers:
             p.wait_exiting(1.0)
+
+    def dying_pids(self) -> set[int]:
+        """The processes killed, or retired to be killed (``retire``), and not seen gone yet."""
+        return {p.pid for p in list(self._dying)}
 
     def reap_dying(self) -> None:
         still = []

@@ -157,6 +157,11 @@ class Session:
         ``message`` (its process is killed; the session is as it was before the call)."""
         return self.calls.cancellation.abort(kind, message)
 
+    def retiring(self) -> set[int]:
+        """Processes killed or about to be (the dying, the retired old head and spare, decision 0023):
+        the watchdog neither charges nor stops them (for the watchdog)."""
+        return self.chain.dying_pids()
+
     def running_call(self) -> Proc | None:
         """The process of the call running now, or None between calls (for the watchdog)."""
         return self.calls.cancellation.running()

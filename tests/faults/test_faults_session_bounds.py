@@ -94,7 +94,11 @@ def cpu_state(pid: int) -> str | None:
 
 
 def left_stopped(s) -> dict[int, str]:
-    """Session processes in state T (stopped) that are not being killed, with their role."""
+    """Session processes in state T (stopped) that are not being killed, with their role. The old
+    head a successful call retired is stopped until its deferred kill (decision 0023): waited for
+    first."""
+    from launcher.contain.deferred_kill import REAPER
+    wait_until(lambda: REAPER.pending() == 0 or None, 5.0)
     p = s.pids()
     roles = {p["init"]: "init", p["head"]: "head", p["next"]: "next",
              **{v: f"snapshot {k}" for k, v in p["snapshots"].items()}}
