@@ -99,6 +99,9 @@ def run_then(rig, payload: Payload, res: dict, values: dict) -> list[str]:
         if kind == "inputs":
             from launcher.selftest.audit.inputcheck import check_inputs
             return check_inputs(rig, values)
+        if kind == "idle":
+            from launcher.selftest.audit.idlecheck import check_idle
+            return check_idle(rig, values)
         if kind == "daemon-slots":
             from launcher.selftest.audit.slots import check_slots
             return check_slots(rig, values)

@@ -33,6 +33,9 @@ THEN_KINDS = {
               "nothing appearing in the output directory",
     "inputs": "calls list_inputs and import_file (with and without format=) on the input directory's dot-files "
               "and non-CAD files (must be refused) and its malformed CAD files: no input secret in any reply",
+    "idle": "leaves the session idle, so its next warms up through the session's build123d (a patched method "
+            "runs there, outside any call): the next's CPU time must stop growing within the warm-up's bound, "
+            "and the following call must be served",
     "daemon-slots": "starts a daemon with the column's profile, fills its slots with silent and one-byte-"
                     "trickling connections: a real client must be served within the bound, an idle "
                     "established client must keep its session",
