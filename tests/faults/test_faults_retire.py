@@ -14,14 +14,12 @@ only the OS layers, so the code may fork and signal.
 """
 from __future__ import annotations
 
-import pytest
-
 from tests.helpers.faults import launcher_fixture
 from tests.helpers.proc import (alive, assert_contained, next_pid, ns_members, proc_stat, sigkill_pending,
                                 spare_pid, wait_until)
 
 PROFILE = "faults_os_only"
-launcher = launcher_fixture(PROFILE)
+launcher = launcher_fixture(PROFILE)  # tests/conftest.py's ``session`` fixture opens its sessions
 
 # a child of the call's process continuing the session's processes (small pids in its pid
 # namespace) every millisecond until it is killed
@@ -37,15 +35,6 @@ if os.fork() == 0:
         time.sleep(0.001)
 time.sleep(0.01)
 """
-
-
-@pytest.fixture
-def session(launcher):
-    s = launcher.new_session()
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 def test_the_old_head_is_stopped_then_killed(session):

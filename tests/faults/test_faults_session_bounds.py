@@ -50,10 +50,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.faults import profile_path
-from tests.helpers.proc import pss_bytes
 
 from tests.helpers.cli import REPO, launcher_env
-from tests.helpers.proc import alive, next_pid, proc_stat, sigkill_pending, spare_pid, wait_until  # noqa: E402
+from tests.helpers.proc import (alive, ns_members, proc_stat, pss_bytes, sigkill_pending,  # noqa: E402
+                                tracked, wait_until)
 
 from tests.helpers.contain import no_cgroups  # noqa: E402
 
@@ -61,23 +61,6 @@ MB = 1 << 20
 
 
 # ----------------------------------------------------------------- ground truth from the host's /proc
-def ns_members(init_pid: int) -> set[int]:
-    """Every live (not zombie) process in the pid namespace of ``init_pid`` (empty once it is gone)."""
-    try:
-        ns = os.readlink(f"/proc/{init_pid}/ns/pid")
-    except OSError:
-        return set()
-    out = set()
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                if os.readlink(f"/proc/{d}/ns/pid") == ns and alive(int(d)):
-                    out.add(int(d))
-            except OSError:
-                pass
-    return out
-
-
 
 
 def aggregate(init_pid: int) -> tuple[int, dict[int, int]]:
@@ -104,13 +87,6 @@ def left_stopped(s) -> dict[int, str]:
              **{v: f"snapshot {k}" for k, v in p["snapshots"].items()}}
     return {x: roles.get(x, "untracked") for x in ns_members(s.init.pid)
             if cpu_state(x) in ("T", "t") and not sigkill_pending(x)}
-
-
-def tracked(s) -> set[int]:
-    """The processes the launcher keeps (after taking the next's ready, and its spare's offer)."""
-    spare = spare_pid(s)
-    p = s.pids()
-    return {x for x in (p["init"], p["head"], p["next"], spare, *p["snapshots"].values()) if x}
 
 
 def untracked_alive(s, pids) -> set[int]:

@@ -170,8 +170,11 @@ def spare_pid(session, timeout: float = 10.0) -> int | None:
 
 # ground truth from the host's /proc: what is in a session but not tracked by its launcher
 def ns_members(init_pid: int) -> set[int]:
-    """Every live (not zombie) process in the pid namespace of ``init_pid``."""
-    ns = os.readlink(f"/proc/{init_pid}/ns/pid")
+    """Every live (not zombie) process in the pid namespace of ``init_pid`` (none once init is gone)."""
+    try:
+        ns = os.readlink(f"/proc/{init_pid}/ns/pid")
+    except OSError:
+        return set()
     out = set()
     for d in os.listdir("/proc"):
         if d.isdigit():
