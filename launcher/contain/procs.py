@@ -138,8 +138,11 @@ class Proc:
         deadline = time.monotonic() + timeout
         delay = 0.0001
         while True:
-            if self.fd < 0 or exiting(self.pid):
-                return True
+            try:
+                if self.fd < 0 or exiting(self.pid):
+                    return True
+            except OSError:  # no fd left to read /proc (EMFILE): wait on the pidfd for its whole exit
+                return self.wait_dead(max(0.0, deadline - time.monotonic()))
             left = deadline - time.monotonic()
             if left <= 0:
                 return False

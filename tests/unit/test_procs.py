@@ -34,6 +34,37 @@ def test_alive_and_exiting_follow_the_process():
     assert not p.alive()  # closed pidfd
 
 
+def test_wait_exiting_with_no_fd_left_waits_on_the_pidfd():
+    """Out of file descriptors (/proc unreadable) it waits for the exit on the pidfd instead of
+    raising: the launcher's promote waited here for killed socket readers, and an EMFILE raised
+    before the promotion was sent lost the session's head (seen in tests/faults/test_faults_resources.py)."""
+    import resource
+    pid = _fork_sleeper()
+    p = Proc(pid)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    held = []
+    try:
+        p.kill()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 8, hard))
+        try:
+            while True:  # take every fd left
+                held.append(os.open("/dev/null", os.O_RDONLY))
+        except OSError:
+            pass
+        try:
+            open(f"/proc/{pid}/stat").close()
+            raise AssertionError("the fd limit did not bite")
+        except OSError:
+            pass
+        assert p.wait_exiting(5)
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        os.waitpid(pid, 0)
+        p.close()
+
+
 def test_kill_strays_spares_kept_and_kills_the_rest():
     r, w = os.pipe()
     root = os.fork()
