@@ -158,8 +158,8 @@ class Session:
         return self.calls.cancellation.abort(kind, message)
 
     def retiring(self) -> set[int]:
-        """Processes killed or about to be (the dying, the retired old head and spare, decision 0023):
-        the watchdog neither charges nor stops them (for the watchdog)."""
+        """Processes killed or about to be (the dying, and the old head retired after a success,
+        decision 0023): the watchdog neither charges nor stops them (for the watchdog)."""
         return self.chain.dying_pids()
 
     def running_call(self) -> Proc | None:
