@@ -61,6 +61,7 @@ class _Reaper:
             due, self._due = self._due, []
             for _, _, fd in due:
                 _kill(fd)
+            self._cv.notify()  # the thread may be waiting for a time that is no longer due
 
     def pending(self) -> int:
         with self._cv:
