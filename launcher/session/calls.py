@@ -50,8 +50,9 @@ def error_result(type_: str, message: str, **kw) -> dict:
 
 
 def grace(limit: float) -> float:
-    """How long before the hard limit the running child is asked where it is."""
-    return min(0.5, limit * 0.25)
+    """How long before the hard limit the running child is asked where it is: a quarter of the limit,
+    at most 1 s (on a loaded host a busy child may take a few hundred ms to be scheduled and answer)."""
+    return min(1.0, limit * 0.25)
 
 
 class Calls:
