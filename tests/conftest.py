@@ -6,9 +6,9 @@
   and ``soak`` are given at collection by :mod:`tests.helpers.tiers`. A test without ``jail`` that
   starts a zygote or the launcher's CLI fails (an audit hook refuses the spawn). ``soak`` tests
   are skipped unless ``--soak`` (``make soak``).
-* The test process stays single-threaded, like the zygote: tests fork it (the layer harness, the
-  /proc tests), and a BLAS or OCCT pool thread alive at a fork can leave the child waiting forever
-  on a lock that thread held. OCCT's pool is set to one thread the moment OCP is first imported,
+* The test process runs no native threads (Python ones only: pytest-xdist's I/O thread under
+  ``make test``, the launcher's): tests fork it (the layer harness, the /proc tests), and a BLAS or
+  OCCT pool thread alive at a fork can leave the child waiting forever on a lock that thread held. OCCT's pool is set to one thread the moment OCP is first imported,
   so a run that never needs OCP (``make test-fast``'s pure modules) never imports it.
 """
 from __future__ import annotations

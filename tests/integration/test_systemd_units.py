@@ -45,14 +45,15 @@ needs_analyze = pytest.mark.skipif(shutil.which("systemd-analyze") is None,
                                           "`make test` installs it when run as root)")
 
 
-def _analyze(*args, tmp_path: Path) -> subprocess.CompletedProcess:
+def _analyze(*args) -> subprocess.CompletedProcess:
     env = dict(os.environ)
-    rt = tmp_path / "xdg-runtime"
-    rt.mkdir(mode=0o700, exist_ok=True)
-    env["XDG_RUNTIME_DIR"] = str(rt)  # --user needs one, even offline
     env["SYSTEMD_LOG_COLOR"] = "0"
     env["SYSTEMD_PAGER"] = ""
-    return subprocess.run(["systemd-analyze", *args], capture_output=True, text=True, env=env, timeout=120)
+    # --user needs a runtime directory, even offline. A short one: the socket paths in it (ours and
+    # gpg-agent's) must fit AF_UNIX's 108 bytes, which a pytest tmp_path under xdist may not.
+    with tempfile.TemporaryDirectory(prefix="b123d-rt-") as rt:
+        env["XDG_RUNTIME_DIR"] = rt
+        return subprocess.run(["systemd-analyze", *args], capture_output=True, text=True, env=env, timeout=120)
 
 
 def _rendered(tmp_path: Path) -> Path:
@@ -69,9 +70,9 @@ def _rendered(tmp_path: Path) -> Path:
 def test_verify_is_silent(tmp_path, which):
     d = UNITS if which == "repo" else _rendered(tmp_path)
     units = [str(d / "build123d-launcher.socket"), str(d / "build123d-launcher.service")]
-    r = _analyze("verify", *units, tmp_path=tmp_path)
+    r = _analyze("verify", *units)
     assert r.returncode == 0 and r.stdout == "" and r.stderr == "", r.stdout + r.stderr
-    r = _analyze("verify", "--user", *units, tmp_path=tmp_path)
+    r = _analyze("verify", "--user", *units)
     assert r.returncode == 0 and r.stdout == "" and r.stderr == "", r.stdout + r.stderr
 
 
@@ -79,8 +80,7 @@ def test_verify_is_silent(tmp_path, which):
 @pytest.mark.parametrize("which", ["repo", "rendered"])
 def test_security_score(tmp_path, which):
     d = UNITS if which == "repo" else _rendered(tmp_path)
-    r = _analyze("security", "--offline=true", "--user", "--no-pager", str(d / "build123d-launcher.service"),
-                 tmp_path=tmp_path)
+    r = _analyze("security", "--offline=true", "--user", "--no-pager", str(d / "build123d-launcher.service"))
     assert r.returncode == 0, r.stderr
     assert "Unknown" not in r.stderr and "ignoring" not in r.stderr, r.stderr
     m = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", r.stdout)

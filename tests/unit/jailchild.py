@@ -8,6 +8,7 @@ import ctypes
 import errno
 import json
 import os
+import sys
 import traceback
 
 from jail.layers.libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID,  # noqa: F401
@@ -25,8 +26,7 @@ def in_session(fn, *, namespaces=True):
     user+pid+net+ipc+uts+mount namespaces, maps uid/gid 0 to the caller's ids,
     then forks the pid-1 process that calls fn(). Returns fn's result merged
     with {"signal": <signal that killed pid 1 or None>}. Works unprivileged."""
-    import threading
-    native = len(os.listdir("/proc/self/task")) - threading.active_count()
+    native = len(os.listdir("/proc/self/task")) - len(sys._current_frames())  # threads without Python
     if native > 0:  # a BLAS/OCCT pool thread: the forked child could wait forever on its locks
         raise RuntimeError(f"the test process has {native} native thread(s) (a BLAS or OCCT pool?): "
                            "forking it to apply the layers could deadlock; see tests/conftest.py")
