@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
-from peer import pct  # noqa: E402 - one percentile for every bench
+from peer import mcp_session, ours_params, pct, timed_call  # noqa: E402 - the benches' shared client and percentile
 
 
 def plate_code() -> str:
@@ -35,27 +35,18 @@ def plate_code() -> str:
 
 async def _mcp(n: int) -> dict[str, list[float]]:
     import anyio
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
     tmp = tempfile.mkdtemp(prefix="bench-features-")
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME")}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "launcher", "mcp", "--embedded", "--profile",
-                                                                 "default", "--output-dir", tmp], env=env, cwd=str(REPO))
+    params = ours_params("default")
     out: dict[str, list[float]] = {"features": [], "measure": []}
     with open(os.path.join(tmp, "server-stderr.log"), "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as s:
-            await s.initialize()
-            res = await s.call_tool("execute", {"code": plate_code()})
-            assert not res.is_error, res
+        async with mcp_session(params, errlog) as s:
+            await timed_call(s, "execute", {"code": plate_code()})
             for name in ("features", "measure"):  # first calls (warm-up) not counted
-                await s.call_tool(name, {"object_name": "part"})
+                await timed_call(s, name, {"object_name": "part"})
             for _ in range(n):
                 for name in ("features", "measure"):
                     await anyio.sleep(0.3)
-                    t = time.perf_counter()
-                    res = await s.call_tool(name, {"object_name": "part"})
-                    out[name].append((time.perf_counter() - t) * 1000)
-                    assert not res.is_error, res
+                    out[name].append(await timed_call(s, name, {"object_name": "part"}) * 1000)
     return out
 
 

@@ -17,7 +17,6 @@ in this process in the same run. Nothing is asserted: the goals of issue 22 are 
 from __future__ import annotations
 
 import argparse
-import base64
 import io
 import os
 import statistics
@@ -27,7 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from peer import OUT, PLATE, REPO, ensure_peer, ours_params, pct, peer_params
+from peer import OUT, PLATE, REPO, ensure_peer, mcp_session, ours_params, pct, peer_params, timed_call
 
 sys.path.insert(0, str(REPO))
 
@@ -47,26 +46,15 @@ PEER = {"setup": ["from build123d import *", PLATE + "show(part, 'part')\n"],
 async def drive(params, cfg: dict, n: int, n_render: int, errlog) -> tuple[dict[str, list[float]], dict]:
     """The whole sequence against one server; seconds per label, and notes (PNG sizes, tool list)."""
     import anyio
-    from mcp import ClientSession
-    from mcp.client.stdio import stdio_client
 
     out: dict[str, list[float]] = {}
     notes: dict = {}
 
-    async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
-        await s.initialize()
+    async with mcp_session(params, errlog) as s:
         notes["tools"] = sorted(t.name for t in (await s.list_tools()).tools)
 
         async def call(name, args):
-            t = time.perf_counter()
-            r = await s.call_tool(name, args)
-            dt = time.perf_counter() - t
-            if r.is_error:
-                raise RuntimeError(f"{name} failed: {r.content[0].text[:300] if r.content else r}")
-            imgs = [c for c in r.content if c.type == "image"]
-            if imgs:
-                notes["png"] = f"{len(base64.b64decode(imgs[0].data))} byte PNG"
-            return dt
+            return await timed_call(s, name, args, notes)
 
         def rec(label, dt):
             out.setdefault(label, []).append(dt)

@@ -15,7 +15,6 @@ only). Nothing is asserted; goals (render <= 0.5 s p50 and >= 20x faster than th
 from __future__ import annotations
 
 import argparse
-import base64
 import os
 import statistics
 import subprocess
@@ -26,7 +25,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from peer import OUT, PLATE, REPO, ensure_peer, ours_params, pct, peer_params
+from peer import OUT, PLATE, REPO, ensure_peer, mcp_session, ours_params, pct, peer_params, timed_call
 
 sys.path.insert(0, str(REPO))
 
@@ -34,33 +33,22 @@ sys.path.insert(0, str(REPO))
 async def _timed_calls(params, setup: list[tuple[str, dict]], calls: list[tuple[str, str, dict, int]], errlog,
                        pause: float = 0.0):
     import anyio
-    from mcp import ClientSession
-    from mcp.client.stdio import stdio_client
     out: dict[str, list[float]] = {}
     notes: dict[str, str] = {}
-    async with stdio_client(params, errlog=errlog) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            for name, args in setup:
-                r = await session.call_tool(name, args)
-                if r.is_error:
-                    raise RuntimeError(f"{name} failed: {r.content[0].text[:300] if r.content else r}")
-            for label, name, args, n in calls:
-                times = []
-                for i in range(n + 1):
-                    if pause:
-                        await anyio.sleep(pause)  # think time: the session's next process is ready
-                    t0 = time.perf_counter()
-                    r = await session.call_tool(name, args)
-                    dt = time.perf_counter() - t0
-                    if r.is_error:
-                        raise RuntimeError(f"{name} failed: {r.content[0].text[:300] if r.content else r}")
-                    if i:  # the first call is a warm-up
-                        times.append(dt)
-                    imgs = [c for c in r.content if c.type == "image"]
-                    if imgs:
-                        notes[label] = f"{len(base64.b64decode(imgs[0].data))} byte PNG"
-                out[label] = times
+    async with mcp_session(params, errlog) as session:
+        for name, args in setup:
+            await timed_call(session, name, args)
+        for label, name, args, n in calls:
+            times, seen = [], {}
+            for i in range(n + 1):
+                if pause:
+                    await anyio.sleep(pause)  # think time: the session's next process is ready
+                dt = await timed_call(session, name, args, seen)
+                if i:  # the first call is a warm-up
+                    times.append(dt)
+            if "png" in seen:
+                notes[label] = seen["png"]
+            out[label] = times
     return out, notes
 
 

@@ -3,31 +3,31 @@
 :func:`ensure_peer` installs the peer from the package registry into its own venv under
 ``bench/out/peer-venv`` (gitignored); :func:`peer_params` and :func:`ours_params` give the
 ``mcp`` SDK's stdio parameters for each server, each with a fresh temporary HOME/output dir;
-:func:`pct` is the percentile the benches print. Nothing here times or asserts anything.
+:func:`pct` is the percentile the benches print; :func:`mcp_session` and :func:`timed_call` are the
+one timed client loop of the benches that go through the ``mcp`` SDK's stdio client. Nothing here
+asserts anything.
 """
 from __future__ import annotations
 
+import base64
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from tests.helpers.models import PLATE  # noqa: E402,F401 - the benches' part, the one the tests also build
+
 OUT = HERE / "out"
 PEER_VENV = OUT / "peer-venv"
 PEER_SPEC = "build123d-mcp==0.3.91"
-
-#: the benches' part: an 80x60x10 plate with four holes, ``part``
-PLATE = """\
-with BuildPart() as plate:
-    Box(80, 60, 10)
-    with GridLocations(60, 40, 2, 2):
-        Hole(radius=4)
-part = plate.part
-"""
-
 
 def pct(xs, q):
     xs = sorted(xs)
@@ -73,3 +73,27 @@ def ours_params(profile: str = "default"):
     return StdioServerParameters(command=sys.executable,
                                  args=["-m", "launcher", "mcp", "--embedded", "--profile", profile,
                                        "--output-dir", tmp], env=env, cwd=str(REPO))
+
+
+@contextlib.asynccontextmanager
+async def mcp_session(params, errlog):
+    """An initialized ``mcp`` client session on the stdio server of ``params``."""
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+    async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+        await s.initialize()
+        yield s
+
+
+async def timed_call(s, name: str, args: dict, notes: dict | None = None) -> float:
+    """Seconds one ``tools/call`` took, request to reply; an error reply raises. With ``notes``, the
+    size of a returned PNG is kept under ``notes["png"]``."""
+    t = time.perf_counter()
+    r = await s.call_tool(name, args)
+    dt = time.perf_counter() - t
+    if r.is_error:
+        raise RuntimeError(f"{name} failed: {r.content[0].text[:300] if r.content else r}")
+    imgs = [c for c in r.content if c.type == "image"]
+    if imgs and notes is not None:
+        notes["png"] = f"{len(base64.b64decode(imgs[0].data))} byte PNG"
+    return dt

@@ -18,19 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import models
 from tests.helpers.faults import profile_path
 from tests.helpers.proc import fd_count
 
 PIL = pytest.importorskip("PIL")
 
-PLATE = """\
-with BuildPart() as plate:
-    Box(80, 60, 10)
-    with GridLocations(60, 40, 2, 2):
-        Hole(radius=4)
-part = plate.part
-n = 41
-"""
+PLATE = models.PLATE + "n = 41\n"
 
 # Installed in the session: FORGE(msg, blob) replaces the jail's render with a liar.
 LIAR = r"""\

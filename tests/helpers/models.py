@@ -1,9 +1,20 @@
-"""build123d code (text only) shared by tests: a filleted plate with six holes, and top-level copies of it.
+"""build123d code (text only) shared by tests: the benches' plate, a filleted plate with six holes, and
+top-level copies of it.
 
 The code runs where each test runs it (in a jail, or in-process in unit tests); nothing here
 imports build123d.
 """
 from __future__ import annotations
+
+#: an 80x60x10 plate with four through holes of radius 4: ``part`` (the same as bench/peer.py's PLATE,
+#: whose renders and timings the benches report)
+PLATE = """\
+with BuildPart() as plate:
+    Box(80, 60, 10)
+    with GridLocations(60, 40, 2, 2):
+        Hole(radius=4)
+part = plate.part
+"""
 
 #: a 60x40x10 plate, rounded vertical edges, six holes, filleted top edges: ``part``
 FILLETED = """\

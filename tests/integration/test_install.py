@@ -28,18 +28,11 @@ import pytest
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from tests.helpers.cli import REPO
+from tests.helpers.models import PLATE
 
 pytestmark = pytest.mark.slow
 
 BASE_PY = Path(getattr(sys, "_base_executable", "") or sys.executable)
-PLATE = """\
-with BuildPart() as plate:
-    Box(80, 60, 10)
-    with GridLocations(60, 40, 2, 2):
-        Hole(radius=4)
-part = plate.part
-"""
-
 
 def clean_env(root: Path, **extra) -> dict:
     env = {"PATH": f"{root / 'bin'}:/usr/local/bin:/usr/bin:/bin", "HOME": str(root / "home"), "LANG": "C.UTF-8"}

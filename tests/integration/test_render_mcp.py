@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from tests.helpers.cli import REPO, TEST_PROFILE, launcher_env
+from tests.helpers.models import PLATE
 
 import mcpclient
 
@@ -23,14 +24,6 @@ PIL = pytest.importorskip("PIL")
 from PIL import Image  # noqa: E402
 
 BG = (250, 250, 250)
-PLATE = """\
-with BuildPart() as plate:
-    Box(80, 60, 10)
-    with GridLocations(60, 40, 2, 2):
-        Hole(radius=4)
-part = plate.part
-"""
-
 
 class Client(mcpclient.Client):
     def text(self, name, args=None, *, error=False) -> str:
