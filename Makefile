@@ -57,14 +57,14 @@ doctor: venv
 # make test       the whole suite, as CI runs it (.ci/run); soak variants are skipped.
 # make soak       tests/faults with --soak: the long counts and the soak variants.
 # Other cuts by marker, e.g. .venv/bin/python -m pytest -m "jail and not slow and not root" tests
-# make test runs whole modules side by side in TEST_WORKERS processes (pytest-xdist, --dist loadfile:
-# a module's launcher fixture is made once); most of a test's time is waiting for processes.
+# test and test-fast run whole modules side by side in TEST_WORKERS processes (pytest-xdist, --dist
+# loadfile: a module's launcher fixture is made once); most of a test's time is waiting for processes.
 TEST_WORKERS ?= 2
 test: venv test-system-deps
 	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile tests
 
 test-fast: venv
-	$(PY) -m pytest -q -p no:cacheprovider -m "not jail" tests/unit
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile -m "not jail" tests/unit
 
 audit: venv
 	$(PY) -m launcher audit
