@@ -10,8 +10,12 @@
              the next; without a spare it serves the op itself and exits; a transaction itself: after a
              successful ``execute`` the launcher kills the old head and tells this process to
              become the head, otherwise it exits.
-    snapshot a former next frozen in ``sigwaitinfo``; SIGUSR1 *from outside the session*
-             (``si_pid == 0``) makes it fork a new head (which says ``restored`` at once).
+    snapshot a former next frozen in ``sigwaitinfo``; RESTORE (SIGUSR1) *from outside the session*
+             (``si_pid == 0``) makes it say ``restored`` and serve as the head itself, with no
+             fork on the restore's path (decision 0024). A head runs no user code, so its state
+             stays the snapshot's; when the launcher lets it go (PARK, also from outside: its
+             next was promoted, another snapshot was restored, or the head was dropped) it waits
+             again. What it forked meanwhile runs as ordinary nexts and heads.
 
 All of them run jailed (jail/proc/keeper.py's init applied the layers before forking the first
 head). Everything they send is untrusted by the launcher: a process that ran user code may have
@@ -59,33 +63,87 @@ def exit_description(status: int) -> dict:
     return {"exit_code": os.waitstatus_to_exitcode(status)}
 
 
+RESTORE, PARK = protocol.RESTORE_SIGNAL, protocol.PARK_SIGNAL  # from the launcher only (si_pid == 0)
+_PARKED_MASK = {RESTORE, PARK, signal.SIGCHLD}
+
+HEAD, SNAPSHOT = "head", "snapshot"
+
+
 def head_main(sock, profile, namespace) -> None:
+    """Run this process's roles for the rest of its life, in one loop (frames never pile up): the
+    head forks a next; in the forked child, the next serves and then becomes the head (promoted)
+    or a snapshot (saved); a snapshot waits, and once restored serves as the head itself until
+    the launcher lets it go (decision 0024), then waits again."""
+    global _SENDER_CHECKED
     if namespace is None:
         namespace = runner.new_namespace(list(profile.allowed_imports), list(profile.blocked_calls),
                                          python_layers=profile.on("builtins"))
+    _SENDER_CHECKED = os.getppid() == 1
+    role, restored = HEAD, False
+    while True:
+        if role == SNAPSHOT:
+            wait_as_snapshot(sock)
+            role, restored = HEAD, True
+            continue
+        pipe_w = serve_as_head(sock, restored)
+        if pipe_w is None:  # a restored snapshot the launcher let go: it waits again
+            role = SNAPSHOT
+            continue
+        restored = False  # in the forked child: an ordinary next
+        try:
+            role = next_main(sock, profile, namespace, pipe_w)
+        except BaseException:
+            os._exit(0)
+
+
+def serve_as_head(sock, restored: bool) -> int | None:
+    """Fork nexts, one at a time, for as long as this process is the head. Returns in a forked child
+    (the next), with its end of the pipe to this head; in a ``restored`` snapshot, returns None
+    once the launcher lets it go (PARK). Otherwise never returns.
+
+    A head runs no user code: what it forks is a copy of the state it was promoted or restored with.
+    A restored snapshot's child starts serving only after its parent has checked it was not let go
+    meanwhile (the launcher sends PARK before it kills that head's next and looks for its children,
+    so a next forked after that look is killed here, before it reads the session's socket)."""
     while True:
         gc.collect()
         gc.freeze()
+        if restored and _told_to_park():
+            return None
         r, w = os.pipe()
+        go_r, go_w = os.pipe() if restored else (-1, -1)
         try:
             pid = os.fork()
         except OSError as e:
+            for fd in (r, w, go_r, go_w):
+                if fd >= 0:
+                    os.close(fd)
             send_or_exit(sock, {"t": "head_error", "reason": f"fork failed: {e}"})
-            os.close(r)
-            os.close(w)
             time.sleep(0.5)
             continue
         if pid == 0:
             os.close(r)
-            try:
-                next_main(sock, profile, namespace, w)
-            except BaseException:
-                os._exit(0)
-            # next_main returns only when this process must become the head (promoted after a
-            # successful call, or restored from a snapshot): continue this loop as the head.
-            # A loop, not a call: heads chain for the whole session, frames must not pile up.
-            continue
+            if restored:
+                os.close(go_w)
+                go = _read_byte(go_r)
+                os.close(go_r)
+                if go != b"g":
+                    os._exit(0)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _PARKED_MASK)
+            return w
         os.close(w)
+        if restored:
+            os.close(go_r)
+            if _told_to_park():  # let go while it forked: this next must never serve
+                os.close(go_w)  # EOF: it exits before touching the socket
+                os.close(r)
+                _wait_child(pid)
+                return None
+            try:
+                os.write(go_w, b"g")
+            except OSError:
+                pass
+            os.close(go_w)
         became_snapshot = False
         while True:
             try:
@@ -97,19 +155,45 @@ def head_main(sock, profile, namespace) -> None:
             if b == b"S":
                 became_snapshot = True
         os.close(r)
+        if restored and _told_to_park():
+            # its next was promoted (it lives on as the head: not waited for) or killed
+            _reap_dead_children()
+            return None
         if not became_snapshot:
             # EOF without "S": the next is dead or dying; wait for it (the launcher
             # SIGKILLs a next that keeps running after closing its pipe)
-            while True:
-                try:
-                    _, status = os.waitpid(pid, 0)
-                    send_or_exit(sock, {"t": "next_exit", "pid_in_ns": pid, **exit_description(status)})
-                    break
-                except ChildProcessError:
-                    break
-                except InterruptedError:
-                    continue
+            status = _wait_child(pid)
+            if status is not None:
+                send_or_exit(sock, {"t": "next_exit", "pid_in_ns": pid, **exit_description(status)})
         _reap_dead_children()
+
+
+def _read_byte(fd: int) -> bytes:
+    while True:
+        try:
+            return os.read(fd, 1)
+        except InterruptedError:
+            continue
+
+
+def _wait_child(pid: int) -> int | None:
+    while True:
+        try:
+            return os.waitpid(pid, 0)[1]
+        except ChildProcessError:
+            return None
+        except InterruptedError:
+            continue
+
+
+def _told_to_park() -> bool:
+    """Take every pending PARK; True when one came from the launcher (not from the session)."""
+    told = False
+    while True:
+        info = signal.sigtimedwait({PARK}, 0)
+        if info is None:
+            return told
+        told = told or _from_launcher(info)
 
 
 def _reap_dead_children() -> None:
@@ -123,10 +207,10 @@ def _reap_dead_children() -> None:
             return
 
 
-def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
-    """Serve one command (looked up in jail/proc/ops.py's OPS). Returns only when this process must
-    become the head (promoted after a successful transaction, or restored from a snapshot);
-    otherwise exits."""
+def next_main(sock, profile, namespace, head_pipe_w: int) -> str:
+    """Serve one command (looked up in jail/proc/ops.py's OPS). Returns HEAD when this process must
+    become the head (promoted after a successful transaction), SNAPSHOT when it was saved as a
+    snapshot (it then waits, ``wait_as_snapshot``); otherwise exits."""
     ctx = ops.OpContext(namespace, profile, send=lambda m: send_quiet(sock, m))
     # Requests carry the nonce of the next they are for: one left unread in the socket by a
     # next that was killed is skipped here instead of being run a second time.
@@ -182,18 +266,17 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> None:
             if got[0]["t"] != "promote":
                 os._exit(0)
             os.close(head_pipe_w)
-            return
+            return HEAD
         if op.kind == ops.SNAPSHOT:
-            # block SIGUSR1 *before* saying ok: an immediate restore must not kill us
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+            # block RESTORE *before* saying ok: an immediate restore must not kill us
+            signal.pthread_sigmask(signal.SIG_BLOCK, _PARKED_MASK)
             try:
                 os.write(head_pipe_w, b"S")
             except OSError:
                 pass
             os.close(head_pipe_w)
             send_or_exit(sock, {"t": op.reply})
-            snapshot_main(sock, profile, namespace)  # returns in a restored head
-            return
+            return SNAPSHOT
 
 
 def serve_in_child(sock, msg, ctx) -> None:
@@ -220,37 +303,31 @@ def serve_disposable(sock, op, msg, ctx, head_pipe_w: int) -> None:
     os._exit(0)
 
 
-def _in_pid_namespace() -> bool:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("NSpid:"):
-                    return len(line.split()) > 2
-    except OSError:
-        pass
-    return True  # unknown: be strict
+# Set by head_main in the first head, inherited by every fork: True when the session has a pid
+# namespace of its own, where the launcher is invisible and its signals carry si_pid == 0 (any
+# other sender is a process of this session). Without one (test profiles with the namespaces
+# layer off) there is nothing to tell them apart by. (The first head's parent is the session's
+# init: pid 1 exactly when it has a namespace. /proc/self/status cannot tell: the jail's /proc is
+# the namespace's own, whose NSpid line shows one level.)
+_SENDER_CHECKED = True
 
 
-def snapshot_main(sock, profile, namespace) -> None:
-    """Wait frozen; on a restore fork a child and *return in it* (it becomes the head)."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGCHLD})
-    _reap_dead_children()  # the spare the next killed before parking (its SIGCHLD may have come unblocked)
-    # In a pid namespace the launcher is invisible, so its signals carry si_pid == 0 and any
-    # other sender is a process of this session. Without one (test profiles with the
-    # namespaces layer off) there is nothing to tell them apart by.
-    strict = _in_pid_namespace()
+def _from_launcher(info) -> bool:
+    return not _SENDER_CHECKED or info.si_pid == 0
+
+
+def wait_as_snapshot(sock) -> None:
+    """Wait frozen until the launcher restores this snapshot; say ``restored`` and return (this
+    process then serves as the head, ``serve_as_head``). A restore or PARK sent from inside the
+    session is ignored (``_from_launcher``)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, _PARKED_MASK)
+    _reap_dead_children()  # the spare the next killed before parking, a next killed while it was the head
     while True:
-        info = signal.sigwaitinfo({signal.SIGUSR1, signal.SIGCHLD})
+        info = signal.sigwaitinfo(_PARKED_MASK)
         if info.si_signo == signal.SIGCHLD:
-            _reap_dead_children()  # heads restored from us that were replaced since
+            _reap_dead_children()  # nexts forked while it served as the head, replaced since
             continue
-        if strict and info.si_pid != 0:  # sent from inside the session: not the launcher
-            continue
-        try:
-            pid = os.fork()
-        except OSError:
-            continue
-        if pid == 0:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1, signal.SIGCHLD})
-            send_or_exit(sock, {"t": "restored"})  # the launcher takes the sender (a child of the snapshot) as head
-            return
+        if info.si_signo != RESTORE or not _from_launcher(info):
+            continue  # a late PARK (already parked), or a signal from the session's own code
+        send_or_exit(sock, {"t": "restored"})  # the launcher takes the sender (this snapshot) as head
+        return

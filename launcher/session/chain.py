@@ -3,7 +3,8 @@
 The head holds the session's state and forks the ``next`` that serves the following call; a ``ready``
 is taken only from a child of the current head. The next serves read-only calls in a child (its idle
 ``spare``, announced by a ``spare`` message) and stays the next. A call that succeeds promotes its next to head
-(the old head is SIGKILLed by pidfd); anything else discards the next and the head forks another.
+(the old head is SIGKILLed by pidfd; a restored snapshot serving as the head is parked instead, decision
+0024); anything else discards the next and the head forks another.
 After every change the sweep kills whatever is not keeper, init, head, next, its spare, a snapshot or dying.
 A head that stops serving (code left by an earlier successful call can make it deaf, or make it
 never fork its next) is killed with a clear error; the snapshots are kept and one can be restored.
@@ -16,8 +17,10 @@ Does not: bound what a head rewritten by earlier user code forks between two swe
 from __future__ import annotations
 
 import logging
+import signal
 import time
 
+from jail.wire import protocol
 from launcher.contain import deferred_kill
 from launcher.contain.containment import SessionContainment, clone_filtered
 from launcher.contain.procs import Proc, children_of, kill_strays, ppid_of
@@ -238,12 +241,13 @@ class Chain(SpareRoles):
     def bury(self, p: Proc | None, *, reads_socket: bool = False) -> None:
         """SIGKILL ``p`` without waiting for the kernel to tear it down (that takes ~10-20 ms for a
         process mapping build123d); it can run no more user-space code once the signal is queued.
+        A snapshot serving as the head is parked instead (``park``).
 
         A process that may be blocked in recv() on the session socket (a next) could still take
         one datagram that arrives before it is scheduled to die: with ``reads_socket`` the launcher's
         next send first waits until it has entered its exit, so no request can be lost to it.
         """
-        if p is None:
+        if p is None or self.park(p):
             return
         p.kill()
         self._dying.append(p)
@@ -256,13 +260,32 @@ class Chain(SpareRoles):
         blocked reading its pipe from the next; continued meanwhile (by anyone: ``kill -CONT``), it
         sees the pipe close and waits for that next, the new head, which lives on: it forks nothing.
         It counts as dying from now on (kept by the sweeps, never taken as anything)."""
-        if p is None:
+        if p is None or self.park(p):
             return
         if deferred_kill.REAPER.later(p.fd):
             self._retired.append(p)
         else:
             p.kill()
         self._dying.append(p)
+
+    def park(self, p: Proc) -> bool:
+        """``p`` stops being the head. When it is a restored snapshot serving as the head (decision
+        0024) it is told to wait again (PARK, before its next is promoted or killed: it then forks no
+        other) and kept: True. False for any other process (the caller kills it). A snapshot that
+        cannot be told (its signal queue filled by the session's own code) is dropped and killed."""
+        name = next((n for n, (q, _) in self.snapshots.items() if q is p), None)
+        if name is None:
+            return False
+        try:
+            signal.pidfd_send_signal(p.fd, protocol.PARK_SIGNAL)
+            return True
+        except ProcessLookupError:
+            return True  # gone: the next restore finds it dead and says so
+        except OSError as e:
+            log.warning("session %s: snapshot %r could not be parked (%s); it is deleted", self.id, name, e)
+            del self.snapshots[name]
+            self.history.delete(name)
+            return False
 
     def kill_retired(self) -> None:
         """A call starts: SIGKILL now what ``retire`` stopped (back-to-back calls would otherwise keep

@@ -1,21 +1,22 @@
-"""Snapshots: a session's state kept as a frozen process, restored by forking a new head from it.
+"""Snapshots: a session's state kept as a frozen process, which serves as the head when restored.
 
-A snapshot is a next told to park itself instead of serving a call; restoring one makes it fork a
-new head (it says ``restored``), after which the old head and what it forked are killed and swept.
-The snapshot itself is kept, so it can be restored again. Names are checked here, the count is
-bounded by the profile's ``max_snapshots``.
+A snapshot is a next told to park itself instead of serving a call; restoring one makes it say
+``restored`` and serve as the head itself (decision 0024: no fork on the restore's path), after
+which the old head and what it forked are killed and swept (or, when the old head is a restored
+snapshot, parked). The snapshot stays a snapshot: when its time as the head ends it waits again,
+unchanged, so it can be restored again. Names are checked here, the count is bounded by the
+profile's ``max_snapshots``.
 
-Blocks: a ``restored`` from anyone but a child of the snapshot, snapshots past the cap.
+Blocks: a ``restored`` from anyone but the snapshot, snapshots past the cap.
 Does not: bound a snapshot's memory on its own (it counts towards ``session_memory_mb``).
 """
 from __future__ import annotations
 
 import re
-import signal
 import time
 
 from jail.wire import protocol
-from launcher.contain.procs import Proc, children_of, ppid_of
+from launcher.contain.procs import Proc, children_of
 from launcher.session.chain import Chain
 from launcher.session.errors import SessionDead, SessionError
 
@@ -66,29 +67,33 @@ class Snapshots:
                 del c.snapshots[name]
                 c.history.delete(name)
                 raise SessionError(f"snapshot {name!r} no longer exists (its process was killed)")
+            if snap is c.head:
+                # restored already, and nothing ran since: a fresh next is all a restore could add
+                c.discard_next()
+                c.history.restore(name)
+                return {"restored": name}
             old_head, old_next = c.head, c.next
-            snap.kill(signal.SIGUSR1)
-
+            snap.kill(protocol.RESTORE_SIGNAL)
             try:
-                # the new head says "restored" as soon as it is forked (its next follows, and is
-                # taken by the next call like after any successful execute)
-                pid, msg, _ = c.channel.wait(("restored",), None, time.monotonic() + 10, watch=snap,
-                                             accept=lambda p: ppid_of(p) == snap.pid)
+                # the snapshot says "restored" and serves as the head itself (decision 0024): no fork
+                # here; its next follows, and is taken by the next call like after any execute
+                c.channel.wait(("restored",), None, time.monotonic() + 10, watch=snap,
+                               accept=lambda p: p == snap.pid)
             except (TimeoutError, SessionDead, protocol.ProtocolError):
-                if not snap.wait_dead(0.2):
-                    raise SessionError(f"snapshot {name!r} did not fork a new head; the session is unchanged") \
-                        from None
+                gone = snap.wait_dead(0.2)
+                # one that does not answer cannot be restored, and must not take the restore late:
+                # deleted (code run in the session can do this only with the seccomp layer off)
                 c.snapshots.pop(name, None)
                 c.history.delete(name)
                 c.bury(snap)
-                raise SessionError(f"snapshot {name!r} no longer exists (its process was killed); "
-                                   "the session is unchanged") from None
-            try:
-                new_head = Proc(pid)
-            except OSError:
-                raise SessionError(f"the head restored from {name!r} died at once; the session is unchanged") \
-                    from None
-            # The old head first: once its SIGKILL is queued it can fork no replacement for old_next.
+                if gone:
+                    raise SessionError(f"snapshot {name!r} no longer exists (its process was killed); "
+                                       "the session is unchanged") from None
+                raise SessionError(f"snapshot {name!r} did not answer the restore and was deleted; the session "
+                                   "is unchanged") from None
+            new_head = snap
+            # The old head first: once its SIGKILL (or, for a restored snapshot, PARK) is queued it can
+            # fork no replacement for old_next that would serve.
             c.bury_spare()  # old_next's
             c.bury(old_head)
             c.bury(old_next, reads_socket=True)
@@ -97,7 +102,9 @@ class Snapshots:
             c.head_lost = None
             # what old_head forked untracked (the next it made after the last call): killed here by pidfd
             # and known as dying, so the sweep below finds nothing unknown and needs no cgroup freeze
-            # (~20 ms); its child set can only shrink now that it is dead. Snapshots it made are kept.
+            # (~20 ms); its child set can only shrink now that it is dead (or parked: a next a parked
+            # snapshot forks after this look never serves, jail/proc/chain.py). Snapshots it made, and
+            # the new head, are kept.
             if old_head is not None:
                 keep = c.known()
                 for ch in children_of(old_head.pid):
@@ -116,7 +123,8 @@ class Snapshots:
                 raise SessionError(f"no snapshot named {name!r}")
             snap, _ = c.snapshots.pop(name)
             c.history.delete(name)
-            c.bury(snap)
+            if snap is not c.head:  # a restored one serving as the head stays the head, an ordinary one now
+                c.bury(snap)
             return {"deleted": name, "snapshots": sorted(c.snapshots)}
 
     def listing(self) -> list[dict]:
