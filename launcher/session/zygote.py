@@ -30,6 +30,9 @@ class ZygoteError(RuntimeError):
     pass
 
 
+MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864"
+
+
 def clean_env() -> dict:
     env = {
         "PATH": "/usr/bin:/bin",
@@ -40,6 +43,10 @@ def clean_env() -> dict:
         "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
+        # malloc keeps freed image-sized blocks for reuse (the ceilings its dynamic threshold reaches
+        # anyway) instead of unmapping or trimming them after each use: a render re-faulted ~25 MB of
+        # fresh pages every time (6 400 faults, ~8 ms of 40); see bench/RESULTS.md
+        "GLIBC_TUNABLES": MALLOC_TUNABLES,
     }
     for k in PASS_ENV:
         if k in os.environ:
