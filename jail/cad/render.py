@@ -1,6 +1,7 @@
 """Render the session's shapes to a PNG: the ``render`` op (views, four-view sheet, sections).
 
-The steps: select the shapes (``measure.select_shapes``), mesh them (``render_mesh``), place the
+The steps: select the shapes (``measure.select_shapes``), mesh them (``render_mesh``; an idle spare
+may have meshed the default view already, ``render_premesh``), place the
 camera (``render_view``), rasterise (``render_raster``) and shade (``render_shade``) once per pixel,
 the pixels on edges and contours from 2 x 2 samples (anti-aliased), draw labels
 (``render_annotate``), cut sections (``render_section``), and encode the PNG here (``PNG_SAVE``). numpy and Pillow only: no VTK, OpenGL, X or EGL, no font files.
@@ -25,6 +26,8 @@ from jail.cad.measure import MeasureError, f as _f
 from jail.cad.render_annotate import draw_polylines, fmt, legend, load_font, scale_bar, triad, triad_size
 from jail.cad.render_mesh import (ANGULAR, MAX_TRIANGLES, box_corners, edge_polylines, has, mesh_deflection,
                                   mesh_shapes, shapes_bbox)
+from jail.cad import render_premesh
+from jail.cad.render_premesh import cached_mesh
 from jail.cad.render_select import select_parts, select_shown
 from jail.cad.render_section import clipped, render_section, section_plane
 from jail.cad.render_shade import BG, BG_PACKED, shade_packed, to_image
@@ -123,9 +126,12 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     r, u, d = camera(az, el)
     corners = box_corners(lo, hi)
     centre, mm = fit(corners, r, u, width, height)
-    mesh = mesh_shapes(shapes, mesh_deflection(mm, diag), ANGULAR, max_triangles=max_triangles,
-                       cap_plane=cap_plane, allow_empty=True)
-    polys = edge_polylines(shapes, mesh_deflection(mm, diag))
+    deflection = mesh_deflection(mm, diag)
+    mesh = cached_mesh(shapes, deflection, max_triangles) if cap_plane is None else None  # an idle spare's
+    if mesh is None:
+        mesh = mesh_shapes(shapes, deflection, ANGULAR, max_triangles=max_triangles, cap_plane=cap_plane,
+                           allow_empty=True)
+    polys = edge_polylines(shapes, deflection)
     if not len(mesh.T) and not polys:
         raise RenderError("nothing to draw: the objects have no faces or edges")
     v = View(r, u, d, centre, mm, width, height, _ss(width, height))
@@ -208,6 +214,8 @@ def warm_up(shape) -> None:
     render(ns, view="section", section={"axis": "z", "offset": mid}, width=160, height=120)
     render(ns, view="top", section={"point": [0, 0, mid], "normal": [0, 0, 1]}, azimuth=10, width=64, height=64)
     render({"warm_up_edges": shape.edges()[0]}, width=64, height=64)  # lines: GCPnts, BRepAdaptor
+    render_premesh.premesh_default_view(ns)  # a spare's mesh ahead of a render: BRepBuilderAPI_Copy
+    render_premesh.forget()
 
 
 def op_render(msg: dict, ctx) -> tuple[dict, bytes]:

@@ -78,7 +78,8 @@ def warm_idle(namespace: dict, stop: Callable[[], bool] = lambda: False, *, cad:
     """``warm``, then, for a process that has been idle, the pages its call will write first
     (jail/cad/warmup.py, in an empty context, under a CPU budget, stopping between steps once
     ``stop()`` says a request is waiting): with ``cad`` (the next, which runs the execute) a small part
-    built and measured; without (a spare, for read-only calls) an 800x600 render of a small part. A
+    built and measured; without (a spare, for read-only calls) an 800x600 render of a small part, then
+    the session's default view meshed ahead of a ``render`` (jail/cad/render_premesh.py). A
     small part's first run in a freshly forked process took twice as long as in one that had done
     such work. Only in a session whose names hold a shape or builder (``warmup.holds_cad``)."""
     warm(namespace, **policy)
@@ -87,7 +88,7 @@ def warm_idle(namespace: dict, stop: Callable[[], bool] = lambda: False, *, cad:
     if cad:
         warmup.warm_cad(stop)
     else:
-        warmup.warm_read_only(stop)
+        warmup.warm_read_only(stop, namespace)
 
 
 def run(code: str, namespace: dict, *, python_layers: bool, allowed_imports: Sequence[str],

@@ -49,7 +49,7 @@ from build123d import (
 )
 from build123d.build_common import Builder
 
-from jail.cad import render, shape_measure
+from jail.cad import render, render_premesh, shape_measure
 
 
 def _part_with_holes():
@@ -107,9 +107,14 @@ def warm_cad(stop: Callable[[], bool] = lambda: False) -> int:
     return _bounded(STEPS, stop, BUDGET_CPU_S)
 
 
-def warm_read_only(stop: Callable[[], bool] = lambda: False) -> int:
-    """A spare's warm-up (its calls are read-only: render, measure...): ``READ_ONLY_STEPS``."""
-    return _bounded(READ_ONLY_STEPS, stop, BUDGET_CPU_S)
+def warm_read_only(stop: Callable[[], bool] = lambda: False, namespace: dict | None = None) -> int:
+    """A spare's warm-up (its calls are read-only: render, measure...): ``READ_ONLY_STEPS``, then,
+    given the session's ``namespace``, the default view of its shapes meshed ahead of a ``render``
+    (jail/cad/render_premesh.py), in the same budget."""
+    steps = READ_ONLY_STEPS
+    if namespace is not None:
+        steps += (lambda: render_premesh.premesh_default_view(namespace),)
+    return _bounded(steps, stop, BUDGET_CPU_S)
 
 
 def _bounded(steps: tuple[Callable[[], object], ...], stop: Callable[[], bool], budget_cpu_s: int) -> int:

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from jail.cad import warmup
-from tests.helpers.proc import next_pid, wait_until
+from tests.helpers.faults import profile_path
+from tests.helpers.proc import next_pid, spare_pid, wait_until
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -53,3 +56,61 @@ def test_a_looping_patch_does_not_hold_the_idle_next(faults_launcher):
         assert used is not None and used <= warmup.BUDGET_CPU_S + 2.0, used
     finally:
         faults_launcher.close_session(s)
+
+
+# the builder's ``part`` loops in any process but the one that ran this call: never in the call or
+# its summary, but in an idle spare that looks for the default view to mesh ahead of a render
+# (jail/cad/render_premesh.py) — and in the idle next's own warm-up, which builds a BuildPart too
+PART_LOOPS_ELSEWHERE = """
+import os
+import build123d
+_part = build123d.BuildPart.part
+CALLER = os.getpid()
+def looping_part(self):
+    if os.getpid() != CALLER:
+        while True:
+            pass
+    return _part.fget(self)
+build123d.BuildPart.part = property(looping_part)
+with BuildPart() as bp:
+    Box(1, 1, 1)
+n = 41
+"""
+
+
+@pytest.fixture(scope="module")
+def faults_os_launcher(tmp_path_factory):
+    from launcher.core import Launcher
+    with Launcher(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
+        yield L
+
+
+def _settled_cpu(pid: int, timeout: float) -> float | None:
+    """The process's CPU once it stops growing (two reads 0.2 s apart agree), None if it never does."""
+    last = [cpu_s(pid)]
+
+    def settled():
+        now = cpu_s(pid)
+        same = now is not None and now == last[0]
+        last[0] = now
+        return now if same else None
+    return wait_until(settled, timeout, interval=0.2)
+
+
+def test_a_looping_property_does_not_hold_the_idle_spare(faults_os_launcher):
+    """The spare's look at the session's default view reads each builder's ``part``; patched to loop,
+    it is cut off by the warm-up's CPU budget and the spare serves a read-only call."""
+    s = faults_os_launcher.new_session()
+    try:
+        r = s.execute(PART_LOOPS_ELSEWHERE)
+        assert r["ok"], r
+        spare = spare_pid(s, 30)
+        assert spare is not None, "no spare was forked by the idle next"
+        # its own warm-up (a small part's render) has no builder: CPU past that is the pre-mesh's loop
+        assert wait_until(lambda: (cpu_s(spare) or 0) >= 0.5, 30), "the spare's look never reached the patch"
+        used = _settled_cpu(spare, 30)  # cut off by the budget: it waits for a request now
+        assert used is not None and used <= warmup.BUDGET_CPU_S + 2.0, used
+        msg, _ = s.ask({"t": "api", "name": "Box"}, "api", timeout=20)
+        assert msg.get("ok") is not False and "Box" in str(msg)[:2000], msg
+    finally:
+        faults_os_launcher.close_session(s)
