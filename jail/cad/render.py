@@ -27,7 +27,6 @@ from jail.cad.render_annotate import draw_polylines, fmt, legend, load_font, sca
 from jail.cad.render_mesh import (ANGULAR, MAX_TRIANGLES, box_corners, edge_polylines, has, mesh_deflection,
                                   mesh_shapes, shapes_bbox)
 from jail.cad import render_premesh
-from jail.cad.render_premesh import cached_mesh
 from jail.cad.render_select import select_parts, select_shown
 from jail.cad.render_section import clipped, render_section, section_plane
 from jail.cad.render_shade import BG, BG_PACKED, shade_packed, to_image
@@ -127,7 +126,8 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     corners = box_corners(lo, hi)
     centre, mm = fit(corners, r, u, width, height)
     deflection = mesh_deflection(mm, diag)
-    mesh = cached_mesh(shapes, deflection, max_triangles) if cap_plane is None else None  # an idle spare's
+    # meshed ahead by an idle spare (the default view only), else here
+    mesh = render_premesh.cached_mesh(shapes, deflection, max_triangles) if cap_plane is None else None
     if mesh is None:
         mesh = mesh_shapes(shapes, deflection, ANGULAR, max_triangles=max_triangles, cap_plane=cap_plane,
                            allow_empty=True)

@@ -27,8 +27,9 @@ import time
 CHUNK = 32 * 1024
 # Signals the launcher sends a snapshot through its pidfd (jail/proc/chain.py says what they do):
 # RESTORE makes it serve as the head; PARK lets a restored one go back to waiting. A real-time
-# signal queues each sending with its own sender, so one queued by the session cannot hide the
-# launcher's; a snapshot ignores either when it comes from inside the session (si_pid != 0).
+# signal queues each sending with its own sender, so one the session sent cannot hide the
+# launcher's (unless the session fills the queue: possible only with seccomp off, decision 0024);
+# a snapshot ignores either when it comes from inside the session (si_pid != 0).
 RESTORE_SIGNAL = signal.SIGUSR1
 PARK_SIGNAL = signal.SIGRTMIN + 2
 _UCRED = struct.Struct("3i")

@@ -272,7 +272,9 @@ class Chain(SpareRoles):
         """``p`` stops being the head. When it is a restored snapshot serving as the head (decision
         0024) it is told to wait again (PARK, before its next is promoted or killed: it then forks no
         other) and kept: True. False for any other process (the caller kills it). A snapshot that
-        cannot be told (its signal queue filled by the session's own code) is dropped and killed."""
+        cannot be told (the signal refused) is deleted and killed. (A PARK sent to a queue the session
+        filled is not refused but may lose its sender: that snapshot then fails its next restore,
+        which deletes it, ``Snapshots.restore``.)"""
         name = next((n for n, (q, _) in self.snapshots.items() if q is p), None)
         if name is None:
             return False
