@@ -9,6 +9,7 @@ import errno
 import json
 import os
 import sys
+import time
 import traceback
 
 from jail.layers.libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID,  # noqa: F401
@@ -21,12 +22,24 @@ def _send(w, obj):
     os.write(w, (json.dumps(obj) + "\n").encode())
 
 
+def _native_threads(timeout: float = 2.0) -> int:
+    """Threads of this process without a Python frame, once those that are only starting or ending
+    (a Python thread between its OS thread and its first or after its last frame) are gone: polled
+    until none is left or ``timeout`` passes. What stays is a native pool thread (BLAS, OCCT)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        n = len(os.listdir("/proc/self/task")) - len(sys._current_frames())
+        if n <= 0 or time.monotonic() > deadline:
+            return max(n, 0)
+        time.sleep(0.005)
+
+
 def in_session(fn, *, namespaces=True):
     """Run fn() like a session init would: in a forked child that unshares
     user+pid+net+ipc+uts+mount namespaces, maps uid/gid 0 to the caller's ids,
     then forks the pid-1 process that calls fn(). Returns fn's result merged
     with {"signal": <signal that killed pid 1 or None>}. Works unprivileged."""
-    native = len(os.listdir("/proc/self/task")) - len(sys._current_frames())  # threads without Python
+    native = _native_threads()
     if native > 0:  # a BLAS/OCCT pool thread: the forked child could wait forever on its locks
         raise RuntimeError(f"the test process has {native} native thread(s) (a BLAS or OCCT pool?): "
                            "forking it to apply the layers could deadlock; see tests/conftest.py")
