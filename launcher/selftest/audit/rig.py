@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from launcher.contain.procs import descendants, exiting, state_of
+from launcher.contain.procs import children_of, descendants, exiting, state_of
 from launcher.core import Launcher
 from launcher.selftest.audit.canaries import Canaries
 
@@ -68,7 +68,7 @@ class Rig:
             return set()
 
         def live_strays():  # a process being torn down (~0.3 s for 800 MB) is not running any more
-            return {x for x in set(descendants(a.init.pid)) - set(_known_pids(a))
+            return {x for x in set(descendants(a.init.pid)) - set(_known_pids(a)) - _spares(a)
                     if state_of(x) not in (None, "Z", "X") and not exiting(x)}
         extra = live_strays()
         deadline = time.monotonic() + grace_s
@@ -82,6 +82,13 @@ class Rig:
             self.launcher.close()
         except Exception:
             pass
+
+
+def _spares(session) -> set[int]:
+    """The children of the session's new next: it has run no code yet, so all it forks is its idle
+    spare (jail/proc/spare.py, after 0.1 s), which the launcher may not have taken yet."""
+    nxt = session.pids().get("next")
+    return set(children_of(nxt)) if nxt else set()
 
 
 def _known_pids(session) -> list[int]:
