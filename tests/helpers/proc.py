@@ -6,7 +6,6 @@ own walkers, on purpose: the tests check the tree the launcher sees.
 """
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import time
@@ -59,14 +58,10 @@ def proc_status(pid: int, key: str) -> str | None:
 
 
 def fd_count(pid: int | None = None) -> int:
-    """Open fds of ``pid``. For this process, first what would close on its own in a moment: the
-    launcher's pending deferred kills (each holds a pidfd for ~50 ms after a call, decision 0023)
-    and unreachable objects of earlier tests still holding an fd (a ``Proc`` closes its pidfd when
-    collected), so a count taken before and after a case changes only by what the case left open."""
-    if pid is None:
-        if (deferred := sys.modules.get("launcher.contain.deferred_kill")) is not None:
-            deferred.REAPER.flush()
-        gc.collect()
+    """Open fds of ``pid``. For this process the launcher's pending deferred kills are sent first:
+    each holds a pidfd of its own for ~50 ms after a call (decision 0023), which is not a leak."""
+    if pid is None and (deferred := sys.modules.get("launcher.contain.deferred_kill")) is not None:
+        deferred.REAPER.flush()
     return len(os.listdir(f"/proc/{pid or 'self'}/fd"))
 
 
