@@ -9,9 +9,9 @@ import errno
 import json
 import os
 import sys
-import time
 import traceback
 
+from tests.helpers.proc import wait_until
 from jail.layers.libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID,  # noqa: F401
                        CLONE_NEWUSER, CLONE_NEWUTS)
 
@@ -22,16 +22,16 @@ def _send(w, obj):
     os.write(w, (json.dumps(obj) + "\n").encode())
 
 
+def _frameless_threads() -> int:
+    return len(os.listdir("/proc/self/task")) - len(sys._current_frames())
+
+
 def _native_threads(timeout: float = 2.0) -> int:
     """Threads of this process without a Python frame, once those that are only starting or ending
-    (a Python thread between its OS thread and its first or after its last frame) are gone: polled
-    until none is left or ``timeout`` passes. What stays is a native pool thread (BLAS, OCCT)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        n = len(os.listdir("/proc/self/task")) - len(sys._current_frames())
-        if n <= 0 or time.monotonic() > deadline:
-            return max(n, 0)
-        time.sleep(0.005)
+    (a Python thread between its OS thread and its first or after its last frame) are gone: waited
+    for until ``timeout``. What stays is a native pool thread (BLAS, OCCT)."""
+    wait_until(lambda: _frameless_threads() <= 0, timeout)
+    return max(_frameless_threads(), 0)
 
 
 def in_session(fn, *, namespaces=True):
