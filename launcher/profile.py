@@ -14,6 +14,7 @@ key (test profiles use it so they test exactly what users run).
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 import sysconfig
@@ -164,8 +165,8 @@ def load_profile(name_or_path: str = "default") -> Profile:
         typ = _LIMIT_KEYS[k]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or (typ is int and not isinstance(v, int)):
             raise ProfileError(f"{where}: [limits] {k} must be a {typ.__name__}")
-        if v <= 0:
-            raise ProfileError(f"{where}: [limits] {k} must be positive")
+        if not math.isfinite(v) or v <= 0:  # TOML has nan and inf: a bound that compares false is no bound
+            raise ProfileError(f"{where}: [limits] {k} must be a positive, finite number (got {v!r})")
     lim = {k: _LIMIT_KEYS[k](v) for k, v in lim.items()}
     lim.setdefault("max_timeout_s", lim.get("timeout_s", Limits.timeout_s))  # unnamed: a call may only shorten it
     if lim["max_timeout_s"] < lim.get("timeout_s", Limits.timeout_s):

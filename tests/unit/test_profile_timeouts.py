@@ -1,5 +1,6 @@
 """max_timeout_s: a profile that raises timeout_s past its base's maximum raises the maximum too;
-one that names a maximum below its own timeout_s is refused."""
+one that names a maximum below its own timeout_s is refused. A limit that is not a positive,
+finite number (TOML has ``nan`` and ``inf``) is refused, naming the key."""
 import pytest
 
 from launcher.profile import ProfileError, load_profile
@@ -25,3 +26,11 @@ def test_an_explicit_maximum_below_the_default_is_refused(tmp_path):
     with pytest.raises(ProfileError, match="max_timeout_s"):
         load_profile(_write(tmp_path, "bad.toml",
                             'extends = "default"\n[limits]\ntimeout_s = 300\nmax_timeout_s = 60\n'))
+
+
+@pytest.mark.parametrize("key, value", [("timeout_s", "nan"), ("max_timeout_s", "inf"), ("timeout_s", "-inf"),
+                                        ("session_cpus", "nan"), ("import_timeout_s", "+inf"), ("timeout_s", "0.0")])
+def test_a_limit_that_is_not_positive_and_finite_is_refused(tmp_path, key, value):
+    """``nan`` compares false with everything: a wall-clock limit of nan would never be reached."""
+    with pytest.raises(ProfileError, match=f"{key} must be a positive, finite number"):
+        load_profile(_write(tmp_path, "bad.toml", f'extends = "default"\n[limits]\n{key} = {value}\n'))
