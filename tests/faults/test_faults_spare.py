@@ -145,6 +145,40 @@ def test_an_idle_next_forks_its_spare_which_serves_the_read_only_call(session):
     assert wait_until(lambda: only_sanctioned(session), 10)
 
 
+IDLE_EXIT = "from jail.proc import spare as S\nS.IDLE_EXIT_S = 0.5\n"  # 60 s in a real session
+
+
+def test_an_idle_spare_exits_and_the_next_serves_the_read_only_call(session):
+    """A session left idle gives its spare's memory back (decision 0026): with no request for
+    ``IDLE_EXIT_S`` the spare exits and the next forks no other; a read-only call is then served by
+    the next itself (which is discarded), and the session goes on."""
+    assert session.execute(IDLE_EXIT)["ok"]
+    session.ensure_next()
+    nxt = session.next.pid
+    spare = wait_until(lambda: spares(nxt), 10)
+    assert spare and len(spare) == 1, spare
+    assert wait_until(lambda: not alive(spare[0]), 10), "the idle spare did not exit"
+    assert not wait_until(lambda: spares(nxt), 1.0), "the idle next forked another spare"
+    msg, _ = session.ask({"t": "state"}, "state", timeout=5)
+    assert "n" in [o["name"] for o in msg["objects"]], msg
+    assert session.next is None or session.next.pid != nxt  # the next served it and was discarded
+    assert_usable(session)
+    assert wait_until(lambda: only_sanctioned(session), 10)
+
+
+def test_a_spare_that_takes_a_request_before_its_idle_exit_serves_it(session):
+    """The idle exit never drops a request: one that arrives before it is served by the spare."""
+    assert session.execute(IDLE_EXIT.replace("0.5", "3.0"))["ok"]
+    session.ensure_next()
+    nxt = session.next.pid
+    spare = wait_until(lambda: spares(nxt), 10)
+    assert spare
+    msg, _ = session.ask({"t": "state"}, "state", timeout=5)
+    assert "n" in [o["name"] for o in msg["objects"]], msg
+    assert session.next.pid == nxt  # served by the spare: the next stays
+    assert_usable(session)
+
+
 def test_a_lingering_server_that_forks_and_replies_twice(session):
     assert session.execute(LINGERS)["ok"]
     session.ensure_next()
