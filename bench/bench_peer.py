@@ -12,7 +12,9 @@ warm ``execute`` (3 warm-ups, then N after 0.3 s of think time, and N back to ba
 then at once ``execute``, ``render`` (the peer's ``render_view``) then at once ``execute``, and
 ``save_snapshot`` + ``restore_snapshot`` of a 1000-solid model. The render floor (:func:`floor`:
 BRepMesh of the plate at our renderer's deflection + PNG encode of the 800x600 image) is measured
-in this process in the same run. Nothing is asserted: the goals of issue 22 are printed as met or not.
+in this process in the same run. Then both servers are opened in one client and warm ``execute``
+is timed alternating call by call (:func:`interleaved`): the goal's figure, since both then see the
+same machine (run one after the other, the peer's own figure moved 2x between runs). Nothing is asserted: the goals of issue 22 are printed as met or not.
 """
 from __future__ import annotations
 
@@ -97,6 +99,34 @@ async def drive(params, cfg: dict, n: int, n_render: int, errlog) -> tuple[dict[
     return out, notes
 
 
+async def interleaved(ours_params_, peer_params_, n: int, errlog) -> dict[str, list[float]]:
+    """Warm ``execute`` with both servers open in one client, alternating call by call (ours, then
+    the peer, each after the same think time), so both see the same machine: run one after the
+    other, the peer's warm execute moved from 16 to 32 ms between runs on this shared VM. Also
+    ``x = 1`` (what a call costs beyond its code) and back to back (no think time). Labels end
+    in ``| ours`` or ``| peer``."""
+    import anyio
+
+    out: dict[str, list[float]] = {}
+    async with mcp_session(ours_params_, errlog) as a, mcp_session(peer_params_, errlog) as b:
+        servers = (("ours", a, [PLATE]), ("peer", b, ["from build123d import *", PLATE]))
+        for _, s, setup in servers:
+            for code in setup:
+                await timed_call(s, "execute", {"code": code})
+        for label, code in (("execute (warm)", PLATE), ("execute x = 1 (warm)", "x = 1\n")):
+            for i in range(WARMUPS + n):
+                for who, s, _ in servers:
+                    await anyio.sleep(PAUSE)
+                    dt = await timed_call(s, "execute", {"code": code})
+                    if i >= WARMUPS:
+                        out.setdefault(f"{label} | {who}", []).append(dt)
+        for i in range(n):
+            for who, s, _ in servers:
+                out.setdefault(f"execute (back to back) | {who}", []).append(
+                    await timed_call(s, "execute", {"code": PLATE}))
+    return out
+
+
 def floor(n: int) -> dict[str, list[float]]:
     """In this process: our renderer on the plate (iso 800x600, wall and CPU), and its floor: the
     plate's triangulation removed then BRepMesh at our renderer's deflection, plus a Pillow PNG encode
@@ -175,6 +205,12 @@ def main(argv=None) -> int:
                              "geometry only, not the namespace)")
             except Exception as e:  # noqa: BLE001 - the peer's failure is reported, ours still is
                 peer_note = f"the peer server failed: {type(e).__name__}: {str(e)[:300]}"
+    inter: dict[str, list[float]] = {}
+    if peer:
+        try:
+            inter = anyio.run(interleaved, ours_params("default"), peer_params(exe), n, errlog)
+        except Exception as e:  # noqa: BLE001
+            peer_note += f"; the interleaved run failed: {type(e).__name__}: {str(e)[:300]}"
     fl = floor(max(5, n // 2))
 
     def p50(d, k):
@@ -189,11 +225,23 @@ def main(argv=None) -> int:
         ratio = f"{o / p:.2f}" if o is not None and p else "—"
         print(f"| {k} | {ms(o)} | {ms(pct(ours[k], 90) * 1000)} | {ms(p)} | "
               f"{ms(pct(peer[k], 90) * 1000) if peer.get(k) else '—'} | {ratio} |")
+    if inter:
+        print("\n| both servers open, calls alternating | ours p50 ms | ours p90 ms | peer p50 ms | peer p90 ms "
+              "| ours/peer |\n|---|---|---|---|---|---|")
+        for k in ("execute (warm)", "execute x = 1 (warm)", "execute (back to back)"):
+            o, p = inter[f"{k} | ours"], inter[f"{k} | peer"]
+            print(f"| {k} | {ms(statistics.median(o) * 1000)} | {ms(pct(o, 90) * 1000)} | "
+                  f"{ms(statistics.median(p) * 1000)} | {ms(pct(p, 90) * 1000)} | "
+                  f"{statistics.median(o) / statistics.median(p):.2f} |")
     print("\n| in this process (our renderer, the plate) | p50 ms |\n|---|---|")
     for k, v in fl.items():
         print(f"| {k} | {statistics.median(v) * 1000:.1f} |")
 
     ex_o, ex_p = p50(ours, "execute (warm)"), p50(peer, "execute (warm)")
+    seq_ex_o, ex_how = ex_o, "one server after the other"
+    if inter:  # the same machine state for both: the goal's figure
+        ex_o, ex_p = p50(inter, "execute (warm) | ours"), p50(inter, "execute (warm) | peer")
+        ex_how = "alternating"
     me_o, me_p = p50(ours, "measure"), p50(peer, "measure")
     r_o, r_p = p50(ours, "render iso 800x600"), p50(peer, "render iso 800x600")
     fl_w = statistics.median(fl["floor: mesh + encode"]) * 1000
@@ -202,7 +250,7 @@ def main(argv=None) -> int:
     sr_o, sr_p = p50(ours, "save + restore (1000 solids)"), p50(peer, "save + restore (1000 solids)")
     after_m, after_r = p50(ours, "execute right after measure"), p50(ours, "execute right after render")
     print("\n| goal (issue 22) | figure | verdict |\n|---|---|---|")
-    print(f"| warm execute <= 1.2x the peer | {ms(ex_o)} vs {ms(ex_p)} ms: "
+    print(f"| warm execute <= 1.2x the peer ({ex_how}) | {ms(ex_o)} vs {ms(ex_p)} ms: "
           f"{f'{ex_o / ex_p:.2f}x' if ex_p else '—'} | {verdict(ex_o / ex_p <= 1.2 if ex_p else None)} |")
     print(f"| measure <= 1.2x the peer | {ms(me_o)} vs {ms(me_p)} ms: "
           f"{f'{me_o / me_p:.2f}x' if me_p else '—'} | {verdict(me_o / me_p <= 1.2 if me_p else None)} |")
@@ -214,8 +262,8 @@ def main(argv=None) -> int:
     print(f"| snapshot save + restore, 1000 solids <= 20 ms | {ms(sr_o)} ms (peer {ms(sr_p)} ms) | "
           f"{verdict(sr_o <= 20)} |")
     print(f"| read-only tools cost the next execute no fork | execute after measure {ms(after_m)} ms, after "
-          f"render {ms(after_r)} ms, warm {ms(ex_o)} ms: {after_m / ex_o:.2f}x, {after_r / ex_o:.2f}x | "
-          f"{verdict(max(after_m, after_r) <= 1.2 * ex_o)} |")
+          f"render {ms(after_r)} ms, warm {ms(seq_ex_o)} ms: {after_m / seq_ex_o:.2f}x, {after_r / seq_ex_o:.2f}x | "
+          f"{verdict(max(after_m, after_r) <= 1.2 * seq_ex_o)} |")
     print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
           f"(other work on this machine slows every figure)")
     print(f"peer: {peer_note}")
