@@ -9,13 +9,14 @@
              (a child forked while idle, jail/proc/spare.py) that replies and exits, and stays
              the next; without a spare it serves the op itself and exits; a transaction itself: after a
              successful ``execute`` the launcher kills the old head and tells this process to
-             become the head, otherwise it exits.
+             become the head (it writes ``P`` to the head's pipe), otherwise it exits.
     snapshot a former next frozen in ``sigwaitinfo``; RESTORE (SIGUSR1) *from outside the session*
              (``si_pid == 0``) makes it say ``restored`` and serve as the head itself, with no
              fork on the restore's path (decision 0024). A head runs no user code, so its state
              stays the snapshot's; when the launcher lets it go (PARK, also from outside: its
-             next was promoted, another snapshot was restored, or the head was dropped) it waits
-             again. What it forked meanwhile runs as ordinary nexts and heads.
+             next was promoted, another snapshot was restored, or the head was dropped), or its
+             next says it was promoted (``P``: a PARK can be lost), it waits again. What it forked
+             meanwhile runs as ordinary nexts and heads.
 
 All of them run jailed (jail/proc/keeper.py's init applied the layers before forking the first
 head). Everything they send is untrusted by the launcher: a process that ran user code may have
@@ -99,7 +100,7 @@ def head_main(sock, profile, namespace) -> None:
 def serve_as_head(sock, restored: bool) -> int | None:
     """Fork nexts, one at a time, for as long as this process is the head. Returns in a forked child
     (the next), with its end of the pipe to this head; in a ``restored`` snapshot, returns None
-    once the launcher lets it go (PARK). Otherwise never returns.
+    once the launcher lets it go (PARK, or its next says it was promoted). Otherwise never returns.
 
     A head runs no user code: what it forks is a copy of the state it was promoted or restored with.
     A restored snapshot's child starts serving only after its parent has checked it was not let go
@@ -144,7 +145,7 @@ def serve_as_head(sock, restored: bool) -> int | None:
             except OSError:
                 pass
             os.close(go_w)
-        became_snapshot = False
+        became_snapshot = promoted = False
         while True:
             try:
                 b = os.read(r, 1)
@@ -154,8 +155,12 @@ def serve_as_head(sock, restored: bool) -> int | None:
                 break
             if b == b"S":
                 became_snapshot = True
+            elif b == b"P":
+                promoted = True
         os.close(r)
-        if restored and _told_to_park():
+        # a restored snapshot's next that was promoted ends its time as the head even when the
+        # launcher's PARK was lost (a queue the session filled, decision 0024): it forks no more
+        if restored and (_told_to_park() or promoted):
             # its next was promoted (it lives on as the head: not waited for) or killed
             _reap_dead_children()
             return None
@@ -265,6 +270,10 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> str:
                     break
             if got[0]["t"] != "promote":
                 os._exit(0)
+            try:  # to a restored snapshot serving as the head: its time as the head is over
+                os.write(head_pipe_w, b"P")
+            except OSError:
+                pass
             os.close(head_pipe_w)
             return HEAD
         if op.kind == ops.SNAPSHOT:

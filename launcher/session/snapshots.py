@@ -86,6 +86,13 @@ class Snapshots:
                 c.snapshots.pop(name, None)
                 c.history.delete(name)
                 c.bury(snap)
+                # a snapshot that served as the head and never took its PARK may have forked nexts
+                # that read the session socket: they must not take the next request
+                self._bury_untracked_children(snap)
+                try:
+                    c.sweep()
+                except OSError:
+                    c._sweep_pending = True  # out of fds: swept before the next call
                 if gone:
                     raise SessionError(f"snapshot {name!r} no longer exists (its process was killed); "
                                        "the session is unchanged") from None
@@ -106,15 +113,21 @@ class Snapshots:
             # snapshot forks after this look never serves, jail/proc/chain.py). Snapshots it made, and
             # the new head, are kept.
             if old_head is not None:
-                keep = c.known()
-                for ch in children_of(old_head.pid):
-                    if ch not in keep:
-                        try:
-                            c.bury(Proc(ch), reads_socket=True)
-                        except OSError:
-                            pass  # gone already, or no fd for it: the sweep handles it
+                self._bury_untracked_children(old_head)
             c.sweep()  # and kills anything else that is not init, head, a snapshot or dying
             return {"restored": name}
+
+    def _bury_untracked_children(self, p) -> None:
+        """SIGKILL the children of ``p`` the launcher does not know, as processes that may read the
+        session socket (the launcher's next send waits until they have entered their exit)."""
+        c = self.chain
+        keep = c.known()
+        for ch in children_of(p.pid):
+            if ch not in keep:
+                try:
+                    c.bury(Proc(ch), reads_socket=True)
+                except OSError:
+                    pass  # gone already, or no fd for it: the sweep handles it
 
     def delete(self, name: str) -> dict:
         c = self.chain
