@@ -9,7 +9,9 @@
              (a child forked while idle, jail/proc/spare.py) that replies and exits, and stays
              the next; without a spare it serves the op itself and exits; a transaction itself: after a
              successful ``execute`` the launcher kills the old head and tells this process to
-             become the head (it writes ``P`` to the head's pipe), otherwise it exits.
+             become the head (it writes ``P`` to the head's pipe), otherwise it exits. Idle for
+             ``IDLE_EXIT_S``, it leaves with its spare (``C``); the head forks a ``cold`` next,
+             which warms nothing before its first request (decision 0026).
     snapshot a former next frozen in ``sigwaitinfo``; RESTORE (SIGUSR1) *from outside the session*
              (``si_pid == 0``) makes it say ``restored`` and serve as the head itself, with no
              fork on the restore's path (decision 0024). A head runs no user code, so its state
@@ -86,31 +88,34 @@ def head_main(sock, profile, namespace) -> None:
             wait_as_snapshot(sock)
             role, restored = HEAD, True
             continue
-        pipe_w = serve_as_head(sock, restored)
+        pipe_w, cold = serve_as_head(sock, restored)
         if pipe_w is None:  # a restored snapshot the launcher let go: it waits again
             role = SNAPSHOT
             continue
         restored = False  # in the forked child: an ordinary next
         try:
-            role = next_main(sock, profile, namespace, pipe_w)
+            role = next_main(sock, profile, namespace, pipe_w, cold=cold)
         except BaseException:
             os._exit(0)
 
 
-def serve_as_head(sock, restored: bool) -> int | None:
+def serve_as_head(sock, restored: bool) -> tuple[int | None, bool]:
     """Fork nexts, one at a time, for as long as this process is the head. Returns in a forked child
-    (the next), with its end of the pipe to this head; in a ``restored`` snapshot, returns None
-    once the launcher lets it go (PARK, or its next says it was promoted). Otherwise never returns.
+    (the next): its end of the pipe to this head, and whether it starts ``cold`` (its predecessor
+    left after ``IDLE_EXIT_S`` with no request, decision 0026: it warms nothing until a request);
+    in a ``restored`` snapshot, returns (None, False) once the launcher lets it go (PARK).
+    Otherwise never returns.
 
     A head runs no user code: what it forks is a copy of the state it was promoted or restored with.
     A restored snapshot's child starts serving only after its parent has checked it was not let go
     meanwhile (the launcher sends PARK before it kills that head's next and looks for its children,
     so a next forked after that look is killed here, before it reads the session's socket)."""
+    cold = False
     while True:
         gc.collect()
         gc.freeze()
         if restored and _told_to_park():
-            return None
+            return None, False
         r, w = os.pipe()
         go_r, go_w = os.pipe() if restored else (-1, -1)
         try:
@@ -131,7 +136,7 @@ def serve_as_head(sock, restored: bool) -> int | None:
                 if go != b"g":
                     os._exit(0)
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, _PARKED_MASK)
-            return w
+            return w, cold
         os.close(w)
         if restored:
             os.close(go_r)
@@ -139,13 +144,13 @@ def serve_as_head(sock, restored: bool) -> int | None:
                 os.close(go_w)  # EOF: it exits before touching the socket
                 os.close(r)
                 _wait_child(pid)
-                return None
+                return None, False
             try:
                 os.write(go_w, b"g")
             except OSError:
                 pass
             os.close(go_w)
-        became_snapshot = promoted = False
+        became_snapshot = went_cold = promoted = False
         while True:
             try:
                 b = os.read(r, 1)
@@ -155,6 +160,8 @@ def serve_as_head(sock, restored: bool) -> int | None:
                 break
             if b == b"S":
                 became_snapshot = True
+            elif b == b"C":
+                went_cold = True
             elif b == b"P":
                 promoted = True
         os.close(r)
@@ -163,8 +170,11 @@ def serve_as_head(sock, restored: bool) -> int | None:
         if restored and (_told_to_park() or promoted):
             # its next was promoted (it lives on as the head: not waited for) or killed
             _reap_dead_children()
-            return None
-        if not became_snapshot:
+            return None, False
+        cold = went_cold and not became_snapshot
+        if cold:
+            _wait_child(pid)  # it left on its own, idle: nothing to report
+        elif not became_snapshot:
             # EOF without "S": the next is dead or dying; wait for it (the launcher
             # SIGKILLs a next that keeps running after closing its pipe)
             status = _wait_child(pid)
@@ -212,17 +222,22 @@ def _reap_dead_children() -> None:
             return
 
 
-def next_main(sock, profile, namespace, head_pipe_w: int) -> str:
+def next_main(sock, profile, namespace, head_pipe_w: int, *, cold: bool = False) -> str:
     """Serve one command (looked up in jail/proc/ops.py's OPS). Returns HEAD when this process must
     become the head (promoted after a successful transaction), SNAPSHOT when it was saved as a
-    snapshot (it then waits, ``wait_as_snapshot``); otherwise exits."""
+    snapshot (it then waits, ``wait_as_snapshot``); otherwise exits.
+
+    Idle for ``IDLE_EXIT_S`` with no request, it leaves (decision 0026): it kills its spare, tells
+    the head ("C") and exits, so a session left alone gives back the pages its warm-ups copied; the
+    head forks a ``cold`` next, which warms nothing and forks no spare before its first request."""
     ctx = ops.OpContext(namespace, profile, send=lambda m: send_quiet(sock, m))
     # Requests carry the nonce of the next they are for: one left unread in the socket by a
     # next that was killed is skipped here instead of being run a second time.
     nonce = os.urandom(8).hex()
     send_or_exit(sock, {"t": "ready", "nonce": nonce})
     try:  # an optimisation only: a failure here (e.g. MemoryError at the RLIMIT_AS edge) must not cost the call
-        runner.warm(namespace, **ctx.policy())
+        if not cold:
+            runner.warm(namespace, **ctx.policy())
     except Exception:  # noqa: BLE001
         pass
     # a request's bytes: a file to import, or an export the launcher's verifier re-reads (max_export_bytes)
@@ -230,7 +245,7 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> str:
     base = ctx
     spare = Spare(lambda m, b: serve_in_child(sock, m, dataclasses.replace(base, blob=b)), (head_pipe_w,))
     while True:
-        if not spare.pid and not select.select([sock], [], [], spare_mod.IDLE_S)[0]:
+        if not cold and not spare.pid and not select.select([sock], [], [], spare_mod.IDLE_S)[0]:
             # idle: pay the fork of the following read-only op now
             spare.start(lambda: send_quiet(sock, {"t": "spare"}),
                         lambda stop: runner.warm_idle(namespace, stop, cad=False, **base.policy()))
@@ -238,6 +253,13 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> str:
                 runner.warm_idle(namespace, lambda: protocol.waiting(sock), **base.policy())
             except Exception:  # noqa: BLE001 - an optimisation only
                 pass
+        if not cold and not _request_within(sock, spare_mod.IDLE_EXIT_S):
+            spare.kill()
+            try:
+                os.write(head_pipe_w, b"C")
+            except OSError:
+                pass
+            os._exit(0)
         got = protocol.recv_simple(sock, cap)
         if got is None:
             os._exit(0)
@@ -286,6 +308,14 @@ def next_main(sock, profile, namespace, head_pipe_w: int) -> str:
             os.close(head_pipe_w)
             send_or_exit(sock, {"t": op.reply})
             return SNAPSHOT
+
+
+def _request_within(sock, timeout: float) -> bool:
+    """Something to read on the session socket within ``timeout`` seconds (True when it cannot wait)."""
+    try:
+        return bool(select.select([sock], [], [], timeout)[0])
+    except (OSError, ValueError):
+        return True
 
 
 def serve_in_child(sock, msg, ctx) -> None:

@@ -9,10 +9,9 @@ acknowledges (a spare killed meanwhile costs nothing: the next then serves the o
 as without a spare); it says ``serving`` and replies on the session socket. Before a transaction or
 a snapshot the next SIGKILLs it (without waiting for its teardown; the launcher knows it as dying).
 
-A spare with no request for ``IDLE_EXIT_S`` exits (decision 0026): a session left idle gives back
-the ~27 MB the spare holds (its warm-up's pages and kept buffers; bench/RESULTS.md). The next does not fork
-another before its next request; until then a read-only op finds the spare gone and the next serves it
-itself, as without a spare (the head then forks a new next).
+A next with no request for ``IDLE_EXIT_S`` kills its spare and leaves (jail/proc/chain.py, decision
+0026): a session left idle gives back the ~27 MB a spare holds (its warm-up's pages and the buffers malloc
+keeps) and the next's own warm-up copies.
 
 Blocks: nothing by itself (every process here is in the same jail; the launcher takes a reply only
 from a child of the next and SIGKILLs it after). Does not: survive the launcher's sweeps when it is
@@ -22,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import struct
 
@@ -30,7 +28,7 @@ from jail.wire import protocol
 
 HEADER = struct.Struct("!QQ")  # JSON length, blob length
 IDLE_S = 0.1  # a next idle this long forks its spare
-IDLE_EXIT_S = 60.0  # a spare with no request for this long exits (its memory back to the host)
+IDLE_EXIT_S = 60.0  # a next with no request for this long leaves, with its spare (decision 0026)
 
 
 def _read_exact(fd: int, n: int) -> bytes | None:
@@ -92,8 +90,6 @@ class Spare:
                 warm(lambda: protocol.waiting(r))  # stops once a request is waiting
         except Exception:  # noqa: BLE001 - an optimisation only
             pass
-        if not _readable(r, IDLE_EXIT_S):
-            return  # the session is idle: give its memory back (the next serves an op itself)
         head = _read_exact(r, HEADER.size)
         if head is None:
             return
@@ -147,14 +143,6 @@ class Spare:
             if fd >= 0:
                 os.close(fd)
         self.w = self.ack = -1
-
-
-def _readable(fd: int, timeout: float) -> bool:
-    """``fd`` has something to read (a request, or EOF: the next is gone) within ``timeout`` seconds."""
-    try:
-        return bool(select.select([fd], [], [], timeout)[0])
-    except (OSError, ValueError):
-        return True  # cannot wait: read at once, as before
 
 
 def reap_dead() -> None:

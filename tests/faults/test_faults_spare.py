@@ -145,24 +145,48 @@ def test_an_idle_next_forks_its_spare_which_serves_the_read_only_call(session):
     assert wait_until(lambda: only_sanctioned(session), 10)
 
 
-IDLE_EXIT = "from jail.proc import spare as S\nS.IDLE_EXIT_S = 0.5\n"  # 60 s in a real session
+IDLE_EXIT = "from jail.proc import spare as S\nS.IDLE_EXIT_S = 0.5\n"  # 60 s in a real session (decision 0026)
 
 
-def test_an_idle_spare_exits_and_the_next_serves_the_read_only_call(session):
-    """A session left idle gives its spare's memory back (decision 0026): with no request for
-    ``IDLE_EXIT_S`` the spare exits and the next forks no other; a read-only call is then served by
-    the next itself (which is discarded), and the session goes on."""
+def _goes_cold(session) -> int:
+    """Let the session's next sit idle past ``IDLE_EXIT_S`` (patched to 0.5 s): it and its spare
+    exit; returns the cold next its head forks instead, once that has forked no spare for a while."""
     assert session.execute(IDLE_EXIT)["ok"]
     session.ensure_next()
-    nxt = session.next.pid
+    head, nxt = session.head.pid, session.next.pid
     spare = wait_until(lambda: spares(nxt), 10)
     assert spare and len(spare) == 1, spare
-    assert wait_until(lambda: not alive(spare[0]), 10), "the idle spare did not exit"
-    assert not wait_until(lambda: spares(nxt), 1.0), "the idle next forked another spare"
+    assert wait_until(lambda: not alive(nxt) and not alive(spare[0]), 10), "the idle next or its spare stayed"
+    cold = wait_until(lambda: [c for c in children(head) if c != nxt and alive(c)], 10)
+    assert cold and len(cold) == 1, cold
+    assert not wait_until(lambda: spares(cold[0]), 1.0), "the cold next forked a spare"
+    assert alive(cold[0]), "the cold next left too"
+    return cold[0]
+
+
+def test_an_idle_next_leaves_and_a_cold_next_serves_the_read_only_call(session):
+    """A session left idle gives back its spare's and its next's memory (decision 0026): with no request
+    for ``IDLE_EXIT_S`` the next kills its spare and exits; the head forks a cold next, which warms
+    nothing and forks no spare. A read-only call is then served by that next itself (it exits), and the
+    session goes on with warm nexts again."""
+    cold = _goes_cold(session)
     msg, _ = session.ask({"t": "state"}, "state", timeout=5)
     assert "n" in [o["name"] for o in msg["objects"]], msg
-    assert session.next is None or session.next.pid != nxt  # the next served it and was discarded
+    assert wait_until(lambda: not alive(cold), 5), "the cold next outlived the read-only call it served"
+    session.ensure_next()
+    assert wait_until(lambda: spares(session.next.pid), 10), "the next after it forked no spare"
     assert_usable(session)
+    assert wait_until(lambda: only_sanctioned(session), 10)
+
+
+def test_a_cold_next_runs_the_execute_and_the_session_warms_again(session):
+    cold = _goes_cold(session)
+    r = session.execute("print(n)\nm = n + 1")
+    assert r["ok"] and r["stdout"] == "41\n", r
+    assert session.head.pid == cold  # it ran the call and was promoted
+    session.ensure_next()
+    assert wait_until(lambda: spares(session.next.pid), 10), "the next after it forked no spare"
+    assert session.execute("print(m)")["stdout"] == "42\n"
     assert wait_until(lambda: only_sanctioned(session), 10)
 
 
