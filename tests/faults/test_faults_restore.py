@@ -75,6 +75,44 @@ def test_a_failed_call_keeps_the_restored_snapshot_as_head(session):
     x_is(session, 1)
 
 
+# the call's process holds its end of the head's pipe (and its spare's): write a byte to every pipe
+FORGE_PIPE_BYTE = """
+import os, stat
+for fd in range(3, 128):
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            os.write(fd, {byte!r})
+    except OSError:
+        pass
+"""
+
+
+@pytest.mark.parametrize("byte", [b"C", b"P"])
+def test_a_forged_pipe_byte_costs_at_most_the_head(session, byte):
+    """Hostile: the call writes ``C`` (went cold, decision 0026) or ``P`` (promoted) on the head's pipe,
+    then fails. ``C``: the head's next next is cold, nothing else. ``P`` to a restored snapshot serving as
+    the head: it waits as a snapshot again and forks no next, so the launcher drops the head (the state
+    since the restore is lost, said plainly); the snapshot stays, restores, and the session goes on."""
+    assert session.execute("X = 1")["ok"]
+    session.save_snapshot("f")
+    a = snap_pid(session, "f")
+    session.restore_snapshot("f")
+    r = session.execute(FORGE_PIPE_BYTE.format(byte=byte) + "raise ValueError('forged')")
+    assert not r["ok"] and r["error"]["type"] == "ValueError", r
+    if byte == b"C":
+        assert session.pids()["head"] == a
+        x_is(session, 1)
+    else:
+        with pytest.raises(SessionError, match="did not fork a new child.*restore one"):
+            session.execute("print('X', X)")
+        assert wait_until(lambda: waiting(a) or None, 10.0), proc_stat(a)
+        session.restore_snapshot("f")
+        x_is(session, 1)
+    assert session.execute("X = 5")["ok"]
+    x_is(session, 5)
+    assert_contained(session, f"a forged {byte!r} on the head's pipe")
+
+
 def test_restoring_the_head_again_and_moving_between_snapshots(session):
     assert session.execute("X = 1")["ok"]
     session.save_snapshot("a")
