@@ -11,7 +11,7 @@ Measured (goals from the issue in brackets; each ``bench_*`` function says how):
    (:func:`bench_sessions`);
 3. time until usable after a timeout kill [<= 50 ms] (:func:`bench_timeout`);
 4. snapshot save + restore, 1 vs 1000 solids [<= 20 ms, ratio <= 1.5] (:func:`bench_snapshots`);
-5. PSS per idle session [<= 30 MB], 0.5 s after a call and once the spares have gone (:func:`bench_pss`).
+5. PSS per idle session [<= 30 MB], 0.5 s after a call and once gone cold (:func:`bench_pss`).
 Nothing here asserts; the goals are shown next to the figures.
 """
 from __future__ import annotations
@@ -233,9 +233,10 @@ def rss_kb(pid: int) -> int:
     return smaps_kb(pid, "Rss")
 
 
-def spares_gone(sessions, timeout: float) -> bool:
-    """Until no session's next (a child of its head) has a live child: its spare exits after
-    ``IDLE_EXIT_S`` idle. False at ``timeout``."""
+def gone_cold(sessions, timeout: float) -> bool:
+    """Until no session's next (a child of its head) has a live child: after ``IDLE_EXIT_S`` idle the
+    next leaves with its spare, and the cold next its head forks has none (decision 0026). Called
+    once the spares exist (0.1 s after a call). False at ``timeout``."""
     from launcher.contain.procs import children_of, state_of
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -249,7 +250,7 @@ def spares_gone(sessions, timeout: float) -> bool:
 def bench_pss(counts=(1, 4, 16)) -> dict:
     """``/proc/PID/smaps_rollup`` of the zygote and all session processes for N = 1, 4, 16 sessions;
     the marginal PSS per session is the slope between N = 1 and N = 16. Measured 0.5 s after the
-    sessions' last call and, for the first and last N, again once the idle spares have exited
+    sessions' last call and, for the first and last N, again once they have gone cold
     (``jail.proc.spare.IDLE_EXIT_S``, decision 0026): ``pss_idle_kb``."""
     from launcher.core import Launcher
     from launcher.contain.procs import descendants
@@ -272,7 +273,7 @@ def bench_pss(counts=(1, 4, 16)) -> dict:
             out[n] = {"procs": len(procs), "pss_kb": total, "zygote_pss_kb": pss_kb(zyg),
                       "zygote_rss_kb": rss_kb(zyg),
                       "per_session_procs": (len(procs) - 1) / n}
-            if n in (counts[0], counts[-1]) and spares_gone(sessions, IDLE_EXIT_S + 30):
+            if n in (counts[0], counts[-1]) and gone_cold(sessions, IDLE_EXIT_S + 30):
                 procs = [zyg] + descendants(zyg)
                 out[n]["pss_idle_kb"] = sum(pss_kb(p) for p in procs)
                 out[n]["idle_s"] = IDLE_EXIT_S
@@ -324,7 +325,7 @@ def report(res: dict, cmd: str, elapsed: float) -> str:
       + f" | ≤ 30 MB: {goal(marginal <= 30)} |")
     if all("pss_idle_kb" in pss[n] for n in (lo, hi)):
         idle = (pss[hi]["pss_idle_kb"] - pss[lo]["pss_idle_kb"]) / (hi - lo) / 1024
-        A(f"| 5b | PSS per session left idle (the spares gone after {pss[hi]['idle_s']:g} s) | {idle:.1f} MB | "
+        A(f"| 5b | PSS per session left idle (gone cold after {pss[hi]['idle_s']:g} s, decision 0026) | {idle:.1f} MB | "
           f"the same sessions 0.5 s after their call: {marginal:.1f} MB | "
           + ", ".join(f"N={n}: {pss[n]['pss_idle_kb'] / 1024:.0f} MB total" for n in (lo, hi))
           + f" | ≤ 30 MB: {goal(idle <= 30)} |")
