@@ -27,7 +27,7 @@ from launcher.contain.procs import Proc, ppid_of
 from launcher.contain.watchdog import SessionWatch
 from launcher.replies import sanitize
 from launcher.replies import validate as replies
-from launcher.session.reports import log_call
+from launcher.session.reports import log_call, log_silent_timeout
 from launcher.session.cancel import Cancellation
 from launcher.session.chain import Chain
 from launcher.session.channel import Channel
@@ -131,6 +131,8 @@ class Calls:
                 return self._record(error_result("Cancelled", "the call was cancelled and its process killed; "
                                                               "the session is unchanged"), code, start, "cancelled")
             except TimeoutError as e:
+                if getattr(e, "partial", None) is None:
+                    log_silent_timeout(self.id, chain)  # before the kill: what each process was doing
                 chain.discard_next()
                 return self._record(self._timeout_result(limit, getattr(e, "partial", None)),
                                     code, start, "timeout")

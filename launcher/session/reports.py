@@ -34,6 +34,35 @@ def log_call(sid: str, code: str, outcome: str, duration_ms: float, layer) -> No
         log_layer(layer))
 
 
+def log_silent_timeout(sid: str, chain) -> None:
+    """A call that reached its limit with no last words (its process never ran the code, or never
+    answered): log what each of the session's processes was doing, for the rare case this is not the
+    user's code (warning, logger ``build123d_launcher.session``). Only kernel-made fields: pid, role,
+    state, parent, ``wchan``. Never raises."""
+    from launcher.contain.procs import descendants
+    try:
+        roles = {p: r for r, p in chain.pids().items() if isinstance(p, int)}
+        roles.update({p: f"snapshot {n}" for n, p in chain.pids()["snapshots"].items()})
+        roles.update({p: "dying" for p in chain.dying_pids()})
+        rows = []
+        for pid in descendants(chain.init.pid)[:64]:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    st = f.read()
+                with open(f"/proc/{pid}/wchan") as f:
+                    wchan = f.read().strip() or "-"
+            except OSError:
+                continue
+            fields = st[st.rfind(")") + 2:].split()
+            rows.append(f"{pid}:{sanitize.log_token(roles.get(pid, '?'), 24)}:{fields[0]}:ppid={fields[1]}:"
+                        f"{sanitize.log_token(wchan, 40)}")
+        logging.getLogger("build123d_launcher.session").warning(
+            "session %s: a call timed out with no last words; processes: %s", sanitize.log_token(sid),
+            " ".join(rows) or "none")
+    except Exception:  # noqa: BLE001 - a diagnostic only
+        pass
+
+
 def session_memory_report(limits, watch, contain) -> dict:
     """Which mechanism bounds the session's memory as a whole, the bound, the peak seen, kills."""
     lim = limits.session_memory_mb * 1024 * 1024

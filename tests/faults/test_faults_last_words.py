@@ -165,3 +165,21 @@ def test_forged_partial_through_the_mcp_server(tmp_path):
         assert HEADER in text
     finally:
         s.close()
+
+
+def test_a_silent_timeout_logs_what_each_process_was_doing(launcher, caplog):
+    """No last words (the session ignores SIGUSR2): the launcher logs each session process's role,
+    state and kernel wait channel before it kills the call, so a timeout that was not the user's
+    code can be explained afterwards. One line, only kernel-made fields (escaped tokens)."""
+    import logging
+    import re
+    ts = _ts(launcher)
+    with caplog.at_level(logging.WARNING, logger="build123d_launcher.session"):
+        timed_out(ts, "import signal\nsignal.signal(signal.SIGUSR2, signal.SIG_IGN)\nwhile True:\n    pass\n")
+    lines = [r.getMessage() for r in caplog.records if "timed out with no last words" in r.getMessage()]
+    assert len(lines) == 1, lines
+    # the next spins (R), or the CPU watchdog has it stopped at its share (T) at that moment
+    assert re.search(r":next:[RT]:", lines[0]) and ":head:" in lines[0], lines[0]
+    assert "\n" not in lines[0] and not BAD & set(lines[0]), lines[0]
+    r = ts.call("execute", {"code": "print(n)"})
+    assert r["ok"] and r["stdout"] == "41\n", r
