@@ -29,7 +29,6 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
-import select
 import signal
 import time
 
@@ -245,7 +244,7 @@ def next_main(sock, profile, namespace, head_pipe_w: int, *, cold: bool = False)
     base = ctx
     spare = Spare(lambda m, b: serve_in_child(sock, m, dataclasses.replace(base, blob=b)), (head_pipe_w,))
     while True:
-        if not cold and not spare.pid and not select.select([sock], [], [], spare_mod.IDLE_S)[0]:
+        if not cold and not spare.pid and not protocol.waiting(sock, spare_mod.IDLE_S):
             # idle: pay the fork of the following read-only op now
             spare.start(lambda: send_quiet(sock, {"t": "spare"}),
                         lambda stop: runner.warm_idle(namespace, stop, cad=False, **base.policy()))
@@ -253,7 +252,7 @@ def next_main(sock, profile, namespace, head_pipe_w: int, *, cold: bool = False)
                 runner.warm_idle(namespace, lambda: protocol.waiting(sock), **base.policy())
             except Exception:  # noqa: BLE001 - an optimisation only
                 pass
-        if not cold and not _request_within(sock, spare_mod.IDLE_EXIT_S):
+        if not cold and not protocol.waiting(sock, spare_mod.IDLE_EXIT_S):
             spare.kill()
             try:
                 os.write(head_pipe_w, b"C")
@@ -308,14 +307,6 @@ def next_main(sock, profile, namespace, head_pipe_w: int, *, cold: bool = False)
             os.close(head_pipe_w)
             send_or_exit(sock, {"t": op.reply})
             return SNAPSHOT
-
-
-def _request_within(sock, timeout: float) -> bool:
-    """Something to read on the session socket within ``timeout`` seconds (True when it cannot wait)."""
-    try:
-        return bool(select.select([sock], [], [], timeout)[0])
-    except (OSError, ValueError):
-        return True
 
 
 def serve_in_child(sock, msg, ctx) -> None:

@@ -168,10 +168,11 @@ def decode(payload, max_json: int | None = None) -> tuple[dict, bytes]:
     return obj, bytes(mv[4 + n:])
 
 
-def waiting(fd) -> bool:
-    """Something is waiting to be read on ``fd`` (a socket or pipe), without blocking: an idle
-    process's warm-up stops for a request (jail/cad/warmup.py)."""
-    return bool(select.select([fd], [], [], 0)[0])
+def waiting(fd, timeout: float = 0.0) -> bool:
+    """Something is waiting to be read on ``fd`` (a socket or pipe), within ``timeout`` seconds (by
+    default at once): an idle process's warm-up stops for a request (jail/cad/warmup.py); an idle next
+    leaves after ``IDLE_EXIT_S`` with none (jail/proc/chain.py)."""
+    return bool(select.select([fd], [], [], timeout)[0])
 
 
 def recv_simple(sock: socket.socket, max_bytes: int = 64 * 1024 * 1024) -> tuple[dict, bytes] | None:

@@ -189,11 +189,7 @@ class Chain(SpareRoles):
         self.retire(self.head)
         nonce = self.next_nonce
         self.head, self.next = nxt, None
-        try:
-            self.sweep(keep_head_children=False)
-        except OSError as e:  # the launcher is out of fds: promote anyway, sweep before the next call
-            log.warning("session %s: the after-call sweep failed (%s); it runs before the next call", self.id, e)
-            self._sweep_pending = True
+        self.sweep_or_defer("after-call", keep_head_children=False)  # out of fds: promote anyway
         self.settle_readers()
         try:
             self.channel.send({"t": "promote", "to": nonce})
@@ -315,6 +311,14 @@ class Chain(SpareRoles):
             else:
                 p.close()
         self._dying = still
+
+    def sweep_or_defer(self, what: str, *, keep_head_children: bool = True) -> None:
+        """``sweep``; when the launcher is out of fds, it runs before the next call instead (said in the log)."""
+        try:
+            self.sweep(keep_head_children=keep_head_children)
+        except OSError as e:
+            log.warning("session %s: the %s sweep failed (%s); it runs before the next call", self.id, what, e)
+            self._sweep_pending = True
 
     def sweep(self, *, keep_head_children: bool = True) -> list[int]:
         """Kill every session process that is not init, head, next, a snapshot or dying.

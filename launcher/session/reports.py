@@ -39,22 +39,24 @@ def log_silent_timeout(sid: str, chain) -> None:
     answered): log what each of the session's processes was doing, for the rare case this is not the
     user's code (warning, logger ``build123d_launcher.session``). Only kernel-made fields: pid, role,
     state, parent, ``wchan``. Never raises."""
+    from launcher.contain import sampling
     from launcher.contain.procs import descendants
     try:
-        roles = {p: r for r, p in chain.pids().items() if isinstance(p, int)}
-        roles.update({p: f"snapshot {n}" for n, p in chain.pids()["snapshots"].items()})
+        pids = chain.pids()
+        roles = {p: r for r, p in pids.items() if isinstance(p, int)}
+        roles.update({p: f"snapshot {n}" for n, p in pids["snapshots"].items()})
         roles.update({p: "dying" for p in chain.dying_pids()})
         rows = []
         for pid in descendants(chain.init.pid)[:64]:
+            st = sampling.stat(pid)
             try:
-                with open(f"/proc/{pid}/stat") as f:
-                    st = f.read()
                 with open(f"/proc/{pid}/wchan") as f:
                     wchan = f.read().strip() or "-"
             except OSError:
                 continue
-            fields = st[st.rfind(")") + 2:].split()
-            rows.append(f"{pid}:{sanitize.log_token(roles.get(pid, '?'), 24)}:{fields[0]}:ppid={fields[1]}:"
+            if st is None:
+                continue
+            rows.append(f"{pid}:{sanitize.log_token(roles.get(pid, '?'), 24)}:{st[3]}:ppid={st[4]}:"
                         f"{sanitize.log_token(wchan, 40)}")
         logging.getLogger("build123d_launcher.session").warning(
             "session %s: a call timed out with no last words; processes: %s", sanitize.log_token(sid),

@@ -89,10 +89,7 @@ class Snapshots:
                 # a snapshot that served as the head and never took its PARK may have forked nexts
                 # that read the session socket: they must not take the next request
                 self._bury_untracked_children(snap)
-                try:
-                    c.sweep()
-                except OSError:
-                    c._sweep_pending = True  # out of fds: swept before the next call
+                c.sweep_or_defer("failed-restore")
                 if gone:
                     raise SessionError(f"snapshot {name!r} no longer exists (its process was killed); "
                                        "the session is unchanged") from None
