@@ -11,7 +11,9 @@
              successful ``execute`` the launcher kills the old head and tells this process to
              become the head (it writes ``P`` to the head's pipe), otherwise it exits. Idle for
              ``IDLE_EXIT_S``, it leaves with its spare (``C``); the head forks a ``cold`` next,
-             which warms nothing before its first request (decision 0026).
+             which warms nothing before its first request (decision 0026); so it does after a
+             next that was killed before any request (``R`` on the pipe: a memory sweep or the
+             OOM killer would kill a warm one again).
     snapshot a former next frozen in ``sigwaitinfo``; RESTORE (SIGUSR1) *from outside the session*
              (``si_pid == 0``) makes it say ``restored`` and serve as the head itself, with no
              fork on the restore's path (decision 0024). A head runs no user code, so its state
@@ -101,7 +103,8 @@ def head_main(sock, profile, namespace) -> None:
 def serve_as_head(sock, restored: bool) -> tuple[int | None, bool]:
     """Fork nexts, one at a time, for as long as this process is the head. Returns in a forked child
     (the next): its end of the pipe to this head, and whether it starts ``cold`` (its predecessor
-    left after ``IDLE_EXIT_S`` with no request, decision 0026: it warms nothing until a request);
+    left after ``IDLE_EXIT_S`` with no request, or was killed before its first request, decision
+    0026: it warms nothing until a request);
     in a ``restored`` snapshot, returns (None, False) once the launcher lets it go (PARK).
     Otherwise never returns.
 
@@ -149,7 +152,7 @@ def serve_as_head(sock, restored: bool) -> tuple[int | None, bool]:
             except OSError:
                 pass
             os.close(go_w)
-        became_snapshot = went_cold = promoted = False
+        became_snapshot = went_cold = promoted = asked = False
         while True:
             try:
                 b = os.read(r, 1)
@@ -163,6 +166,8 @@ def serve_as_head(sock, restored: bool) -> tuple[int | None, bool]:
                 went_cold = True
             elif b == b"P":
                 promoted = True
+            elif b == b"R":
+                asked = True
         os.close(r)
         # a restored snapshot's next that was promoted ends its time as the head even when the
         # launcher's PARK was lost (a queue the session filled, decision 0024): it forks no more
@@ -179,6 +184,10 @@ def serve_as_head(sock, restored: bool) -> tuple[int | None, bool]:
             status = _wait_child(pid)
             if status is not None:
                 send_or_exit(sock, {"t": "next_exit", "pid_in_ns": pid, **exit_description(status)})
+                # killed before any request came: a sweep at the session's memory bound, or the OOM
+                # killer, while it warmed. Its heir warms nothing until a request, so a session near
+                # its bound does not warm, get swept and fork again every tick (decision 0026)
+                cold = os.WIFSIGNALED(status) and not asked
         _reap_dead_children()
 
 
@@ -243,6 +252,7 @@ def next_main(sock, profile, namespace, head_pipe_w: int, *, cold: bool = False)
     cap = max(64 * 1024 * 1024, profile.limits.max_export_bytes + (1 << 20))
     base = ctx
     spare = Spare(lambda m, b: serve_in_child(sock, m, dataclasses.replace(base, blob=b)), (head_pipe_w,))
+    asked = False
     while True:
         if not cold and not spare.pid and not protocol.waiting(sock, spare_mod.IDLE_S):
             # idle: pay the fork of the following read-only op now
@@ -265,6 +275,12 @@ def next_main(sock, profile, namespace, head_pipe_w: int, *, cold: bool = False)
         msg, blob = got
         if msg.get("to") != nonce:
             continue
+        if not asked:  # to the head: killed from now on, this next does not make its heir cold
+            asked = True
+            try:
+                os.write(head_pipe_w, b"R")
+            except OSError:
+                pass
         ctx = dataclasses.replace(base, blob=blob)
         op = ops.OPS.get(msg.get("t"))
         if op is None:

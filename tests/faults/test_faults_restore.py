@@ -87,10 +87,11 @@ for fd in range(3, 128):
 """
 
 
-@pytest.mark.parametrize("byte", [b"C", b"P"])
+@pytest.mark.parametrize("byte", [b"C", b"R", b"P"])
 def test_a_forged_pipe_byte_costs_at_most_the_head(session, byte):
-    """Hostile: the call writes ``C`` (went cold, decision 0026) or ``P`` (promoted) on the head's pipe,
-    then fails. ``C``: the head's next next is cold, nothing else. ``P`` to a restored snapshot serving as
+    """Hostile: the call writes ``C`` (went cold, decision 0026), ``R`` (took a request: every next
+    that reads one says so) or ``P`` (promoted) on the head's pipe, then fails. ``C``: the head's next
+    next is cold, nothing else; ``R``: nothing. ``P`` to a restored snapshot serving as
     the head: it waits as a snapshot again and forks no next, so the launcher drops the head (the state
     since the restore is lost, said plainly); the snapshot stays, restores, and the session goes on."""
     assert session.execute("X = 1")["ok"]
@@ -99,7 +100,7 @@ def test_a_forged_pipe_byte_costs_at_most_the_head(session, byte):
     session.restore_snapshot("f")
     r = session.execute(FORGE_PIPE_BYTE.format(byte=byte) + "raise ValueError('forged')")
     assert not r["ok"] and r["error"]["type"] == "ValueError", r
-    if byte == b"C":
+    if byte in (b"C", b"R"):
         assert session.pids()["head"] == a
         x_is(session, 1)
     else:

@@ -33,7 +33,8 @@ Attacks (each test's docstring says what must hold):
    head calls to make its next right after promotion);
 4. CPU: two spinning children (also with a third child that keeps sending SIGCONT to them, and
    as two chains of 20 ms processes that each fork their successor and exit);
-5. attack 1 with the launcher running as uid 65533, where the watchdog is the only bound.
+5. attack 1 with the launcher running as uid 65533, where the watchdog is the only bound;
+6. a state that fits the bound but not with its next's warm-ups: swept once, not every tick.
 """
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ import pytest
 from tests.helpers.faults import profile_path
 
 from tests.helpers.cli import REPO, launcher_env
-from tests.helpers.proc import (alive, ns_members, proc_stat, pss_bytes, sigkill_pending,  # noqa: E402
+from tests.helpers.proc import (alive, children, ns_members, proc_stat, pss_bytes, sigkill_pending,  # noqa: E402
                                 tracked, wait_until)
 
 from tests.helpers.contain import no_cgroups  # noqa: E402
@@ -434,6 +435,52 @@ def test_head_forks_hogs_between_calls(mem_launcher, pace):
             assert smp.peak <= limit + PACED_SLACK, \
                 f"the hogs were killed, but only once the session held {mb(smp.peak)} (bound {mb(limit)}, " \
                 f"growing at most {mb(int(PACE))}/s): the watchdog took more than 0.4 s"
+
+
+# 6. a state within a next's warm-ups of the bound: one sweep, not one every tick
+NEAR_BOUND = "blob = bytearray({n})\nfor j in range(0, len(blob), 4096):\n    blob[j] = 1\n"
+
+
+def _swept_between_calls(s) -> bool:
+    return report(s, "memory_report")["kills"] >= 1
+
+
+def test_a_state_near_the_bound_is_swept_once_not_every_tick(mem_launcher):
+    """A successful call leaves a state that fits the bound, but its next's warm-ups and spare (tens
+    of MB of copy-on-write pages, paid while idle) do not: the watchdog sweeps them between calls.
+    Must hold: the head's next after that sweep warms nothing (decision 0026), so no further sweep
+    comes while the session is idle (before, the head forked, the next warmed and was swept again
+    every ``IDLE_TICK_S``); and that next serves the following call, which sees the state.
+
+    The state's size is found, not assumed (the warm-ups' size depends on the host): one session per
+    try, each holding 10 MB more, until one is swept between calls."""
+    limit = mem_launcher.profile.limits.session_memory_mb * MB
+    with no_cgroup_session(mem_launcher) as s:
+        assert s.execute("x = 1")["ok"]
+        s.ensure_next()
+        assert wait_until(lambda: children(s.next.pid), 10), "the next forked no spare"
+        base = aggregate(s.init.pid)[0]  # a state of nothing, with a warm next and its spare
+    tried = []
+    for k in range(12):
+        n = limit - base - 60 * MB + k * 10 * MB
+        with no_cgroup_session(mem_launcher) as s:
+            r = s.execute(NEAR_BOUND.format(n=n))
+            tried.append(f"{mb(n)}: {r['error']['type'] if not r['ok'] else 'ok'}")
+            assert r["ok"] or r["error"]["type"] == "SessionMemoryLimit", r
+            if not r["ok"]:
+                break
+            if not wait_until(lambda: _swept_between_calls(s), 2.5, interval=0.05):
+                continue
+            first = report(s, "memory_report")["kills"]
+            more = wait_until(lambda: report(s, "memory_report")["kills"] > first, 3.0, interval=0.05)
+            kills = report(s, "memory_report")["kills"]
+            assert not more, f"swept {kills - first + 1} times in 3 s while idle, holding {mb(n)} " \
+                             f"(bound {mb(limit)}): the head's nexts warm and are swept again every tick"
+            r = s.execute("print(len(blob))")
+            assert r["ok"] and r["stdout"] == f"{n}\n", r
+            return
+    pytest.fail(f"no state between 'fits with its warm next' and 'over the bound during the call' was "
+                f"found (a state of nothing holds {mb(base)}; tried {tried})")
 
 
 def test_memory_report_names_the_kernel_bound_where_there_is_one(mem_launcher):

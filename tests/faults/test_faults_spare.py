@@ -190,6 +190,28 @@ def test_a_cold_next_runs_the_execute_and_the_session_warms_again(session):
     assert wait_until(lambda: only_sanctioned(session), 10)
 
 
+def test_a_killed_next_is_followed_by_a_cold_one(session):
+    """A next killed between calls (the watchdog's sweep at the session's memory bound, the OOM
+    killer) is followed by a cold next: it forks no spare and warms nothing before a request, so the
+    copies that took the session over its bound are not made again at once (decision 0026). It
+    serves the next call, and the session warms again after it."""
+    head = session.head.pid  # its next is not taken by the launcher yet: the sweep kills it
+    # the head's child that forked a spare (not the spare the call's process killed, still dying)
+    found = wait_until(lambda: [(c, sp) for c in children(head) if alive(c) and (sp := spares(c))], 10)
+    assert found and len(found) == 1, f"the next forked no spare: {found}"
+    nxt, spare = found[0]
+    with session.lock:
+        assert session.sweep_strays() >= 2  # the next and its spare, as the watchdog does
+    assert wait_until(lambda: not alive(nxt) and not alive(spare[0]), 10)
+    cold = wait_until(lambda: [c for c in children(head) if c != nxt and alive(c)], 10)
+    assert cold and len(cold) == 1, cold
+    assert not wait_until(lambda: spares(cold[0]), 1.0), "the next after a killed one forked a spare"
+    assert_usable(session)
+    assert session.head.pid == cold[0]
+    session.ensure_next()
+    assert wait_until(lambda: spares(session.next.pid), 10), "the next after it forked no spare"
+
+
 def test_a_spare_that_takes_a_request_before_its_idle_exit_serves_it(session):
     """The idle exit never drops a request: one that arrives before it is served by the spare."""
     assert session.execute(IDLE_EXIT.replace("0.5", "3.0"))["ok"]
