@@ -202,7 +202,7 @@ class Chain(SpareRoles):
     def drop_head(self, why: str) -> None:
         """The head cannot serve: kill it (and whatever it forked), keep the snapshots, say so."""
         self.bury_spare()
-        self.bury(self.head)
+        self.bury(self.head, reads_socket=True)  # one not yet past its promote is blocked in recv()
         self.bury(self.next, reads_socket=True)
         self.head, self.next, self.next_nonce = None, None, ""
         self.history.lose_head()  # its state is gone: so are its calls, until a snapshot is restored
@@ -239,9 +239,10 @@ class Chain(SpareRoles):
         process mapping build123d); it can run no more user-space code once the signal is queued.
         A snapshot serving as the head is parked instead (``park``).
 
-        A process that may be blocked in recv() on the session socket (a next) could still take
-        one datagram that arrives before it is scheduled to die: with ``reads_socket`` the launcher's
-        next send first waits until it has entered its exit, so no request can be lost to it.
+        A process that may be blocked in recv() on the session socket (a next, or a head that has not
+        read its promote yet) could still take one datagram that arrives before it is scheduled to
+        die: with ``reads_socket`` the launcher's next send first waits until it has entered its
+        exit, so no request can be lost to it.
         """
         if p is None or self.park(p):
             return

@@ -97,9 +97,11 @@ class Snapshots:
                                    "is unchanged") from None
             new_head = snap
             # The old head first: once its SIGKILL (or, for a restored snapshot, PARK) is queued it can
-            # fork no replacement for old_next that would serve.
+            # fork no replacement for old_next that would serve. It reads the socket: a restore that
+            # comes right after a call can find it still blocked in recv() for its promote (under load
+            # it may not have run since), and a killed reader can still dequeue the next request.
             c.bury_spare()  # old_next's
-            c.bury(old_head)
+            c.bury(old_head, reads_socket=True)
             c.bury(old_next, reads_socket=True)
             c.head, c.next, c.next_nonce = new_head, None, ""
             c.history.restore(name)
