@@ -28,8 +28,9 @@ class CpuGuard:
     process of the session but the keeper and init is stopped (SIGSTOP through a pidfd; looked for
     again until none is left running, so short-lived processes that fork their successors stop too)
     until the bucket is half full again. Stopped processes are continued at the latest after
-    ``MAX_STOP_S``, when a call starts or returns (the debt left is forgiven then: at most a tick's
-    worth of CPU per call), when the session closes and when the watchdog stops.
+    ``MAX_STOP_S``, when a call (a save and a restore too) starts or returns (the debt left is
+    forgiven then: at most a tick's worth of CPU per call), when the session closes and when the
+    watchdog stops.
     """
 
     def __init__(self, cpus: float):

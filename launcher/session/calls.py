@@ -107,6 +107,7 @@ class Calls:
                                                                    f"{lim.max_code_bytes}-byte limit"),
                                     code, 0.0, "too-large")
             self.written = replies.Written()
+            self.watch.at_call_boundary()  # the head must be able to fork its next, the next to say ready
             chain.ensure_next()
             self.watch.at_call_boundary()  # the next must be able to take the request
             self.channel.last_next_exit = None
@@ -269,6 +270,7 @@ class Calls:
         before. Any failure discards the next and sweeps (the child with it), as for a transaction."""
         chain = self.chain
         with self.lock:
+            self.watch.at_call_boundary()  # the head must be able to fork its next, the next to say ready
             chain.ensure_next()
             self.watch.at_call_boundary()
             nxt = chain.next

@@ -49,7 +49,7 @@ class Session:
         self.watch = watchdog.SessionWatch(self, memory=not self.contain.memory_bounded,
                                            cpu=not self.contain.cpu_bounded)
         self.calls = Calls(sid, profile.limits, self.lock, self.chain, self.channel, self.watch)
-        self.snapshot_store = Snapshots(self.chain, self.lock, profile.limits)
+        self.snapshot_store = Snapshots(self.chain, self.lock, profile.limits, self.watch.at_call_boundary)
         try:
             start(self.chain, time.monotonic() + start_timeout)
         except BaseException:

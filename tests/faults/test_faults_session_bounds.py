@@ -45,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -682,6 +683,40 @@ def test_a_chain_of_short_lived_spinners_gets_the_session_share(cpu_launcher):
         assert_x(s, 1)
     finally:
         cpu_launcher.close_session(s)
+
+
+def test_snapshots_do_not_wait_for_processes_the_cpu_share_stopped(cpu_launcher, monkeypatch):
+    """A session's idle warm-ups (a spare meshing a large model) can empty its CPU share between calls;
+    the watchdog then stops every process of the session, its next and snapshots included. A call
+    continues them before it sends its request (the share's debt is forgiven at a call); a save or a
+    restore must too. Before, they waited for the share to refill: 150–270 ms per save after a large
+    model's warm-ups in the peer bench, and here, with the stop made to last (``MAX_STOP_S`` 60 s and
+    a 10 CPU-second debt), the save timed out. Must hold: save and restore succeed while the session's
+    processes are held stopped with such a debt, and the state is the snapshot's."""
+    from launcher.contain import cpuguard
+    monkeypatch.setattr(cpuguard, "MAX_STOP_S", 60.0)
+    with no_cgroup_session(cpu_launcher) as s:
+        guard = s.watch.cpu
+        assert guard is not None, "no CPU watchdog for this session: the test would not test it"
+        assert s.execute("X = 1")["ok"]
+        s.save_snapshot("a")
+        assert s.execute("X = 2")["ok"]
+        for op in ("save", "restore"):
+            s.ensure_next()
+            with guard.lock:  # the share emptied: every process of the session stopped, a long debt
+                guard.allowance = -10.0
+                guard._stopped_at = time.monotonic()
+                guard.throttled += 1
+                guard._hold(lambda: s.watch._pids(s), {s.keeper.pid, s.init.pid})
+            stopped = guard.stopped()
+            assert s.next.pid in stopped and s.snapshots["a"][0].pid in stopped, (stopped, s.pids())
+            if op == "save":
+                assert s.save_snapshot("b")["name"] == "b"
+            else:
+                assert s.restore_snapshot("a") == {"restored": "a"}
+        assert_x(s, 1)
+        assert s.restore_snapshot("b") == {"restored": "b"}
+        assert_x(s, 2)
 
 
 def test_throttled_processes_are_not_left_stopped_by_a_timeout_or_close(cpu_launcher):
