@@ -212,10 +212,15 @@ def signalled(request, tmp_path_factory):
             L.close_session(s)
 
 
-def _sent(name: str, out: str) -> None:
-    """With seccomp on, every kill() was refused; with it off, every one went through."""
+def _sent(name: str, out: str, *, parent_may_die: bool = False) -> None:
+    """With seccomp on, every kill() was refused; with it off, every one went through. With
+    ``parent_may_die`` (the parent is an ordinary head, whose RESTORE and PARK are not blocked: the
+    first one kills it, by their default action) the later ones may also find it gone once its parent
+    has reaped it (ESRCH, ``ERR 3``: a race a loaded CI run lost)."""
     if name == "faults_os_only":
         assert "ERR 1" in out, out
+    elif parent_may_die:
+        assert "ERR" not in out or out.strip() == "ERR 3", out
     else:
         assert "ERR" not in out, out
 
@@ -272,7 +277,7 @@ def test_the_sessions_own_park_and_restore_are_ignored(signalled):
     x_is(s, 1)
     r = s.execute(code + "X = 9")  # a success: its next is promoted, the snapshot is parked
     assert r["ok"], r
-    _sent(name, r["stdout"])
+    _sent(name, r["stdout"], parent_may_die=True)  # its parent: the head x_is's call left
     x_is(s, 9)
     assert wait_until(lambda: waiting(a) or None, 5.0), proc_stat(a)
     s.restore_snapshot("p")
