@@ -175,7 +175,11 @@ def test_daemon_cancel_requests_are_checked(tmp_path):
         victim.cancel(call_id)
         t.join(60)
         assert not t.is_alive()
-        assert result["r"]["error"]["type"] == "Cancelled", result
+        # ``_inflight`` is set just before the request is sent, so the daemon may not have started
+        # the call yet when the cancel lands: then it never runs. Either way it is cancelled.
+        err = result["r"]["error"]
+        assert (isinstance(err, dict) and err.get("type") == "Cancelled") \
+            or (isinstance(err, str) and "cancelled before it started" in err), result
         assert "7" in victim.call("execute", {"code": "print(n)"})["stdout"]
         other.close()
         victim.close()
