@@ -7,7 +7,10 @@ exact pass (``smaps_rollup`` of every process) only when the estimate is over th
 Does not: keep a hard bound (between two looks a call may allocate past it, each process still
 under its ``RLIMIT_AS``); see a PSS go stale when a process outside the session that shares its
 pages exits (refreshed every ``REFRESH_S``); count a region replaced by huge pages in fewer faults
-than pages until the next exact pass, or kernel memory (page tables, socket and pipe buffers).
+than pages until the next exact pass, or kernel memory (page tables, socket and pipe buffers); read
+the processes at one instant: one that exits during an exact pass (the old head's deferred kill)
+hands its shares of pages to the others as it frees them, so a process read after that may count
+them again (an over-count of at most the exiting one's PSS, for one pass: on the safe side).
 """
 from __future__ import annotations
 

@@ -54,8 +54,8 @@ import pytest
 from tests.helpers.faults import profile_path
 
 from tests.helpers.cli import REPO, launcher_env
-from tests.helpers.proc import (alive, children, ns_members, proc_stat, pss_bytes, sigkill_pending,  # noqa: E402
-                                tracked, wait_until)
+from tests.helpers.proc import (alive, children, exiting, ns_members, proc_stat, pss_bytes,  # noqa: E402
+                                sigkill_pending, tracked, wait_until)
 
 from tests.helpers.contain import no_cgroups  # noqa: E402
 
@@ -65,12 +65,24 @@ MB = 1 << 20
 # ----------------------------------------------------------------- ground truth from the host's /proc
 
 
-def aggregate(init_pid: int) -> tuple[int, dict[int, int]]:
+def aggregate(init_pid: int, timeout: float = 10.0) -> tuple[int, dict[int, int]]:
     """(sum, per pid) of Pss_Anon + Pss_Shmem over the session's pid namespace: init, the head,
     the next, the snapshots and whatever user code forked. The keeper (outside the namespace,
-    a launcher-side process user code cannot grow) is not counted."""
-    per = {p: pss_bytes(p) for p in ns_members(init_pid)}
-    return sum(per.values()), per
+    a launcher-side process user code cannot grow) is not counted.
+
+    The processes are read one after the other, so the sum is taken again until no process was
+    exiting and none came or went while it was read (or ``timeout`` passes: the last sum). A process
+    that exits meanwhile — the old head's deferred kill after every call, decision 0023 — hands its
+    shares of pages to the others as it frees them: one read before it and one after counted those
+    shares twice (stop 31: 829 MB read for 672 MB held; timeout 0 reads once, as a sampler must)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        members = ns_members(init_pid)
+        per = {p: pss_bytes(p) for p in members}
+        if time.monotonic() >= deadline or (
+                ns_members(init_pid) == members and not any(exiting(p) for p in members)):
+            return sum(per.values()), per
+        time.sleep(0.002)
 
 
 def cpu_state(pid: int) -> str | None:
@@ -89,6 +101,17 @@ def left_stopped(s) -> dict[int, str]:
              **{v: f"snapshot {k}" for k, v in p["snapshots"].items()}}
     return {x: roles.get(x, "untracked") for x in ns_members(s.init.pid)
             if cpu_state(x) in ("T", "t") and not sigkill_pending(x)}
+
+
+def holders(s) -> list[tuple[int, str, str, str]]:
+    """Who holds what now: (pid, role, state, PSS) for every session process, largest first;
+    for an assertion's message when a bound is not kept."""
+    p = s.pids()
+    roles = {p["init"]: "init", p["head"]: "head", p["next"]: "next",
+             **{v: f"snapshot {k}" for k, v in p["snapshots"].items()}}
+    _total, per = aggregate(s.init.pid)
+    return [(x, roles.get(x, "untracked"), cpu_state(x) or "-", mb(n))
+            for x, n in sorted(per.items(), key=lambda kv: -kv[1])]
 
 
 def untracked_alive(s, pids) -> set[int]:
@@ -112,7 +135,7 @@ class Sampler:
         self._t = threading.Thread(target=self._run, daemon=True)
 
     def sample(self) -> int:
-        total, per = aggregate(self.init_pid)
+        total, per = aggregate(self.init_pid, timeout=0)
         for p, v in per.items():
             self.seen[p] = max(self.seen.get(p, 0), v)
             if cpu_state(p) in ("T", "t"):
@@ -340,7 +363,7 @@ def test_copy_on_write_across_snapshots(mem_launcher):
             seen.append((i, r["ok"] or r["error"]["type"], mb(smp.peak), mb(after)))
             assert after <= limit + SETTLE_SLACK, \
                 f"after call {i} ({r['ok'] or r['error']}) the session holds {mb(after)} > bound {mb(limit)} " \
-                f"+ {mb(SETTLE_SLACK)}; calls so far {seen}"
+                f"+ {mb(SETTLE_SLACK)}; calls so far {seen}; holders {holders(s)}"
             if not r["ok"]:
                 assert r["error"]["type"] == "SessionMemoryLimit", r
                 assert "session_memory_mb" in r["error"]["message"], r["error"]

@@ -45,6 +45,22 @@ def sigkill_pending(pid: int) -> bool:
     return False
 
 
+PF_EXITING = 0x4  # include/linux/sched.h: set as a process starts to exit, before it frees its memory
+
+
+def exiting(pid: int) -> bool:
+    """``pid`` is dying: SIGKILL is queued for it, or it has begun to exit (it may be freeing its
+    memory now). False when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            data = f.read()
+        if int(data[data.rfind(")") + 2:].split()[6]) & PF_EXITING:
+            return True
+    except (OSError, ValueError, IndexError):
+        return False
+    return sigkill_pending(pid)
+
+
 def proc_status(pid: int, key: str) -> str | None:
     """The value of ``key`` in /proc/PID/status, None when absent or the process is gone."""
     try:
