@@ -10,7 +10,8 @@ pages exits (refreshed every ``REFRESH_S``); count a region replaced by huge pag
 than pages until the next exact pass, or kernel memory (page tables, socket and pipe buffers); read
 the processes at one instant: one that exits during an exact pass (the old head's deferred kill)
 hands its shares of pages to the others as it frees them, so a process read after that may count
-them again (an over-count of at most the exiting one's PSS, for one pass: on the safe side).
+them again (an over-count of at most the exiting one's PSS, for one pass: the bound holds, a call
+just under it may be refused).
 """
 from __future__ import annotations
 
