@@ -11,6 +11,7 @@ import sys
 import time
 
 from launcher.contain.procs import children_of, descendants  # noqa: F401 - descendants is part of this API
+from launcher.contain.procs import exiting as entered_exit
 
 
 # ----------------------------------------------------------------- one process
@@ -45,20 +46,10 @@ def sigkill_pending(pid: int) -> bool:
     return False
 
 
-PF_EXITING = 0x4  # include/linux/sched.h: set as a process starts to exit, before it frees its memory
-
-
 def exiting(pid: int) -> bool:
-    """``pid`` is dying: SIGKILL is queued for it, or it has begun to exit (it may be freeing its
-    memory now). False when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            data = f.read()
-        if int(data[data.rfind(")") + 2:].split()[6]) & PF_EXITING:
-            return True
-    except (OSError, ValueError, IndexError):
-        return False
-    return sigkill_pending(pid)
+    """``pid`` is dying or gone: SIGKILL is queued for it, or it has entered the kernel's exit path
+    (it may be freeing its memory now; the launcher's own test, ``procs.exiting``)."""
+    return entered_exit(pid) or sigkill_pending(pid)
 
 
 def proc_status(pid: int, key: str) -> str | None:
