@@ -75,14 +75,17 @@ def aggregate(init_pid: int, timeout: float = 10.0) -> tuple[int, dict[int, int]
     that exits meanwhile — the old head's deferred kill after every call, decision 0023 — hands its
     shares of pages to the others as it frees them: one read before it and one after counted those
     shares twice (stop 31: 829 MB read for 672 MB held; timeout 0 reads once, as a sampler must)."""
-    deadline = time.monotonic() + timeout
-    while True:
+    last: dict[int, int] = {}
+
+    def consistent() -> bool:
         members = ns_members(init_pid)
-        per = {p: pss_bytes(p) for p in members}
-        if time.monotonic() >= deadline or (
-                ns_members(init_pid) == members and not any(exiting(p) for p in members)):
-            return sum(per.values()), per
-        time.sleep(0.002)
+        last.clear()
+        last.update((p, pss_bytes(p)) for p in members)
+        return ns_members(init_pid) == members and not any(exiting(p) for p in members)
+
+    if not consistent() and timeout > 0:
+        wait_until(consistent, timeout, 0.002)
+    return sum(last.values()), dict(last)
 
 
 def cpu_state(pid: int) -> str | None:
