@@ -93,15 +93,20 @@ def cpu_state(pid: int) -> str | None:
     return st[0] if st else None
 
 
+def _roles(s) -> dict[int, str]:
+    """pid -> role (init, head, next, snapshot NAME) of the session's tracked processes."""
+    p = s.pids()
+    return {p["init"]: "init", p["head"]: "head", p["next"]: "next",
+            **{v: f"snapshot {k}" for k, v in p["snapshots"].items()}}
+
+
 def left_stopped(s) -> dict[int, str]:
     """Session processes in state T (stopped) that are not being killed, with their role. The old
     head a successful call retired is stopped until its deferred kill (decision 0023): waited for
     first."""
     from launcher.contain.deferred_kill import REAPER
     wait_until(lambda: REAPER.pending() == 0 or None, 5.0)
-    p = s.pids()
-    roles = {p["init"]: "init", p["head"]: "head", p["next"]: "next",
-             **{v: f"snapshot {k}" for k, v in p["snapshots"].items()}}
+    roles = _roles(s)
     return {x: roles.get(x, "untracked") for x in ns_members(s.init.pid)
             if cpu_state(x) in ("T", "t") and not sigkill_pending(x)}
 
@@ -109,9 +114,7 @@ def left_stopped(s) -> dict[int, str]:
 def holders(s) -> list[tuple[int, str, str, str]]:
     """Who holds what now: (pid, role, state, PSS) for every session process, largest first;
     for an assertion's message when a bound is not kept."""
-    p = s.pids()
-    roles = {p["init"]: "init", p["head"]: "head", p["next"]: "next",
-             **{v: f"snapshot {k}" for k, v in p["snapshots"].items()}}
+    roles = _roles(s)
     _total, per = aggregate(s.init.pid)
     return [(x, roles.get(x, "untracked"), cpu_state(x) or "-", mb(n))
             for x, n in sorted(per.items(), key=lambda kv: -kv[1])]
