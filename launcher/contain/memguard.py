@@ -8,20 +8,24 @@ Does not: keep a hard bound (between two looks a call may allocate past it, each
 under its ``RLIMIT_AS``); see a PSS go stale when a process outside the session that shares its
 pages exits (refreshed every ``REFRESH_S``); count a region replaced by huge pages in fewer faults
 than pages until the next exact pass, or kernel memory (page tables, socket and pipe buffers); read
-the processes at one instant: one that exits during an exact pass (the old head's deferred kill)
-hands its shares of pages to the others as it frees them, so a process read after that may count
-them again (an over-count of at most the exiting one's PSS, for one pass: the bound holds, a call
-just under it may be refused).
+the processes at one instant. A process that was killed or exiting while an exact pass read it makes
+the pass inconsistent (its shares of pages counted twice, or by nobody once its page tables are
+detached: 512 MB shared by two processes read as ~275 MB right after one was killed): the pass is
+then read again once the exits have ended, waiting ``EXIT_WAIT_S`` at most (teardown: ~27 ms a GB).
+That wait is in the watchdog's one thread, so a session that keeps a process of its own dying slows
+the other sessions' looks by up to that much each; an exit slower than it leaves the second pass as
+inconsistent as the first, for that pass.
 """
 from __future__ import annotations
 
 import threading
 import time
 
-from launcher.contain import sampling
+from launcher.contain import procs, sampling
 
 REFRESH_S = 10.0          # exact pass at least this often while the upper bound is over the limit
 PRECISE_CPU_SHARE = 0.5    # at most this share of one core on exact (smaps_rollup) reads, while over
+EXIT_WAIT_S = 0.1          # an exact pass that read a dying process waits this long at most for its exit (~27 ms a GB)
 
 
 class MemoryGuard:
@@ -65,6 +69,7 @@ class MemoryGuard:
         self.kills = 0
         self.precise_reads = 0
         self.exact_passes = 0
+        self.resettled = 0  # exact passes read again because a process read was dying
         self.last_total = 0
 
     def total(self, pids: list[int], *, urgent: bool = False, pausable: set[int] = frozenset(),
@@ -106,7 +111,7 @@ class MemoryGuard:
             t = time.monotonic()
             held = sampling.pause([p for p in pausable if growth.get(p, 0) > 0 and p in stats])
             try:
-                return self._exact(stats, growth, now, t)
+                return self._settled_exact(pids, stats, growth, now, t)
             finally:
                 if paused is None:
                     sampling.resume(held)
@@ -129,6 +134,25 @@ class MemoryGuard:
             self._first_rss.pop(key, None)
             self.precise_reads += 1
         return self._estimate(stats)[0]
+
+    def _settled_exact(self, pids: list[int], stats: dict, growth: dict, now: float, t: float, *,
+                       early_stop: bool = True) -> tuple[int, bool]:
+        """An exact pass that no exit ran across: a process that was killed or exiting while the pass
+        read the others frees its mappings meanwhile, and the pages it shared count again to a
+        process read after it (an over-count of up to its PSS) or, once its page tables are detached
+        but not yet unmapped, to nobody (an under-count: the survivors' shares are still divided). So
+        when a process read was dying, wait for the exits to end (``EXIT_WAIT_S`` at most: its
+        teardown takes milliseconds) and read again, once."""
+        result = self._exact(stats, growth, now, t, early_stop=early_stop)
+        # a zombie when its stat was read held no memory: no read crossed its exit
+        dying = [p for p, st in stats.items() if st[3] not in ("Z", "X") and procs.dying(p)]
+        if not dying:
+            return result
+        self.resettled += 1
+        procs.wait_exits(dying, EXIT_WAIT_S)
+        stats = {p: s for p in pids if (s := sampling.stat(p)) is not None}
+        growth = self._estimate(stats)[1]
+        return self._exact(stats, growth, now, time.monotonic(), early_stop=early_stop)
 
     def _exact(self, stats: dict, growth: dict, now: float, t: float, *,
                early_stop: bool = True) -> tuple[int, bool]:

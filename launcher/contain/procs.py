@@ -59,6 +59,45 @@ def exiting(pid: int) -> bool:
         return False
 
 
+def sigkill_pending(pid: int) -> bool:
+    """SIGKILL is queued for ``pid`` (killed, not yet in its exit path: a stopped process is woken
+    only to exit). Read from ``/proc/PID/status`` (``SigPnd``/``ShdPnd``, signal 9)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(("SigPnd:", "ShdPnd:")) and int(line.split()[1], 16) & (1 << (signal.SIGKILL - 1)):
+                    return True
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
+def dying(pid: int) -> bool:
+    """Killed, exiting, or gone: ``exiting(pid)`` or ``sigkill_pending(pid)``. Such a process may be
+    freeing its memory now, so a read of several processes' shared pages across it is not consistent."""
+    return exiting(pid) or sigkill_pending(pid)
+
+
+def exit_done(pid: int) -> bool:
+    """Its exit has freed its memory: gone, or a zombie (``exit_mm`` ran before ``exit_notify``)."""
+    rest = _stat_fields(pid)
+    return rest is None or rest[0] in ("Z", "X")
+
+
+def wait_exits(pids, timeout: float, poll_s: float = 0.002) -> bool:
+    """Wait until every one of ``pids`` has finished exiting (``exit_done``), for at most ``timeout``
+    seconds; True when all have. For processes already killed: their teardown takes milliseconds."""
+    deadline = time.monotonic() + timeout
+    left = list(pids)
+    while True:
+        left = [p for p in left if not exit_done(p)]
+        if not left:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(poll_s)
+
+
 def children_of(pid: int) -> list[int]:
     out = []
     try:

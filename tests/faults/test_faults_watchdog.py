@@ -18,6 +18,7 @@ which is what switches the watchdog on.
 """
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -130,6 +131,69 @@ def test_a_session_far_from_its_bound_is_never_read_exactly():
         assert rep["exact_reads"] == 0, rep
         assert 0 < rep["last_bytes"] <= rep["limit_bytes"] // 2, rep
         L.close_session(s)
+
+
+# a process holding SIZE of touched memory forks a child that shares it; both print their pid, then wait
+SHARING_PAIR = """
+import os, signal, sys
+buf = bytearray(int(sys.argv[1]))
+for i in range(0, len(buf), 4096):
+    buf[i] = 1
+if os.fork() == 0:
+    print(os.getpid(), flush=True)
+    signal.pause()
+    os._exit(0)
+signal.pause()
+"""
+
+
+def test_an_exact_pass_across_a_killed_process_exit_is_read_again():
+    """A pass that reads a process while it exits is not a consistent read: it frees its mappings
+    meanwhile, so the pages it shared count twice (read before its teardown, then to a survivor read
+    after) or, once its page tables are detached, to nobody (a survivor's share is still divided).
+    On this kernel the second is what a pass right after the kill saw before the fix: 256 MB shared by
+    two processes read as 133-146 MB, in 10 rounds of 10. The guard now waits for the exit
+    (``EXIT_WAIT_S``) and reads again, so the pass sees what the survivor holds."""
+    import select
+    import signal
+    import subprocess
+    import sys
+
+    from launcher.contain.memguard import MemoryGuard
+    from tests.helpers.proc import exiting, wait_until
+
+    size = 512 * MB  # its teardown takes ~14 ms: the pass right after the kill runs across it
+    crossed = 0
+    for _ in range(10):  # until one pass has run across an exit (the first, but for a descheduled test)
+        a = subprocess.Popen([sys.executable, "-c", SHARING_PAIR, str(size)], stdout=subprocess.PIPE)
+        b = None
+        try:
+            assert select.select([a.stdout], [], [], 60)[0], "the pair did not start in 60 s"
+            b = int(a.stdout.readline())
+            guard = MemoryGuard(4096 * MB)
+            both = exact_pass(guard, [a.pid, b])
+            assert both >= size, both  # the buffer, counted once across the two
+            a.send_signal(signal.SIGKILL)
+            across = exact_pass(guard, [a.pid, b])  # right after the kill: the exit runs meanwhile
+            a.wait(timeout=30)
+            assert wait_until(lambda: exiting(a.pid), 10)
+            survivor = exact_pass(MemoryGuard(4096 * MB), [b])
+            assert survivor >= size, survivor
+            assert abs(across - survivor) <= 16 * MB, (
+                f"a pass across the exit read {across >> 20} MB, the survivor alone holds {survivor >> 20} MB")
+            crossed += guard.resettled
+        finally:
+            a.kill()
+            a.wait(timeout=30)
+            a.stdout.close()
+            if b is not None:
+                try:
+                    os.kill(b, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if crossed:
+            break
+    assert crossed, "no pass was read again although each read a process just killed"
 
 
 def test_the_watchdog_thread_ends_with_the_last_watched_session():

@@ -33,8 +33,9 @@ def estimate(guard: MemoryGuard, pids: list[int]) -> int:
 
 
 def exact_pass(guard: MemoryGuard, pids: list[int]) -> int:
-    """An exact pass now (every process's PSS read; the guard's estimate restarts from it)."""
+    """An exact pass now, as the guard makes one (every process's PSS read, again once a process read
+    was dying; the guard's estimate restarts from it)."""
     with guard.lock:
         stats = {p: s for p in pids if (s := sampling.stat(p)) is not None}
         guard._estimate(stats)
-        return guard._exact(stats, {}, time.monotonic(), time.monotonic(), early_stop=False)[0]
+        return guard._settled_exact(pids, stats, {}, time.monotonic(), time.monotonic(), early_stop=False)[0]

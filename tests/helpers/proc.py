@@ -1,8 +1,9 @@
 """Processes seen from the host's /proc: states, trees, fds, memory, and polling with a deadline.
 
 The readers parse /proc themselves (not ``launcher.contain.procs``) so that a bug there cannot
-hide the bug a test looks for; only :func:`children` and :func:`descendants` are the launcher's
-own walkers, on purpose: the tests check the tree the launcher sees.
+hide the bug a test looks for; only :func:`children` and :func:`descendants` (the tests check the
+tree the launcher sees) and :func:`exiting` / :func:`sigkill_pending` (a test's consistent memory
+read waits out the same dying processes the watchdog's exact pass does) are the launcher's own, on purpose.
 """
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import sys
 import time
 
 from launcher.contain.procs import children_of, descendants  # noqa: F401 - descendants is part of this API
-from launcher.contain.procs import exiting as entered_exit
+from launcher.contain.procs import dying as exiting  # noqa: F401 - part of this API: killed, exiting or gone
+from launcher.contain.procs import sigkill_pending  # noqa: F401 - part of this API
 
 
 # ----------------------------------------------------------------- one process
@@ -32,24 +34,6 @@ def alive(pid: int, starttime: int | None = None) -> bool:
     if st is None or st[0] in ("Z", "X"):
         return False
     return starttime is None or st[2] == starttime
-
-
-def sigkill_pending(pid: int) -> bool:
-    """SIGKILL is queued for ``pid`` (it is dying: a stopped process woken only to exit)."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(("SigPnd:", "ShdPnd:")) and int(line.split()[1], 16) & (1 << 8):
-                    return True
-    except (OSError, ValueError, IndexError):
-        pass
-    return False
-
-
-def exiting(pid: int) -> bool:
-    """``pid`` is dying or gone: SIGKILL is queued for it, or it has entered the kernel's exit path
-    (it may be freeing its memory now; the launcher's own test, ``procs.exiting``)."""
-    return entered_exit(pid) or sigkill_pending(pid)
 
 
 def proc_status(pid: int, key: str) -> str | None:
