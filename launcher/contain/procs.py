@@ -80,8 +80,7 @@ def dying(pid: int) -> bool:
 
 def exit_done(pid: int) -> bool:
     """Its exit has freed its memory: gone, or a zombie (``exit_mm`` ran before ``exit_notify``)."""
-    rest = _stat_fields(pid)
-    return rest is None or rest[0] in ("Z", "X")
+    return state_of(pid) in (None, "Z", "X")
 
 
 def wait_exits(pids, timeout: float, poll_s: float = 0.002) -> bool:
