@@ -10,8 +10,9 @@ pages exits (refreshed every ``REFRESH_S``); count a region replaced by huge pag
 than pages until the next exact pass, or kernel memory (page tables, socket and pipe buffers); read
 the processes at one instant. A process that was killed or exiting while an exact pass read it makes
 the pass inconsistent (its shares of pages counted twice, or by nobody once its page tables are
-detached: 512 MB shared by two processes read as ~275 MB right after one was killed): the pass is
-then read again once the exits have ended, waiting ``EXIT_WAIT_S`` at most (teardown: ~27 ms a GB).
+detached: 512 MB shared by two processes read as 294-383 MB, or 666-774 MB, right after one was
+killed): the pass is then read again once the exits have ended, waiting ``EXIT_WAIT_S`` at most
+(teardown: ~27 ms a GB).
 That wait is in the watchdog's one thread, so a session that keeps a process of its own dying slows
 the other sessions' looks by up to that much each; an exit slower than it leaves the second pass as
 inconsistent as the first, for that pass.

@@ -78,23 +78,24 @@ def dying(pid: int) -> bool:
     return exiting(pid) or sigkill_pending(pid)
 
 
-def exit_done(pid: int) -> bool:
-    """Its exit has freed its memory: gone, or a zombie (``exit_mm`` ran before ``exit_notify``)."""
-    return state_of(pid) in (None, "Z", "X")
-
-
-def wait_exits(pids, timeout: float, poll_s: float = 0.002) -> bool:
-    """Wait until every one of ``pids`` has finished exiting (``exit_done``), for at most ``timeout``
-    seconds; True when all have. For processes already killed: their teardown takes milliseconds."""
+def wait_exits(pids, timeout: float) -> bool:
+    """Wait until every one of ``pids`` has exited (``Proc.wait_dead``: a zombie's memory is freed, its
+    ``exit_mm`` ran before ``exit_notify``), for at most ``timeout`` seconds in all; True when all have.
+    For processes already killed: their teardown takes milliseconds."""
     deadline = time.monotonic() + timeout
-    left = list(pids)
-    while True:
-        left = [p for p in left if not exit_done(p)]
-        if not left:
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(poll_s)
+    done = True
+    for pid in pids:
+        try:
+            p = Proc(pid)
+        except ProcessLookupError:
+            continue  # gone
+        except OSError:
+            return False  # no pidfd (EMFILE): not waited for
+        try:
+            done = p.wait_dead(max(0.0, deadline - time.monotonic())) and done
+        finally:
+            p.close()
+    return done
 
 
 def children_of(pid: int) -> list[int]:
