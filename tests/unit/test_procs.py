@@ -69,6 +69,10 @@ def test_kill_strays_spares_kept_and_kills_the_rest():
     r, w = os.pipe()
     root = os.fork()
     if root == 0:  # root -> keep + stray -> grandchild stray
+        import prctl
+        # as a session's keeper is: a grandchild whose parent is killed first comes back to root
+        # (to be found in the next round), not to the test's init
+        prctl.set_child_subreaper(True)
         os.close(r)
         keep = _fork_sleeper()
         stray = os.fork()
