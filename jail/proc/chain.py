@@ -4,7 +4,8 @@
              at EOF (next died, or became a snapshot) it forks a new next, reporting a dead
              next's exit status to the launcher.
     next     a copy of head, already jailed, waiting for one command (after paying its
-             copy-on-write faults, ``runner.warm``); the only reader of the session socket. It
+             copy-on-write faults, ``runner.warm``; idle, also those of the pages the last call
+             wrote, jail/proc/cow.py); the only reader of the session socket. It
              serves the ops of jail/proc/ops.py: a read-only (DISPOSABLE) op in its ``spare``
              (a child forked while idle, jail/proc/spare.py) that replies and exits, and stays
              the next; without a spare it serves the op itself and exits; a transaction itself: after a
@@ -35,7 +36,7 @@ import signal
 import time
 
 from jail.cad import runner
-from jail.proc import ops
+from jail.proc import cow, ops
 from jail.proc import spare as spare_mod
 from jail.proc.spare import Spare
 from jail.wire import protocol
@@ -252,14 +253,16 @@ def next_main(sock, profile, namespace, head_pipe_w: int, *, cold: bool = False)
     cap = max(64 * 1024 * 1024, profile.limits.max_export_bytes + (1 << 20))
     base = ctx
     spare = Spare(lambda m, b: serve_in_child(sock, m, dataclasses.replace(base, blob=b)), (head_pipe_w,))
-    asked = False
+    asked = idled = False
     while True:
         if not cold and not spare.pid and not protocol.waiting(sock, spare_mod.IDLE_S):
+            idled = True
             # idle: pay the fork of the following read-only op now
             spare.start(lambda: send_quiet(sock, {"t": "spare"}),
                         lambda stop: runner.warm_idle(namespace, stop, cad=False, **base.policy()))
             try:  # the fork shared every page with the spare again: pay the call's copies now, while idle
                 runner.warm_idle(namespace, lambda: protocol.waiting(sock), **base.policy())
+                cow.populate(lambda: protocol.waiting(sock))  # the pages the last call wrote
             except Exception:  # noqa: BLE001 - an optimisation only
                 pass
         if not cold and not protocol.waiting(sock, spare_mod.IDLE_EXIT_S):
@@ -299,6 +302,11 @@ def next_main(sock, profile, namespace, head_pipe_w: int, *, cold: bool = False)
             send_or_exit(sock, {"t": op.reply, **result}, blob)
             if not result.get("ok"):
                 os._exit(0)
+            if idled:  # a call after think time: the next one likely comes after some too (back to back: no scan)
+                try:  # while the old head lives (retired, killed 50 ms after the reply): what this call wrote
+                    cow.remember_written()
+                except Exception:  # noqa: BLE001 - an optimisation only
+                    pass
             while True:
                 got = protocol.recv_simple(sock)
                 if got is None:
