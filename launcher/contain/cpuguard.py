@@ -30,7 +30,8 @@ class CpuGuard:
     until the bucket is half full again. Stopped processes are continued at the latest after
     ``MAX_STOP_S``, when a call (a save and a restore too) starts or returns (the debt left is
     forgiven then: at most a tick's worth of CPU per call), when the session closes and when the
-    watchdog stops.
+    watchdog stops. ``never_stop`` (from the watchdog) also holds the process serving a call in
+    flight when the share is a CPU or more (``SessionWatch._exempt``).
     """
 
     def __init__(self, cpus: float):

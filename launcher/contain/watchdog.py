@@ -42,6 +42,9 @@ class SessionWatch:
         self.active = self.memory is not None or self.cpu is not None
         self._last_tick = 0.0
         self._known: dict[int, int] = {}  # pid -> start time of what the last look found
+        #: the processes that may be serving the call in flight (set by the session once it sent the
+        #: request, emptied at every call boundary): not stopped by a CPU share of a CPU or more
+        self.serving: frozenset[int] = frozenset()
 
     # the launcher's own thread (the session lock is held by the caller)
     def over_after_call(self, roles) -> str | None:
@@ -106,7 +109,7 @@ class SessionWatch:
         stats = {p: st for p in pids if (st := sampling.stat(p)) is not None}
         self._known = {p: st[5] for p, st in stats.items()}
         if self.cpu is not None:
-            self.cpu.tick(stats, {s.keeper.pid, s.init.pid}, lambda: self._pids(s))
+            self.cpu.tick(stats, {s.keeper.pid, s.init.pid} | self._exempt(), lambda: self._pids(s))
         if self.memory is None:
             return
         hold = set(pids) - {s.keeper.pid, s.init.pid} - (self.cpu.stopped() if self.cpu else set())
@@ -146,8 +149,19 @@ class SessionWatch:
         # at its end-of-call check with the explanation (free memory, delete snapshots or reset)
         return set()
 
+    def _exempt(self) -> set[int]:
+        """The call's own process (or, until a read-only call's server is known, the next and its
+        spare) when the share is at least one CPU: a jailed process has one thread (seccomp refuses
+        new ones), so the one serving cannot outrun such a share alone; stopping it only made the call
+        wait for what the session's other processes (idle warm-ups, the call's children) used. Those
+        are still stopped. Under a share below one CPU nothing is exempt."""
+        serving = self.serving
+        return set(serving) if serving and self.cpu is not None and self.cpu.cpus >= 1 else set()
+
     def at_call_boundary(self) -> None:
-        """Nothing of the session is stopped when a call starts or returns (CpuGuard.at_call_boundary)."""
+        """Nothing of the session is stopped when a call starts or returns (CpuGuard.at_call_boundary);
+        no process is the call's until the session says so again (``serving``)."""
+        self.serving = frozenset()
         if self.cpu is not None:
             self.cpu.at_call_boundary()
 

@@ -117,6 +117,7 @@ class Calls:
             except SessionNotReading as e:
                 return self._record(error_result("SessionNotReading", str(e)), code, start, "not-reading")
             nxt = chain.next
+            self.watch.serving = frozenset({nxt.pid})  # the CPU share stops the session's others, not this one
             cap = self.result_cap()
             try:
                 try:
@@ -278,9 +279,12 @@ class Calls:
             deadline = time.monotonic() + timeout
             rid = os.urandom(8).hex()
             chain.send_next({**request, "rid": rid}, deadline, blob)
+            # it hands the request to its spare or serves it itself
+            self.watch.serving = frozenset({nxt.pid} | ({chain.spare.pid} if chain.spare is not None else set()))
             server: Proc | None = None
             try:
                 server = self._server(nxt, rid, deadline)
+                self.watch.serving = frozenset({server.pid})
                 _pid, msg, blob = self.cancellation.wait((reply,), nxt, deadline, sender=server, cap=cap)
                 msg.pop("rid", None)
             except CallCancelled:

@@ -54,7 +54,7 @@ import pytest
 from tests.helpers.faults import profile_path
 
 from tests.helpers.cli import REPO, launcher_env
-from tests.helpers.proc import (alive, children, exiting, ns_members, proc_stat, pss_bytes,  # noqa: E402
+from tests.helpers.proc import (alive, children, exiting, next_pid, ns_members, proc_stat, pss_bytes,  # noqa: E402
                                 sigkill_pending, tracked, wait_until)
 
 from tests.helpers.contain import no_cgroups  # noqa: E402
@@ -713,6 +713,73 @@ def test_a_chain_of_short_lived_spinners_gets_the_session_share(cpu_launcher):
         assert_x(s, 1)
     finally:
         cpu_launcher.close_session(s)
+
+
+# The call's own process spins too, beside two spinning children; it measures its own CPU time.
+SERVER_SPINS = r'''
+import os, time, json
+SPIN_S = {spin}
+t0 = time.monotonic()
+kids = []
+for i in range(2):
+    pid = os.fork()
+    if pid == 0:
+        end = t0 + SPIN_S
+        while time.monotonic() < end:
+            pass
+        os._exit(0)
+    kids.append(pid)
+c0 = time.process_time()
+end = t0 + SPIN_S
+while time.monotonic() < end:
+    pass
+own = time.process_time() - c0
+cpu = 0.0
+for pid in kids:
+    _, status, ru = os.wait4(pid, 0)
+    cpu += ru.ru_utime + ru.ru_stime
+wall = time.monotonic() - t0
+print("CPU " + json.dumps({{"cpu": cpu + own, "own": own, "wall": wall}}))
+'''
+
+
+@pytest.mark.parametrize("profile", ["session_cpu", "session_cpu_half"], ids=["one_cpu", "half_cpu"])
+def test_the_call_s_own_process_is_stopped_only_under_a_share_below_one_cpu(profile, tmp_path):
+    """The CPU share stops a session's processes while its bucket is empty. The process serving the
+    call has one thread (seccomp refuses more), so under a share of a CPU or more it cannot outrun the
+    share alone: stopping it made calls wait for what idle warm-ups had used (a render of 45 ms took
+    360-460 ms in 8 of 12 calls on a slow VM). Attack: the call spins, beside two spinning children.
+    Must hold: the session's CPU stays within the bound either way; with ``session_cpus = 1`` the
+    call's process is never stopped (its children are); with 0.5 it is (the share binds it too).
+    (Its own launcher: the ``cpu_launcher`` variant with 1.0 is a soak one.)"""
+    from launcher.core import Launcher
+    with Launcher(profile_path(profile), output_dir=tmp_path, spare_sessions=0) as L:
+        s = L.new_session()
+        assert s.execute("X = 1")["ok"]
+        server = next_pid(s)
+        seen: set[str] = set()
+        done = threading.Event()
+
+        def watch():
+            while not done.wait(0.005):
+                if (st := cpu_state(server)) is not None:
+                    seen.add(st)
+        t = threading.Thread(target=watch, daemon=True)
+        t.start()
+        try:
+            with Sampler(s.init.pid, interval=0.1) as smp:
+                r = s.execute(SERVER_SPINS.format(spin=2.0))
+        finally:
+            done.set()
+            t.join(5)
+        res = _spin_result(r)
+        _check_cpu(s, res, smp, f"the call spinning beside 2 children (its own CPU {res['own']:.2f} s)")
+        rep = report(s, "cpu_report")
+        if s.profile.limits.session_cpus >= 1:
+            assert not seen & {"T", "t"}, f"the call's own process was stopped (states seen {seen}); {rep}"
+        elif rep["throttled"]:
+            assert seen & {"T", "t"}, f"a share below one CPU must stop the call's process too ({seen}); {rep}"
+        assert_x(s, 1)
 
 
 def test_snapshots_do_not_wait_for_processes_the_cpu_share_stopped(cpu_launcher, monkeypatch):
