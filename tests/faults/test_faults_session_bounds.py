@@ -534,10 +534,9 @@ def test_memory_report_names_the_kernel_bound_where_there_is_one(mem_launcher):
 # The parent forks N children that spin until SPIN seconds of wall time have passed since it
 # started (so throttling does not lengthen them much), reaps each with wait4 and adds their CPU
 # time (user + system, from the kernel's rusage of the child). os.times() is no use in the jail
-# (seccomp refuses times(2); Python then reports garbage).
-SPIN = r'''
-import os, time, json, signal
-SPIN_S, N, WAKER = {spin}, {n}, {waker}
+# (seccomp refuses times(2); Python then reports garbage). FORK_SPINNERS forks the spinners; it has
+# no braces, as it is part of templates filled with str.format.
+FORK_SPINNERS = r'''
 t0 = time.monotonic()
 kids = []
 for i in range(N):
@@ -548,7 +547,10 @@ for i in range(N):
             pass
         os._exit(0)
     kids.append(pid)
-waker, sent, refused = None, 0, 0
+'''
+SPIN = r'''
+import os, time, json, signal
+SPIN_S, N, WAKER = {spin}, {n}, {waker}''' + FORK_SPINNERS + r'''waker, sent, refused = None, 0, 0
 if WAKER:
     # seccomp refuses kill(2) to another process; tgkill(2) (kept for raise/abort) with tgid ==
     # tid == a sibling's pid signals that sibling, except SIGCONT (refused since the watchdog)
@@ -718,18 +720,7 @@ def test_a_chain_of_short_lived_spinners_gets_the_session_share(cpu_launcher):
 # The call's own process spins too, beside two spinning children; it measures its own CPU time.
 SERVER_SPINS = r'''
 import os, time, json
-SPIN_S = {spin}
-t0 = time.monotonic()
-kids = []
-for i in range(2):
-    pid = os.fork()
-    if pid == 0:
-        end = t0 + SPIN_S
-        while time.monotonic() < end:
-            pass
-        os._exit(0)
-    kids.append(pid)
-c0 = time.process_time()
+SPIN_S, N = {spin}, 2''' + FORK_SPINNERS + r'''c0 = time.process_time()
 end = t0 + SPIN_S
 while time.monotonic() < end:
     pass
