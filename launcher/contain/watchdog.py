@@ -129,7 +129,7 @@ class SessionWatch:
         if s.abort_call("SessionMemoryLimit", self._message(total, "during the call")):
             self.memory.kills += 1
             log.warning("session %s: over session_memory_mb (%d MB): the call was killed", s.id, total >> 20)
-            state = {p.pid for p in [s.head, *[q for q, _ in list(s.snapshots.values())]] if p is not None}
+            state = {p.pid for p in [s.chain.head, *[q for q, _ in list(s.snapshots.values())]] if p is not None}
             return {pid for pid, _ in paused} - state
         sampling.resume(paused)  # the sweep below runs with everything continued (it may freeze the cgroup)
         paused.clear()

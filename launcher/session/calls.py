@@ -3,7 +3,8 @@ disposable child of the next, which stays the next).
 
 The launcher alone decides what happens after a call (docs/ARCHITECTURE.md, rule 3):
 
-* success: the next becomes the head (``Chain.promote``); the old head and strays are killed;
+* success: the next becomes the head (``Chain.promote``); the old head and strays are killed. That is
+  done after the reply, before the lock lets anything else at the session (decision 0028);
 * exception, timeout, crash, CPU/memory limit, invalid reply, cancel: the next is SIGKILLed, strays
   are killed; the head, untouched, forks a new next. So a failed call leaves the session as it was;
 * a timeout says where: shortly before the limit the next gets SIGUSR2 and may answer with a
@@ -34,6 +35,9 @@ from launcher.session.channel import Channel
 from launcher.session.errors import CallCancelled, SessionDead, SessionError, SessionNotReading
 
 log = logging.getLogger("build123d_launcher.session")
+
+
+PREFETCH_S = 0.25  # after a promotion: how long the new head's next may take to say ready before the next call waits for it
 
 
 class TimedOut(TimeoutError):
@@ -82,9 +86,9 @@ class Calls:
         ``request`` replaces the ``execute`` request with another transaction op (e.g. ``import``,
         launcher/files/inputs.py) served the same way; ``code`` is then only what the log records, and
         ``limit_s`` (e.g. the profile's ``import_timeout_s``) replaces ``timeout_s`` as the limit.
-        On success (a promotion that took) the head's history (``chain.history``) gains
-        ``record`` = ``(script_code, note)``, by default ``(code, None)``, and the result's ``call``
-        is its number there; nothing is recorded for a call that failed in any way."""
+        On success the head's history (``chain.history``) gains ``record`` = ``(script_code, note)``,
+        by default ``(code, None)``, and the result's ``call`` is its number there; nothing is recorded
+        for a call that failed in any way. The promotion follows the reply (``_promote``)."""
         chain, cancellation = self.chain, self.cancellation
         rec = (code, None) if record is None else record
         if not (isinstance(rec, tuple) and len(rec) == 2 and isinstance(rec[0], str)
@@ -163,15 +167,22 @@ class Calls:
             if over:  # the state it would leave is over session_memory_mb (no kernel bound here)
                 chain.discard_next()
                 return self._record(error_result("SessionMemoryLimit", over), code, start, "memory")
-            if chain.promote(nxt):  # success: nxt becomes head, and the launcher's history gains the call
-                result["call"] = chain.history.record(*rec)
-                if (request or {}).get("t", "execute") == "execute":  # the files it wrote, for the tool to deliver
-                    self.written = replies.written(msg, blob, max_files=SCRATCH_MAX_FILES,
-                                                   max_bytes=lim.max_export_bytes)
-            else:  # the head was dropped (chain.drop_head): its history with it
-                result["stderr"] += ("\n[launcher: the call ran, but its process then stopped reading and was "
-                                     "killed: the session's state is gone; restore a snapshot or reset]\n")
+            # success: the launcher's history gains the call (the head's: lost with it should the
+            # promotion fail), and nxt becomes the head after the reply has gone (decision 0028)
+            result["call"] = chain.history.record(*rec)
+            if (request or {}).get("t", "execute") == "execute":  # the files it wrote, for the tool to deliver
+                self.written = replies.written(msg, blob, max_files=SCRATCH_MAX_FILES,
+                                               max_bytes=lim.max_export_bytes)
+            self.lock.defer(lambda: self._promote(nxt))
             return self._record(result, code, start, "ok")
+
+    def _promote(self, nxt: Proc) -> None:
+        """After a successful call's reply, before anything else touches the session (the lock runs
+        it, launcher/session/lock.py): ``nxt`` becomes the head (the old head is retired, strays
+        swept), then the new head's next is taken if it says ready within ``PREFETCH_S``. A next that
+        did not take its promotion costs the head (``Chain.promote``): the following call says so."""
+        if self.chain.promote(nxt):
+            self.chain.prefetch_next(PREFETCH_S)
 
     def result_cap(self) -> int:
         """The largest result message taken: the reply (``max_result_bytes``) and the files the call

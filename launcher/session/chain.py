@@ -46,6 +46,7 @@ class Chain(SpareRoles):
         self._head: Proc | None = None
         self.next: Proc | None = None
         self.next_nonce = ""
+        self.next_sent = False  # a request was sent to the next (False: taken ahead, ``prefetch_next``)
         self.spare: Proc | None = None  # the next's idle child for read-only ops (jail/proc/spare.py)
         self.snapshots: dict[str, tuple[Proc, float]] = {}
         self.history = History()  # the launcher's record of the head's and each snapshot's calls
@@ -124,7 +125,7 @@ class Chain(SpareRoles):
             raise
         self.head = head
         self.bury_spare()  # a spare left from an earlier next (none, normally)
-        self.next, self.next_nonce = nxt, nonce
+        self.next, self.next_nonce, self.next_sent = nxt, nonce, False
         self.contain.on_ready(self.head, self.next, [p for p, _ in self.snapshots.values()])  # before any request
 
     def fork_timeout(self) -> float:
@@ -147,8 +148,11 @@ class Chain(SpareRoles):
             self.sweep(keep_head_children=False)  # OSError again: this call fails, nothing ran
             self._sweep_pending = False
             self.channel.early_ready.clear()  # what it killed is in _swept, never taken as the next
-        if self.next is not None and self.next.alive():
-            return
+        if self.next is not None:
+            if self.next.alive():
+                return
+            self.bury_spare()  # it left (idle, decision 0026) or was killed: its pidfd is closed once it is reaped
+            self.bury(self.next, reads_socket=True)
         if self.head is None:
             self.no_head(self.head_lost or "the session has no head process")
         if not self.head.alive():
@@ -163,6 +167,19 @@ class Chain(SpareRoles):
         except SessionDead:
             self.drop_head("died")
 
+    def prefetch_next(self, wait_s: float) -> None:
+        """Right after a promotion (decision 0028): take the new head's next if it says ready within
+        ``wait_s``, so the following call finds it taken. Otherwise, or when anything is off (no head,
+        a sweep still to run, out of fds), nothing: that call's ``ensure_next`` waits, and drops a head
+        that cannot serve. Never before a pending sweep: what the last call left must not pose as the next."""
+        if self.closed or self.head is None or self.next is not None or self._sweep_pending:
+            return
+        try:
+            self.await_ready(time.monotonic() + wait_s)
+            self._swept.clear()
+        except (TimeoutError, SessionError, OSError):
+            pass
+
     def send_next(self, obj: dict, deadline: float | None = None, blob: bytes = b"") -> None:
         """A request addressed to the current next by its nonce: a request left unread by a
         next that died stays in the socket, and the following next must not run it.
@@ -170,6 +187,7 @@ class Chain(SpareRoles):
         SessionNotReading (after killing the next: the request may be half-sent) when the
         session does not take it before ``deadline``."""
         self.settle_readers()
+        self.next_sent = True
         try:
             self.channel.send({**obj, "to": self.next_nonce}, deadline, blob)
         except SessionNotReading:
@@ -355,8 +373,15 @@ class Chain(SpareRoles):
         (the watchdog, between calls, with the session lock held). Returns how many were killed."""
         before = self.contain.killed_strays
         self.channel.pump(time.monotonic() + 0.002)  # a spare's offer, sent since the last call
+        dropped = 0
+        if self.next is not None and not self.next_sent:  # taken ahead (prefetch_next), never used: it goes
+            self.take_spare()  # like a next not yet taken, with its spare; the head forks a cold one (0026)
+            dropped = 1 + (self.spare is not None)
+            self.bury_spare()
+            self.bury(self.next, reads_socket=True)
+            self.next = None
         killed = self.sweep(keep_head_children=False) or []
-        return len(killed) + self.contain.killed_strays - before
+        return len(killed) + dropped + self.contain.killed_strays - before
 
     # ------------------------------------------------------------ lifetime
     def pids(self) -> dict:

@@ -11,7 +11,6 @@ limit or its cancellation. Does not: bound what the jail itself bounds (``jail.l
 """
 from __future__ import annotations
 
-import threading
 import time
 
 from jail.wire import protocol
@@ -22,6 +21,7 @@ from launcher.replies import validate as replies
 from launcher.session.reports import session_cpu_report, session_memory_report
 from launcher.session.calls import Calls
 from launcher.session.chain import Chain
+from launcher.session.lock import SessionLock
 from launcher.session.channel import Channel
 from launcher.session.errors import SessionError
 from launcher.session.snapshots import Snapshots
@@ -35,7 +35,7 @@ class Session:
         self.zygote = zygote
         self.profile = profile
         self.id = sid
-        self.lock = threading.RLock()
+        self.lock = SessionLock()  # re-entrant; runs what the last successful call left to do first
         self.sock, keeper_pid = zygote.spawn(profile)
         # the keeper waits for "go" until it is in the session's cgroup (launcher/contain/containment.py)
         self.contain = SessionContainment(sid, keeper_pid, profile.limits)
@@ -69,10 +69,13 @@ class Session:
 
     @property
     def head(self) -> Proc | None:
+        """After the last successful call's promotion (it follows the reply: ``SessionLock``)."""
+        self.lock.settle()
         return self.chain.head
 
     @property
     def next(self) -> Proc | None:
+        self.lock.settle()
         return self.chain.next
 
     @property
@@ -142,8 +145,9 @@ class Session:
         return meta, blob
 
     def ensure_next(self, timeout: float | None = None) -> None:
-        """Wait until a next is ready for the following call (the caller holds ``lock``)."""
-        self.chain.ensure_next(timeout)
+        """Wait until a next is ready for the following call (after the last call's promotion)."""
+        with self.lock:
+            self.chain.ensure_next(timeout)
 
     # ------------------------------------------------------------ cancellation (any thread, no lock)
     def cancel(self) -> bool:
@@ -186,6 +190,7 @@ class Session:
 
     # ------------------------------------------------------------ reports and lifetime
     def pids(self) -> dict:
+        self.lock.settle()
         return self.chain.pids()
 
     def memory_report(self) -> dict:
@@ -198,8 +203,12 @@ class Session:
 
     def close(self) -> None:
         watchdog.WATCHDOG.remove(self.watch)  # first: continues what it stopped, stops watching
-        with self.lock:
+        self.lock.acquire(finish=False)  # a promotion still pending is not worth doing now
+        try:
+            self.lock.drop_pending()
             if self.chain.closed:
                 return
             self.chain.close()  # kills init and the keeper, then the session's cgroups
             self.channel.close()  # gives back what the receiver held to the launcher-wide budget
+        finally:
+            self.lock.release()

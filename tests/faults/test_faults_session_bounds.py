@@ -103,8 +103,9 @@ def _roles(s) -> dict[int, str]:
 def left_stopped(s) -> dict[int, str]:
     """Session processes in state T (stopped) that are not being killed, with their role. The old
     head a successful call retired is stopped until its deferred kill (decision 0023): waited for
-    first."""
+    first, once the last call's promotion (which retires it, decision 0028) has run."""
     from launcher.contain.deferred_kill import REAPER
+    s.lock.settle()
     wait_until(lambda: REAPER.pending() == 0 or None, 5.0)
     roles = _roles(s)
     return {x: roles.get(x, "untracked") for x in ns_members(s.init.pid)

@@ -195,7 +195,7 @@ def test_a_killed_next_is_followed_by_a_cold_one(session):
     killer) is followed by a cold next: it forks no spare and warms nothing before a request, so the
     copies that took the session over its bound are not made again at once (decision 0026). It
     serves the next call, and the session warms again after it."""
-    head = session.head.pid  # its next is not taken by the launcher yet: the sweep kills it
+    head = session.head.pid  # its next, taken ahead but sent nothing (decision 0028): the sweep kills it
     # the head's child that forked a spare (not the spare the call's process killed, still dying)
     found = wait_until(lambda: [(c, sp) for c in children(head) if alive(c) and (sp := spares(c))], 10)
     assert found and len(found) == 1, f"the next forked no spare: {found}"

@@ -49,8 +49,11 @@ def proc_status(pid: int, key: str) -> str | None:
 
 
 def fd_count(pid: int | None = None) -> int:
-    """Open fds of ``pid``. For this process the launcher's pending deferred kills are sent first:
-    each holds a pidfd of its own for ~50 ms after a call (decision 0023), which is not a leak."""
+    """Open fds of ``pid``. For this process the promotions still to run after a reply run first
+    (decision 0028), then the pending deferred kills are sent: each holds a pidfd of its own for
+    ~50 ms after a call (decision 0023), which is not a leak."""
+    if pid is None and (after := sys.modules.get("launcher.session.lock")) is not None:
+        after.FINISHER.flush()
     if pid is None and (deferred := sys.modules.get("launcher.contain.deferred_kill")) is not None:
         deferred.REAPER.flush()
     return len(os.listdir(f"/proc/{pid or 'self'}/fd"))
