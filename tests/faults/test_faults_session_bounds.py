@@ -136,21 +136,28 @@ class Sampler:
         self.init_pid, self.interval, self.full = init_pid, interval, full
         self.peak = 0
         self.most_full = 0
-        self.seen: dict[int, int] = {}
+        self.seen: dict[int, int] = {}  # written by the sampling thread: read it through seen_now()
         self.stopped_samples = 0
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._t = threading.Thread(target=self._run, daemon=True)
 
     def sample(self) -> int:
         total, per = aggregate(self.init_pid, timeout=0)
         for p, v in per.items():
-            self.seen[p] = max(self.seen.get(p, 0), v)
+            with self._lock:
+                self.seen[p] = max(self.seen.get(p, 0), v)
             if cpu_state(p) in ("T", "t"):
                 self.stopped_samples += 1
         self.peak = max(self.peak, total)
         if self.full:
             self.most_full = max(self.most_full, sum(1 for v in per.values() if v >= self.full))
         return total
+
+    def seen_now(self) -> dict[int, int]:
+        """A copy of ``seen``, safe to iterate while the thread samples."""
+        with self._lock:
+            return dict(self.seen)
 
     def _run(self):
         while not self._stop.wait(self.interval):
@@ -268,7 +275,7 @@ def test_call_whose_children_exceed_the_bound_is_killed(mem_launcher):
         _assert_children_stopped(smp, r, limit)
         assert "session_memory_mb" in r["error"]["message"], r["error"]
         assert "HELD 3" not in r["stdout"], r
-        call_pids = set(smp.seen) - before
+        call_pids = set(smp.seen_now()) - before
         assert wait_until(lambda: not untracked_alive(s, call_pids), timeout=10.0), \
             f"processes of the killed call still alive: {sorted(untracked_alive(s, call_pids))}"
         assert not untracked_alive(s, ns_members(s.init.pid)), s.pids()
@@ -322,7 +329,7 @@ def test_call_growing_at_a_known_pace_is_stopped_near_the_bound(mem_launcher):
         assert smp.peak <= limit + PACED_SLACK, \
             f"the session reached {mb(smp.peak)} (bound {mb(limit)}, growing at most {mb(int(PACE))}/s): " \
             f"the watchdog took more than 0.4 s to stop it"
-        call_pids = set(smp.seen) - before
+        call_pids = set(smp.seen_now()) - before
         assert wait_until(lambda: not untracked_alive(s, call_pids), timeout=10.0), \
             sorted(untracked_alive(s, call_pids))
         assert_x(s, 1)
@@ -439,14 +446,14 @@ def test_head_forks_hogs_between_calls(mem_launcher, pace):
             head = s.head.pid
 
             def hogs():
-                return {p for p, v in smp.seen.items() if v >= 100 * MB and p != head and alive(p)}
+                return {p for p, v in smp.seen_now().items() if v >= 100 * MB and p != head and alive(p)}
 
             def kills():
                 fn = getattr(s, "memory_report", None)
                 return fn()["kills"] if fn else 0
 
             def over():
-                return any(v >= 100 * MB and p != head for p, v in smp.seen.items()) or kills() > 0
+                return any(v >= 100 * MB and p != head for p, v in smp.seen_now().items()) or kills() > 0
 
             def contained():
                 return over() and not hogs() and aggregate(s.init.pid)[0] <= limit
@@ -454,7 +461,7 @@ def test_head_forks_hogs_between_calls(mem_launcher, pace):
             ok = wait_until(contained, timeout=30.0, interval=0.05)
             total = aggregate(s.init.pid)[0]
         print(f"\nhead {head}, sampled peak {mb(smp.peak)}, now {mb(total)}, bound {mb(limit)}, hogs alive "
-              f"{sorted(hogs())}, large pids seen {sorted(p for p, v in smp.seen.items() if v >= 100 * MB)}")
+              f"{sorted(hogs())}, large pids seen {sorted(p for p, v in smp.seen_now().items() if v >= 100 * MB)}")
         assert over(), "the head forked no hog and the watchdog killed nothing: the attack did not run"
         assert ok, f"30 s after the call the session holds {mb(total)} (bound {mb(limit)}); " \
                    f"hogs alive: {sorted(hogs())}"
@@ -823,12 +830,12 @@ def test_throttled_processes_are_not_left_stopped_by_a_timeout_or_close(cpu_laun
         assert not r["ok"] and r["error"]["type"] == "ExecutionTimeout", r
         stopped = left_stopped(s)  # a stopped child being killed (SIGKILL queued) is not "left"
         assert not stopped, f"left stopped after the timeout: {stopped}"
-        assert wait_until(lambda: not untracked_alive(s, set(smp.seen)), timeout=10.0), \
-            sorted(untracked_alive(s, set(smp.seen)))
+        assert wait_until(lambda: not untracked_alive(s, set(smp.seen_now())), timeout=10.0), \
+            sorted(untracked_alive(s, set(smp.seen_now())))
         assert_x(s, 1)
         rep = report(s, "cpu_report")
         assert set(rep) >= {"mechanism", "cpus", "throttled"}, rep
-        every = set(smp.seen) | ns_members(s.init.pid) | {s.keeper.pid}
+        every = set(smp.seen_now()) | ns_members(s.init.pid) | {s.keeper.pid}
         cpu_launcher.close_session(s)
         closed = True
         left = wait_until(lambda: not {p for p in every if alive(p)}, timeout=10.0)
@@ -913,7 +920,7 @@ def test_unprivileged_launcher_bounds_children_over_the_session_memory():
         keep = set(second["tracked"])
 
         def left():
-            return {x for x in (set(smp.seen) - before) | ns_members(init) if x not in keep and alive(x)}
+            return {x for x in (set(smp.seen_now()) - before) | ns_members(init) if x not in keep and alive(x)}
         assert wait_until(lambda: not left(), timeout=10.0), f"outlived the call: {sorted(left())}"
         assert wait_until(lambda: aggregate(init)[0] <= limit, timeout=10.0), mb(aggregate(init)[0])
         assert isinstance(rep, dict) and rep["mechanism"] == "watchdog" and rep["kills"] >= 1, rep
