@@ -23,6 +23,7 @@ import time
 log = logging.getLogger("build123d_launcher.session")
 
 FINISH_AFTER_S = 0.005  # the reply has left (it takes a millisecond or two) before the finisher competes for the GIL
+RETRY_S = 0.05  # the finisher waits this long for a held lock, then serves the others and comes back
 
 
 class SessionLock:
@@ -83,7 +84,9 @@ class SessionLock:
 
 class _Finisher:
     """One daemon thread for the whole launcher: takes each lock handed to ``soon`` a moment later,
-    which runs its session's pending work (unless a call took the lock first and ran it)."""
+    which runs its session's pending work (unless a call took the lock first and ran it). It waits at
+    most ``RETRY_S`` for a held lock and looks again later: one session's long call never holds
+    up the other sessions' work."""
 
     def __init__(self):
         self._cv = threading.Condition()
@@ -120,11 +123,14 @@ class _Finisher:
                     self._cv.wait(timeout=left)
                     continue
                 heapq.heappop(self._due)
-            if lock.pending():
-                try:
-                    lock.settle()
-                except Exception:  # noqa: BLE001 - never end the thread
-                    log.exception("the after-call thread failed")
+            try:
+                # never waits for a session's call: its thread ran the work when it took the lock
+                if lock.pending() and lock.acquire(timeout=RETRY_S):
+                    lock.release()
+                elif lock.pending():  # its holder had not let go yet: again a moment later
+                    self.soon(lock, RETRY_S)
+            except Exception:  # noqa: BLE001 - never end the thread
+                log.exception("the after-call thread failed")
 
 
 FINISHER = _Finisher()

@@ -108,3 +108,29 @@ def test_the_finisher_runs_it_without_any_caller():
         lk.defer(lambda: ran.append(threading.current_thread().name))
     assert wait_until(lambda: ran, 5.0), "the finisher thread never ran the work"
     assert ran == ["after-call"] and not lk.pending()
+
+
+def test_one_session_s_long_call_does_not_hold_up_another_s_work():
+    """The finisher waits a moment for a held lock, then serves the others: session A's call holds
+    its lock (with A's work pending) for 3 s; B's work must not wait for that."""
+    a, b, ran = SessionLock(), SessionLock(), []
+    held, release = threading.Event(), threading.Event()
+
+    def long_call():
+        with a:
+            a.defer(lambda: ran.append("a"))
+            held.set()
+            release.wait(3.0)
+
+    t = threading.Thread(target=long_call)
+    t.start()
+    try:
+        assert held.wait(5.0)
+        with b:
+            b.defer(lambda: ran.append("b"))
+        assert wait_until(lambda: "b" in ran, 2.0), "B's work waited for A's call"
+        assert "a" not in ran
+    finally:
+        release.set()
+        t.join(10)
+    assert wait_until(lambda: "a" in ran, 5.0), "A's work never ran once its lock was free"
