@@ -58,10 +58,10 @@ doctor: venv
 # make soak       tests/faults with --soak: the long counts and the soak variants.
 # Other cuts by marker, e.g. .venv/bin/python -m pytest -m "jail and not slow and not root" tests
 # test and test-fast run whole modules side by side in TEST_WORKERS processes (pytest-xdist, --dist
-# loadfile: a module's launcher fixture is made once), the longest modules first (tests/helpers/order.py).
+# loadfile: a module's launcher fixture is made once); most of a test's time is waiting for processes.
 TEST_WORKERS ?= 2
 test: venv test-system-deps
-	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder tests
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile tests
 
 test-fast: venv
 	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile -m "not jail" tests/unit

@@ -20,7 +20,7 @@ import sys
 
 import pytest
 
-from tests.helpers import order, tiers
+from tests.helpers import tiers
 from tests.helpers.cli import REPO, TEST_PROFILE, profile_search_path
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
@@ -104,10 +104,6 @@ def pytest_collection_modifyitems(config, items):
     stale = tiers.stale_keys(collected, existing)
     if stale:
         raise pytest.UsageError(f"tests/helpers/tiers.py EXPLICIT names tests that do not exist: {stale}")
-    gone = order.stale(existing)
-    if gone:
-        raise pytest.UsageError(f"tests/helpers/order.py LONGEST_FIRST names modules that do not exist: {gone}")
-    items[:] = order.longest_first(items, lambda it: _relative(it).partition("::")[0])
 
 
 @pytest.hookimpl(hookwrapper=True)
