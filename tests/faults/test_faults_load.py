@@ -1,6 +1,6 @@
 """Load: many executes across concurrent sessions; the launcher must not grow.
 
-Normal run: 800 executes across 8 sessions; ``--soak``: 10,000 across 16.
+Normal run: 400 executes across 8 sessions; ``--soak``: 10,000 across 16.
 Each session counts its own successful calls (``n += 1``); one call in ten
 raises on purpose (the session must stay unchanged) and one in ten prints.
 Checked: every session ends with exactly its number of successes, and the
@@ -28,7 +28,7 @@ def test_load_many_executes(soak):
     from launcher.core import Launcher
     from launcher.tools.toolset import ToolSet
 
-    total, nsess = (10_000, 16) if soak else (800, 8)
+    total, nsess = (10_000, 16) if soak else (400, 8)
     per = total // nsess
     # faults_max64: a 10 s limit, so a trivial call on a loaded 2-core machine is not timed out
     with Launcher(profile_path("faults_max64")) as L:

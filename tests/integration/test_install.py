@@ -11,8 +11,11 @@ not the checkout: so every file it uses comes from the installed package.
   tools venv; skipped with a printed reason when that is not possible.
 
 Slow (about a minute): it installs build123d and its dependencies into fresh venvs. The three
-installs start together once the wheel is built (``installs``; mostly unpacking and byte-compiling,
-on separate venvs and caches), and each test waits for its own before checking what it installed.
+installs start together once the wheel is built (``installs``: mostly unpacking, on separate venvs
+and caches), and each test waits for its own before checking what it installed. pip and pipx
+install with ``--no-compile`` (uv never byte-compiles unless asked): byte-compiling the 1 GB of
+dependencies (sympy, scipy, ...) took more CPU than the rest of the module, and the launcher does
+not depend on it (Python compiles what it imports, in memory where it cannot write).
 """
 from __future__ import annotations
 
@@ -117,7 +120,7 @@ def _install_pip(built) -> Path:
     venv = root / "venv-pip"
     env = clean_env(root)
     run([BASE_PY, "-m", "venv", venv], cwd=root, env=env)
-    run([venv / "bin" / "python", "-m", "pip", "install", "-q", built["wheel"]], cwd=root, env=env)
+    run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-compile", built["wheel"]], cwd=root, env=env)
     return venv
 
 
@@ -130,7 +133,8 @@ def _install_pipx(built) -> Path:
     """``pipx install <wheel>``; returns the command it put on PATH."""
     root = built["root"]
     tools = _tools_venv(built, "pipx")
-    run([tools / "bin" / "pipx", "install", "--python", BASE_PY, built["wheel"]], cwd=root, env=_pipx_env(root))
+    run([tools / "bin" / "pipx", "install", "--python", BASE_PY, "--pip-args=--no-compile", built["wheel"]], cwd=root,
+        env=_pipx_env(root))
     return root / "pipx-bin" / "build123d-launcher"
 
 
