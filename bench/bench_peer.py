@@ -12,7 +12,9 @@ warm ``execute`` (3 warm-ups, then N after 0.3 s of think time, and N back to ba
 then at once ``execute``, ``render`` (the peer's ``render_view``) then at once ``execute``, and
 ``save_snapshot`` + ``restore_snapshot`` of a 1000-solid model. The render floor (:func:`floor`:
 BRepMesh of the plate at our renderer's deflection + PNG encode of the 800x600 image) is measured
-in this process in the same run. Then both servers are opened in one client and warm ``execute``
+in this process in the same run, as is what our execute adds to an in-process ``exec``
+(:func:`summary_cost`: the AST policy and the reply's summary), which the report sets against the
+warm-execute gap. Then both servers are opened in one client and warm ``execute``
 is timed alternating call by call (:func:`interleaved`): the goal's figure, since both then see the
 same machine (run one after the other, the peer's own figure moved 2x between runs). Nothing is asserted: the goals of issue 22 are printed as met or not.
 """
@@ -173,6 +175,36 @@ def floor(n: int) -> dict[str, list[float]]:
     return out
 
 
+def summary_cost(n: int) -> dict[str, list[float]]:
+    """In this process, what our execute adds to the peer's in-process ``exec``, each after the same
+    think time (PAUSE) as the calls: the plate's ``exec`` in a namespace as the jail makes it (filtered
+    builtins), the AST policy check of its code (layer 7), and the summary of what it bound
+    (``plate`` and ``part``: counts, volume, bounding box, validity: content of our reply that the
+    peer's, which lists names and types, does not have). Seconds per label."""
+    from jail.cad import policy, runner, summary
+    from launcher.profile import load_profile
+    prof = load_profile("default")
+    allowed, blocked = list(prof.allowed_imports), list(prof.blocked_calls)
+    ns = runner.new_namespace(allowed, blocked, True)
+    code = compile(PLATE, "<bench>", "exec")
+    out: dict[str, list[float]] = {"in process: exec": [], "in process: AST policy": [],
+                                   "in process: summary": []}
+    for i in range(WARMUPS + n):
+        time.sleep(PAUSE)
+        t0 = time.perf_counter()
+        policy.check(PLATE, allowed, blocked)
+        t1 = time.perf_counter()
+        exec(code, ns)  # noqa: S102 - our own code
+        t2 = time.perf_counter()
+        summary.summarize(ns, ids={})
+        t3 = time.perf_counter()
+        if i >= WARMUPS:
+            out["in process: AST policy"].append(t1 - t0)
+            out["in process: exec"].append(t2 - t1)
+            out["in process: summary"].append(t3 - t2)
+    return out
+
+
 def verdict(ok: bool | None) -> str:
     return "n/a" if ok is None else ("met" if ok else "**not met**")
 
@@ -212,6 +244,7 @@ def main(argv=None) -> int:
         except Exception as e:  # noqa: BLE001
             peer_note += f"; the interleaved run failed: {type(e).__name__}: {str(e)[:300]}"
     fl = floor(max(5, n // 2))
+    gap = summary_cost(max(5, n // 2))
 
     def p50(d, k):
         return statistics.median(d[k]) * 1000 if d.get(k) else None
@@ -234,7 +267,7 @@ def main(argv=None) -> int:
                   f"{ms(statistics.median(p) * 1000)} | {ms(pct(p, 90) * 1000)} | "
                   f"{statistics.median(o) / statistics.median(p):.2f} |")
     print("\n| in this process (our renderer, the plate) | p50 ms |\n|---|---|")
-    for k, v in fl.items():
+    for k, v in {**fl, **gap}.items():
         print(f"| {k} | {statistics.median(v) * 1000:.1f} |")
 
     ex_o, ex_p = p50(ours, "execute (warm)"), p50(peer, "execute (warm)")
@@ -264,6 +297,12 @@ def main(argv=None) -> int:
     print(f"| read-only tools cost the next execute no fork | execute after measure {ms(after_m)} ms, after "
           f"render {ms(after_r)} ms, warm {ms(seq_ex_o)} ms: {after_m / seq_ex_o:.2f}x, {after_r / seq_ex_o:.2f}x | "
           f"{verdict(max(after_m, after_r) <= 1.2 * seq_ex_o)} |")
+    if ex_p:
+        g = {k: statistics.median(v) * 1000 for k, v in gap.items()}
+        print(f"\nwarm execute ({ex_how}): ours - peer = {ex_o - ex_p:.1f} ms. In this process, after the same "
+              f"think time: the plate's exec {g['in process: exec']:.1f} ms, our summary of what it bound "
+              f"{g['in process: summary']:.1f} ms (counts, volume, box and validity of plate and part: not in "
+              f"the peer's reply), the AST policy {g['in process: AST policy']:.1f} ms.")
     print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
           f"(other work on this machine slows every figure)")
     print(f"peer: {peer_note}")
