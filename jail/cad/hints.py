@@ -1,9 +1,12 @@
 """One hint line for the mistakes assistants make most often in this jail.
 
-``hint(type_, message, source_line, rule=None, text=None)`` looks at an error and returns a
-sentence that points to what works instead, or None; ``success_note(code)`` does the same for a
-call that succeeded without doing what it looks like (a file exporter). Known mistakes: file
-exporters and importers called from code (-> the ``export`` / ``import_file`` tools), viewers
+``hint(type_, message, source_line, rule=None, text=None, writes=True)`` looks at an error and
+returns a sentence that points to what works instead, or None; ``success_note(code, writes=True)``
+does the same for a call that succeeded without doing what it looks like (a file exporter).
+``writes``: whether the profile lets code write files (its scratch directory: the builtins layer on
+and ``open`` not blocked; strict blocks it), which decides what an exporter's hint says. Known
+mistakes: file exporters misused in code (-> a plain file name in the scratch directory, or the
+``export`` tool where code writes no files), importers (-> ``import_file``), viewers
 (-> ``render``), introspection the policy blocks (-> ``api``, attribute access, ``isinstance``),
 ``help()`` (-> ``api``), reading a file the call was not given (-> the files ``list_inputs``
 offers), an allocation over the memory limit (:func:`memory_hint`), a builder used as a shape
@@ -84,8 +87,8 @@ def _introspection(name: str) -> str | None:
 
 
 def hint(type_: str, message: str, source_line: str | None = None, rule: str | None = None,
-         text: str | None = None) -> str | None:
-    """The hint for this error, or None when it is not a known mistake."""
+         text: str | None = None, *, writes: bool = True) -> str | None:
+    """The hint for this error, or None when it is not a known mistake (``writes``: the module's docstring)."""
     t = type_ if isinstance(type_, str) else ""
     m = message if isinstance(message, str) else ""
     src = source_line if isinstance(source_line, str) else ""
@@ -104,7 +107,7 @@ def hint(type_: str, message: str, source_line: str | None = None, rule: str | N
         name = txt.split("(")[0].split(".")[-1].strip() or ""
         h = _introspection(name)
         if name == "open" or _EXPORT.search(src):
-            return _export_hint()
+            return _export_hint(writes)
         return h
     if rule in ("dunder-attribute", "dunder-name"):
         if "__doc__" in both or "__dict__" in both:
@@ -115,7 +118,7 @@ def hint(type_: str, message: str, source_line: str | None = None, rule: str | N
     if t in _MEMORY_TYPES:
         return memory_hint()
     if _EXPORT.search(src):
-        return _export_hint()
+        return _export_hint(writes)
     if _IMPORT.search(src):
         return ("the session sees only the files list_inputs offers, by their name in a string ('part.step'): "
                 "put the file in the launcher's input directory (--input-dir), or use the `import_file` tool")
@@ -145,14 +148,19 @@ def hint(type_: str, message: str, source_line: str | None = None, rule: str | N
     return None
 
 
-def success_note(code: str) -> str | None:
-    """A note for a call that *succeeded* but did not do what it looks like: file exporters return
-    False (or write nothing) in the jail instead of raising."""
+def success_note(code: str, *, writes: bool = True) -> str | None:
+    """A note for a call that *succeeded* but did not do what it looks like: its code calls a file
+    exporter, yet it wrote no file (the jail sends the note only then, jail/proc/ops.py)."""
     if isinstance(code, str) and _EXPORT.search(code):
-        return "nothing was written: " + _export_hint()
+        return "nothing was written: " + _export_hint(writes)
     return None
 
 
-def _export_hint() -> str:
+def _export_hint(writes: bool) -> str:
+    if writes:  # the default profile: exporters write into the call's scratch directory
+        return ("build123d's exporters are functions that write to a plain file name in this call's scratch "
+                "directory, e.g. export_step(part, 'part.step'), export_stl(part, 'part.stl'); files in an export "
+                "format are delivered to the output directory when the call succeeds (or call the `export` tool: "
+                "STEP, STL, BREP, SVG, DXF, 3MF)")
     return ("this profile lets code write no files: bind the object to a name and call the `export` tool, e.g. "
             "export(object_name='part', filename='part.step') (STEP, STL, BREP, SVG, DXF, 3MF)")

@@ -17,6 +17,15 @@ from jail.cad import hints as canned
 from jail.wire.caps import HINT_CAP
 
 
+def writes_files(profile=None) -> bool:
+    """Whether code may write files under ``profile`` (None: the default profile's answer): the
+    scratch directory is served by the builtins layer (jail/cad/safe_builtins.py) unless ``open``
+    is blocked (the strict profile); without that layer the OS jail's file system is read-only."""
+    if profile is None:
+        return True
+    return profile.on("builtins") and "open" not in profile.blocked_calls
+
+
 def hint_for(err: dict, profile=None) -> str | None:
     """The launcher's hint for a validated error dict, or None."""
     typ = err.get("type") if isinstance(err.get("type"), str) else ""
@@ -28,7 +37,7 @@ def hint_for(err: dict, profile=None) -> str | None:
     origin = err.get("origin") if isinstance(err.get("origin"), dict) else {}
     try:
         return canned.hint(typ, err.get("message"), origin.get("source_line") or err.get("source_line"),
-                           rule=err.get("rule"), text=err.get("text"))
+                           rule=err.get("rule"), text=err.get("text"), writes=writes_files(profile))
     except Exception:  # noqa: BLE001 - advice never costs the error
         return None
 
@@ -44,14 +53,14 @@ def reworded(err, profile=None):
     return out
 
 
-def noted(result: dict, code) -> dict:
+def noted(result: dict, code, profile=None) -> dict:
     """A successful execute ``result`` whose note, when the session sent one (it knows whether its
     exporters could write), is the launcher's sentence for the code it sent (jail/cad/hints.success_note)."""
     if "note" not in result:
         return result
     result.pop("note")
     try:
-        n = canned.success_note(code)
+        n = canned.success_note(code, writes=writes_files(profile))
     except Exception:  # noqa: BLE001
         n = None
     if n:

@@ -24,7 +24,7 @@ def execute(ctx, session, code, timeout_s=None, show_images=True) -> dict:
             if result.get("ok") is not True:
                 _launcher_hint(ctx, session, result)
             else:
-                launcher_hints.noted(result, code)
+                launcher_hints.noted(result, code, getattr(ctx, "profile", None))
     if sent is not None:
         result["inputs"] = sent
     if result.get("ok") is True and written:

@@ -189,6 +189,18 @@ def test_exporter_in_code_writes_and_gets_no_nothing_written_note(client):
     assert "nothing was written" not in t and "a.stl" in t, t  # delivered, and the reply lists it
 
 
+def test_exporter_hints_show_exporters_writing_the_scratch_directory(client):
+    """The default profile lets code write files: a misused exporter's hint shows the functions and
+    a plain file name, never that code writes no files; so does the note of one that never ran."""
+    assert client.ok("b = Box(1, 2, 3)")
+    for code in ("b.export_stl('b.stl')", "export_step(b, '/tmp/b.step')"):
+        t = client.text("execute", {"code": code}, error=True)
+        assert "Hint: build123d's exporters are functions" in t and "export_stl(part, 'part.stl')" in t, t
+        assert "write no files" not in t, t
+    t = client.ok("if b is None:\n    export_step(b, 'b.step')")
+    assert "Note: nothing was written: build123d's exporters are functions" in t and "write no files" not in t, t
+
+
 # ------------------------------------------------------------------ api tool
 def test_api_lookup_and_search(client):
     t = client.text("api", {"name": "fillet"})

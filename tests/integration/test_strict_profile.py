@@ -56,3 +56,14 @@ def test_per_call_timeout_shortens_but_never_extends(strict):
     r = ts.call("execute", {"code": "print(keep)", "timeout_s": -1})
     assert isinstance(r.get("error"), str) and "timeout_s" in r["error"], r  # refused by the tool's schema
     assert ts.call("execute", {"code": "print(keep)"})["stdout"] == "7\n"
+
+
+def test_exporter_hints_say_strict_code_writes_no_files(strict):
+    """Through the tools (the launcher words hints and notes from its own profile): under strict,
+    whose code writes no files, an exporter misused or unreached points to the export tool."""
+    _, ts, _ = strict
+    assert ts.call("execute", {"code": "b = Box(1, 2, 3)"}).get("ok")
+    r = ts.call("execute", {"code": "export_step(b, 'b.step')"})
+    assert "this profile lets code write no files" in r["error"]["hint"], r
+    r = ts.call("execute", {"code": "if b is None:\n    export_step(b, 'b.step')"})
+    assert r.get("ok") and r["note"].startswith("nothing was written: this profile lets code write no files"), r

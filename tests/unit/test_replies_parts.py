@@ -3,6 +3,7 @@ head+tail cut and partial-reply rebuild (launcher/replies.py) and the reply text
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -104,6 +105,35 @@ def test_the_launcher_words_the_hint_from_its_own_profile():
                                     "rule": "blocked-call", "text": "open", "hint": "FORGED"}, strict)
     assert "`export` tool" in same["hint"], same  # the strict profile's refusal keeps its hint
     assert "hint" not in launcher_hints.reworded({"type": "MemoryError", "reported": True, "hint": "x"}, strict)
+
+
+EXPORT_MISTAKES = [  # (type, message, source line): an exporter misused in code
+    ("AttributeError", "'Box' object has no attribute 'export_stl'", "b.export_stl('b.stl')"),
+    ("TypeError", "export_stl() missing 1 required positional argument: 'file_path'", "export_stl(b)"),
+    ("PermissionError", "[Errno 13] '/tmp/x.step' is outside the scratch directory", "export_step(b, '/tmp/x.step')"),
+    ("RuntimeError", "Failed to write STEP file", "export_step(b, 'b.step')"),
+]
+
+
+@pytest.mark.parametrize("type_,msg,src", EXPORT_MISTAKES)
+def test_an_exporter_hint_says_what_the_profile_lets_code_write(type_, msg, src):
+    """Where code writes files (default: the scratch directory) the hint shows the exporters as
+    functions writing a plain name; only where it writes none (strict: open blocked; os_only: no
+    builtins layer, a read-only file system) does it say so and point to the export tool."""
+    from launcher.profile import load_profile
+    from launcher.replies import hints as launcher_hints
+    err = {"type": type_, "message": msg, "source_line": src, "line": 1}
+    os_only = str(Path(__file__).resolve().parents[1] / "profiles" / "os_only.toml")
+    for name, writes in (("default", True), ("strict", False), (os_only, False)):
+        prof = load_profile(name)
+        assert launcher_hints.writes_files(prof) is writes, name
+        h = launcher_hints.reworded(err, prof)["hint"]
+        note = launcher_hints.noted({"ok": True, "note": "FORGED"}, src, prof)["note"]
+        for text in (h, note):
+            assert ("write no files" in text) is not writes, (name, text)
+            assert ("export_stl(part, 'part.stl')" in text and "scratch directory" in text) is writes, (name, text)
+            assert "`export` tool" in text and "FORGED" not in text, (name, text)
+        assert note.startswith("nothing was written: "), note
 
 
 @pytest.mark.parametrize("bad", [None, 3, ["Box"], "", "a" * 201, "__import__", "Box.__init__", "Box._x",
