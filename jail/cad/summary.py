@@ -1,7 +1,7 @@
 """JSON-safe summaries of the session's top-level names (the ``objects`` of a reply).
 
 ``summarize`` describes each user name: volume, area, bbox, validity and topology counts for
-build123d shapes and builders, a list of shapes as one item, a capped repr for other values;
+build123d shapes and builders, a list, tuple or dict of shapes as one item, a capped repr for other values;
 ``value_summary`` does the same for a trailing expression's value (REPL style). Shape summaries
 are cached between calls (see ``_SHAPE_CACHE`` and ``shape_measure``). A pass may have a time budget
 (``budget_s``, and ``stop()``: the launcher's signal that the call's limit is near): past it, the names
@@ -30,6 +30,7 @@ from jail.wire.caps import NAME_CAP, REPR_CAP, SUMMARY_MAX_OBJECTS, VALUE_REPR_C
 
 __all__ = ["summarize", "summarize_value", "value_summary", "remember_shape"]
 
+COLLECTION_MAX = 100_000      # elements of a list/tuple/dict looked at for a shape collection (more: its repr)
 COLLECTION_MEASURE_MAX = 100  # shapes in a list measured one by one (more: counted by type only)
 SUMMARY_BUDGET_S = 5.0        # an execute reply's summaries stop after this long (the rest: name and type)
 UNSUMMARISED = "(not summarised in time)"
@@ -121,8 +122,12 @@ def summarize_value(value: Any, shape_cls, builders: dict, meter=None) -> dict:
         return {"kind": "function"}
     if isinstance(value, type):
         return {"kind": "class"}
-    if isinstance(value, (list, tuple)) and shape_cls is not None and value:
-        coll = _shape_collection(value, shape_cls, meter)
+    if isinstance(value, (list, tuple, dict)) and shape_cls is not None:
+        if isinstance(value, dict):  # read with dict's own methods: a subclass's overrides are not called
+            items = list(dict.values(value)) if 0 < dict.__len__(value) <= COLLECTION_MAX else None
+        else:
+            items = value if value else None
+        coll = _shape_collection(items, shape_cls, meter) if items is not None else None
         if coll is not None:
             return coll
     if isinstance(value, (list, tuple, dict, set, frozenset)):
@@ -141,11 +146,11 @@ def summarize_value(value: Any, shape_cls, builders: dict, meter=None) -> dict:
 
 
 def _shape_collection(value, shape_cls, meter) -> dict | None:
-    """A list/tuple of build123d shapes as one item: ``list of 50 Box, total volume 1275, bbox ...``
-    (``kind: "shapes"``, ``length``, ``of`` = type counts, total ``volume``/``area``/``length`` and
-    the overall ``bbox``). None when an element is not a shape."""
+    """A list/tuple of build123d shapes (or a dict's values) as one item: ``list of 50 Box, total
+    volume 1275, bbox ...`` (``kind: "shapes"``, ``length``, ``of`` = type counts, total
+    ``volume``/``area``/``length`` and the overall ``bbox``). None when an element is not a shape."""
     n = len(value)
-    if n > 100_000:
+    if n > COLLECTION_MAX:
         return None
     types_: dict[str, int] = {}
     for v in value:

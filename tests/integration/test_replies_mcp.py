@@ -71,6 +71,9 @@ def test_list_of_shapes_summarised(client):
     t = client.ok("cubes = [Box(1, 1, 1).moved(Location((2 * i, 0, 0))) for i in range(50)]")
     assert "+ cubes: list  50 shapes: 50 Box  total volume 50  bbox 99x1x1" in t, t
     assert "0x" not in t, t  # no object addresses
+    t = client.ok("named = {'a': Box(1, 1, 1), 'b': Cylinder(1, 2)}\nmixed = {'a': Box(1, 1, 1), 'n': 5}")
+    assert re.search(r"^\+ named: dict  2 shapes: 1 Box, 1 Cylinder  total volume 7\.28\d*  bbox 2x2x2 ", t, re.M), t
+    assert re.search(r"^\+ mixed: dict  len 2  \{'a': Box", t, re.M), t  # not only shapes: its repr
 
 
 # ------------------------------------------------------------------ trailing value

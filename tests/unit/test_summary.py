@@ -143,3 +143,23 @@ def test_each_distinct_shape_is_validated_once(monkeypatch):
     assert call("asm = Compound([sc, sc2, copy])") == 0
     o = by_name(summary.summarize(ns))
     assert o["sc2"]["volume"] == o["sc"]["volume"] == 48.0 and o["sc2"]["bbox"]["size"] == [2.0, 4.0, 6.0]
+
+
+def test_a_dict_of_shapes_is_one_item_read_without_its_own_methods():
+    """A dict whose values are all shapes is summarised like a list of them; its values and length
+    are read with dict's own methods, so a subclass's overrides (user code that loops or lies) are
+    not called; a dict holding anything else keeps its repr."""
+    ns = fresh("class Sly(dict):\n"
+               "    def values(self):\n        raise RuntimeError('values called')\n"
+               "    def __len__(self):\n        raise RuntimeError('len called')\n"
+               "    def __iter__(self):\n        raise RuntimeError('iter called')\n"
+               "parts = {'a': Box(1, 1, 1), 'b': Box(2, 1, 1).moved(Location((5, 0, 0)))}\n"
+               "sly = Sly(parts)\n"
+               "mixed = {'a': Box(1, 1, 1), 'n': 5}\n")
+    items = by_name(summary.summarize(ns))
+    for name in ("parts", "sly"):
+        o = items[name]
+        assert o["kind"] == "shapes" and o["length"] == 2 and o["of"] == "2 Box", o
+        assert o["volume"] == pytest.approx(3.0) and close(o["bbox"]["min"], [-0.5, -0.5, -0.5]), o
+        assert close(o["bbox"]["max"], [6.0, 0.5, 0.5]), o
+    assert items["mixed"]["kind"] == "mapping" and items["mixed"]["length"] == 2, items["mixed"]
