@@ -2,7 +2,8 @@
 
 ``hint(type_, message, source_line, rule=None, text=None, writes=True)`` looks at an error and
 returns a sentence that points to what works instead, or None; ``success_note(code, writes=True)``
-does the same for a call that succeeded without doing what it looks like (a file exporter).
+does the same for a call that succeeded without doing what it looks like (a file exporter that
+wrote nothing, import_stl's mesh).
 ``writes``: whether the profile lets code write files (its scratch directory: the builtins layer on
 and ``open`` not blocked; strict blocks it), which decides what an exporter's hint says. Known
 mistakes: file exporters misused in code (-> a plain file name in the scratch directory, or the
@@ -48,6 +49,10 @@ READ_HINT = ("code can read only the files list_inputs offers, each named by a s
              "code (open('parts/a.step', 'rb') when list_inputs lists parts/a.step), and the files this call "
              "wrote itself; writes go to the call's scratch directory (it starts empty on every call; files in "
              "an export format are delivered to the output directory when the call succeeds)")
+_IMPORT_STL = re.compile(r"\bimport_stl\s*\(")
+STL_NOTE = ("import_stl gives one triangulated Face: a mesh, not a valid B-rep (hence INVALID; volumes and "
+            "booleans on it are unreliable); Mesher().read('part.stl') or the `import_file` tool give a Solid "
+            "when the mesh is closed")
 _READING = re.compile(r"\b(open|read_text|read_bytes|loadtxt)\s*\(")
 _MEMORY_TYPES = ("MemoryError", "_ArrayMemoryError")
 
@@ -150,9 +155,14 @@ def hint(type_: str, message: str, source_line: str | None = None, rule: str | N
 
 def success_note(code: str, *, writes: bool = True) -> str | None:
     """A note for a call that *succeeded* but did not do what it looks like: its code calls a file
-    exporter, yet it wrote no file (the jail sends the note only then, jail/proc/ops.py)."""
-    if isinstance(code, str) and _EXPORT.search(code):
+    exporter, yet it wrote no file (the jail drops the note when files were written, jail/proc/ops.py);
+    or it calls ``import_stl``, whose one triangulated Face a summary reports INVALID."""
+    if not isinstance(code, str):
+        return None
+    if _EXPORT.search(code):
         return "nothing was written: " + _export_hint(writes)
+    if _IMPORT_STL.search(code):  # its summary says INVALID: a mesh, not a broken model
+        return STL_NOTE
     return None
 
 

@@ -132,6 +132,18 @@ def test_dot_and_foreign_files_are_neither_listed_nor_imported(client, exported)
     assert client.text("session_state") == state
 
 
+def test_import_stl_in_code_notes_it_is_a_mesh(client, exported):
+    """build123d's import_stl gives one triangulated Face, which the summary truthfully calls INVALID:
+    the reply says why, and what gives a Solid (both shown to work)."""
+    t = client.text("execute", {"code": "mesh = import_stl('part.stl')"})
+    assert re.search(r"^\+ mesh: Face .* INVALID$", t, re.M), t
+    assert "Note: import_stl gives one triangulated Face: a mesh, not a valid B-rep" in t, t
+    t = client.text("execute", {"code": "solids = Mesher().read('part.stl')"})
+    assert "+ solids: list  1 shape: 1 Solid" in t and "Note:" not in t, t
+    t = client.text("import_file", {"filename": "part.stl", "name": "imported_stl"})
+    assert re.search(r"^\+ imported_stl: Solid .* valid$", t, re.M), t
+
+
 @pytest.mark.parametrize("fmt", sorted(TOLERANCE))
 def test_round_trip_volume(client, exported, fmt):
     vol, size = exported

@@ -215,3 +215,12 @@ def test_execute_text_layout():
     assert reply_text.execute_text(e).splitlines() == [
         "ZeroDivisionError at line 1: division by zero", "    r = f(3)", "in f(), defined in call 2, line 3:",
         "    2 |     y = 1", "  > 3 |     return 1/0", "The session is unchanged."]
+
+
+def test_import_stl_note_is_the_launchers_sentence():
+    from launcher.replies import hints as launcher_hints
+    for code in ("mesh = import_stl('part.stl')", "m = import_stl ('a.stl')\nprint(m.area)"):
+        note = launcher_hints.noted({"ok": True, "note": "FORGED"}, code)["note"]
+        assert note == hints.STL_NOTE and "Mesher().read" in note and "`import_file`" in note, note
+    assert hints.success_note("m = import_step('part.step')") is None
+    assert hints.success_note("import_stl_helper = 1") is None  # a name, not a call
