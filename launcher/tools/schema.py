@@ -97,7 +97,11 @@ def _message(tool_name: str, e) -> str:
         types = val if isinstance(val, list) else [val]
         if isinstance(v, float) and not math.isfinite(v) and {"number", "integer"} & set(types):
             return f"{where} must be a finite number"
-        return f"{where} must be of type {' or '.join(types)}"
+        msg = f"{where} must be of type {' or '.join(types)}"
+        desc = e.schema.get("description")
+        if types == ["object"] and isinstance(desc, str) and desc:  # its shape: the description's first sentence
+            msg += f": {desc.split('. ')[0][:200]}"
+        return msg
     if kw == "enum":
         return f"{where} must be one of: {', '.join(map(repr, val))}"
     if kw == "maxLength":

@@ -70,7 +70,8 @@ def _refused(tool: str, args) -> str:
     ("render", {"objects": ["a", ""]}, "objects[1] must not be empty"),
     ("render", {"objects": ["x" * 201]}, "objects[0] is 201 characters long; the limit is 200"),
     ("render", {"objects": ["a"] * 65}, "objects must have at most 64 item(s)"),
-    ("render", {"section": "z"}, "section must be of type object"),
+    ("render", {"section": "z"}, 'section must be of type object: A cutting plane: {"axis": "z", "offset": 5} or '
+                                 '{"point": [x, y, z], "normal": [nx, ny, nz]}'),
     ("render", {"section": {"axis": "w"}}, "section.axis must be one of: 'x', 'y', 'z'"),
     ("render", {"section": {"axis": "z", "offset": "5"}}, "section.offset must be of type number"),
     ("render", {"section": {"axis": "z", "offset": 1e10}}, "section.offset must be <= 1000000000"),
