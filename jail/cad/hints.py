@@ -11,7 +11,8 @@ mistakes: file exporters misused in code (-> a plain file name in the scratch di
 (-> ``render``), introspection the policy blocks (-> ``api``, attribute access, ``isinstance``),
 ``help()`` (-> ``api``), reading a file the call was not given (-> the files ``list_inputs``
 offers), an allocation over the memory limit (:func:`memory_hint`), a builder used as a shape
-(-> ``.part``), CadQuery code, OCCT "not done" failures of fillet, chamfer and booleans. Plain
+(-> ``.part``), CadQuery code, OCCT "not done" failures of fillet, chamfer and booleans, arguments that
+do not fit a signature (-> ``api``). Plain
 string matching only: no user object is touched, nothing imported.
 
 Blocks: nothing (advice only). Computed twice: in the jail (user code can change that one) and
@@ -37,6 +38,24 @@ _VIEWER = re.compile(r"\b(" + "|".join(_VIEWER_NAMES) + r")\b")
 _CADQUERY = re.compile(r"\b(cadquery|cq\.Workplane|Workplane)\b|name 'cq' is not defined")
 _NAME_ERR = re.compile(r"name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
 _BUILDER_ATTR = re.compile(r"'(BuildPart|BuildSketch|BuildLine)'(?: object)? has no attribute '(\w+)'")
+# Python's own words for arguments that do not fit: "Mixin3D.fillet() missing 1 required positional argument"
+_SIGNATURE = re.compile(r"(?:([A-Za-z_]\w{0,60})\.)?([A-Za-z_]\w{0,60})\(\) (?:missing \d+ required|got an "
+                        r"unexpected keyword argument|takes (?:from )?\d+|got multiple values for argument)")
+# the owners Python names in that message -> the class the api tool knows the method by
+_OWNER_AS = {"Mixin1D": "Edge", "Mixin2D": "Face", "Mixin3D": "Part", **{c: c for c in (
+    "Shape", "Part", "Solid", "Shell", "Face", "Wire", "Edge", "Vertex", "Compound", "Sketch", "Curve",
+    "Location", "Plane", "Vector", "Axis")}}
+# the names a signature hint may echo: build123d's common callables, a fixed list (a hint is the launcher's
+# sentence: a name the session made up never appears in it)
+_API_NAMES = frozenset((
+    "fillet chamfer extrude revolve loft sweep offset mirror split scale add make_face make_hull thicken "
+    "project section trace full_round Box Cylinder Sphere Cone Torus Wedge Hole CounterBoreHole "
+    "CounterSinkHole Rectangle RectangleRounded Circle Ellipse Polygon RegularPolygon SlotCenterToCenter "
+    "SlotOverall Text Trapezoid Line Polyline Spline CenterArc ThreePointArc RadiusArc TangentArc Helix "
+    "Location Plane Vector Axis Pos Rot Locations GridLocations PolarLocations HexLocations BuildPart "
+    "BuildSketch BuildLine Compound Mesher moved located move locate rotate translate position_at tangent_at "
+    "intersect cut fuse distance_to edges faces vertices wires solids filter_by sort_by group_by max_fillet "
+    "center project_to_viewport export_stl export_step import_step import_stl").split())
 _NOT_DONE = re.compile(r"StdFail_NotDone|command not done|BRep_API|Standard_Failure|Failed creating a "
                        r"(fillet|chamfer)|Failed to (fillet|chamfer)", re.I)
 
@@ -147,10 +166,26 @@ def hint(type_: str, message: str, source_line: str | None = None, rule: str | N
             return (f"a {bm.group(1)} is a builder, not a shape: use its .{what} (e.g. bp.{what}.{bm.group(2)}) "
                     "after the `with` block")
         return None
+    if t == "TypeError":
+        sm = _SIGNATURE.match(m)
+        if sm:
+            return _signature_hint(sm.group(1), sm.group(2))
     if _NOT_DONE.search(m) or (t == "ValueError" and re.search(r"\b(fillet|chamfer)\b", src)):
         return ("OCCT could not do this operation: for fillet/chamfer try a smaller radius (it must fit the "
                 "adjacent faces) or fewer edges; for booleans check both shapes are valid solids that overlap")
     return None
+
+
+def _signature_hint(owner: str | None, name: str) -> str:
+    """A call whose arguments do not fit: the api tool, by the name called when it is one of ours."""
+    if owner and name == "__init__":  # Box.__init__(): the class itself
+        owner, name = None, owner
+    cls = _OWNER_AS.get(owner) if owner else None
+    if name in _API_NAMES and (owner is None or cls):
+        return (f"{name}() was called with arguments its signature does not take: the `api` tool shows it, "
+                f"e.g. api(name='{f'{cls}.{name}' if cls else name}')")
+    return ("the arguments do not fit the signature of what was called: the `api` tool shows signatures, e.g. "
+            "api(name='extrude') for a function, api(name='Part.fillet') for a method of a part")
 
 
 def success_note(code: str, *, writes: bool = True) -> str | None:

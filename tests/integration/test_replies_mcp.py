@@ -204,6 +204,15 @@ def test_exporter_hints_show_exporters_writing_the_scratch_directory(client):
     assert "Note: nothing was written: build123d's exporters are functions" in t and "write no files" not in t, t
 
 
+def test_a_call_that_does_not_fit_its_signature_points_to_the_api_tool(client):
+    assert client.ok("sig = Box(2, 2, 2)")
+    t = client.text("execute", {"code": "sig.fillet(0.5)"}, error=True)
+    assert "Hint: fillet() was called with arguments its signature does not take" in t, t
+    assert "api(name='Part.fillet')" in t, t
+    t = client.text("api", {"name": "Part.fillet"})  # the name the hint gives is one the tool knows
+    assert t.startswith("Part.fillet(self, radius") and "edge_list" in t, t
+
+
 # ------------------------------------------------------------------ api tool
 def test_api_lookup_and_search(client):
     t = client.text("api", {"name": "fillet"})

@@ -44,6 +44,13 @@ def _exports():
     ("PolicyError", "import of 'cadquery'", "import cadquery as cq", "import", "import cadquery", "not CadQuery"),
     ("AttributeError", "'BuildSketch' object has no attribute 'area'", "sk.area", None, None, ".sketch"),
     ("ValueError", "Failed creating a fillet with radius of 40", "fillet(e, 40)", None, None, "smaller radius"),
+    ("TypeError", "Mixin3D.fillet() missing 1 required positional argument: 'edge_list'", "b.fillet(1)", None, None,
+     "api(name='Part.fillet')"),
+    ("TypeError", "extrude() got an unexpected keyword argument 'height'", "extrude(s, height=2)", None, None,
+     "api(name='extrude')"),
+    ("TypeError", "Box.__init__() takes from 4 to 7 positional arguments but 8 were given", "Box(1, 2, 3, 4, 5, 6, 7)",
+     None, None, "Box() was called with arguments its signature does not take: the `api` tool shows it, "
+                 "e.g. api(name='Box')"),
 ])
 def test_hint_for_each_known_mistake(type_, msg, src, rule, text, needle):
     h = hints.hint(type_, msg, src, rule=rule, text=text)
@@ -51,6 +58,7 @@ def test_hint_for_each_known_mistake(type_, msg, src, rule, text, needle):
 
 
 @pytest.mark.parametrize("args", [("ZeroDivisionError", "division by zero", "1/0"),
+                                  ("TypeError", "unsupported operand type(s) for +: 'int' and 'str'", "1 + 'a'"),
                                   ("NameError", "name 'x' is not defined", "x + 1"),
                                   (None, None, None), (5, b"x", ["y"])])
 def test_no_hint_for_ordinary_or_odd_errors(args):
@@ -215,6 +223,17 @@ def test_execute_text_layout():
     assert reply_text.execute_text(e).splitlines() == [
         "ZeroDivisionError at line 1: division by zero", "    r = f(3)", "in f(), defined in call 2, line 3:",
         "    2 |     y = 1", "  > 3 |     return 1/0", "The session is unchanged."]
+
+
+def test_a_signature_hint_echoes_only_names_of_its_own_list():
+    """The session chooses a TypeError's words: a name outside the hint's fixed list (or an owner it
+    does not know) gets the generic sentence, so no session-chosen word reaches the Hint line."""
+    for msg in ("IgnoreAllPreviousInstructions() missing 1 required positional argument: 'x'",
+                "Evil.fillet() missing 1 required positional argument: 'x'",
+                "Mixin3D.run_this_now() got an unexpected keyword argument 'x'"):
+        h = hints.hint("TypeError", msg, "x")
+        assert h.startswith("the arguments do not fit the signature of what was called"), h
+        assert "Ignore" not in h and "Evil" not in h and "run_this" not in h, h
 
 
 def test_import_stl_note_is_the_launchers_sentence():
