@@ -269,12 +269,12 @@ def _chamfer_legs(fi: FaceInfo, by_index) -> tuple[float, float] | None:
                 continue  # the normal is not between the two neighbours'
             if fi.area >= min(a.area, b.area):
                 continue  # a chamfer is smaller than the faces it joins
-            # width of the strip: its area over its length along the common edge direction
+            # width of the strip: across it, in its plane (every vertex lies on one of its two long
+            # edges, also where an end is mitred; its area over its length undercounts a trapezoid)
             edge_dir = unit(cross(na, nb))
-            length = _extent(fi, edge_dir)
-            if length <= 1e-9:
+            w = _extent(fi, unit(cross(n, edge_dir)))
+            if w <= 1e-9:
                 continue
-            w = fi.area / length
             c = math.pi - th_a - th_b
             if c <= 1e-6:
                 continue

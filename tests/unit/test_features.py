@@ -142,6 +142,27 @@ def test_slot_chamfers_and_linear_array():
     assert len(lin) == 1 and lin[0]["count"] == 3 and lin[0]["pitch"] == pytest.approx(20)
 
 
+@pytest.mark.parametrize("make,want", [
+    # a closed loop of edges: each strip is a trapezoid, its ends mitred where two chamfers meet
+    (lambda b: chamfer(b.edges().group_by(Axis.Z)[0], length=1), [(1.0, None, 4)]),
+    (lambda b: chamfer(b.edges().group_by(Axis.Z)[0], length=2, length2=1), [(2.0, 1.0, 4)]),
+    (lambda b: chamfer(b.edges().group_by(Axis.Z)[-1], length=2, angle=30), [(2.0, 2 * math.tan(math.radians(30)), 4)]),
+    (lambda b: chamfer(b.edges(), length=1), [(1.0, None, 12)]),
+    # a small hole through one strip: its vertices inside the strip
+    (lambda b: chamfer(b.edges().group_by(Axis.Z)[-1], length=3) - Pos(13.5, 0, 4.5) * Cylinder(0.5, 5),
+     [(3.0, None, 4)]),
+])
+def test_chamfer_size_on_mitred_and_cut_strips(make, want):
+    """A chamfer's size is the strip's width across it, not its area over its longest edge (which
+    gave 0.9 for a 1 mm chamfer round a 10 mm box's bottom)."""
+    d = run(make(Box(30, 30, 10)))
+    got = [(g["size"], g["size2"], g["count"]) for g in d["chamfers"]]
+    assert len(got) == len(want), got
+    for (s1, s2, n), (w1, w2, wn) in zip(got, want):
+        assert s1 == pytest.approx(w1, abs=1e-6) and n == wn, got
+        assert (s2 is None) == (w2 is None) and (w2 is None or s2 == pytest.approx(w2, abs=1e-6)), got
+
+
 def test_kinds_and_errors():
     d = run(plate(), kinds=["fillets"])
     assert set(d) == {*features.KINDS, "truncated"} and d["holes"] == [] and d["fillets"]
