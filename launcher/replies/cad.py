@@ -104,20 +104,20 @@ def render_reply(msg: dict, blob: bytes, req: dict) -> dict:
     bb = _bbox(msg.get("bbox"))
     objs = msg.get("objects") if isinstance(msg.get("objects"), list) else []
     names = [_part_name(o) for o in objs[:RENDER_MAX_OBJECTS]]
+    cut = ""
     if req["view"] == "section":
         view = "section " + plane_label(req["section"])
-    elif req["azimuth"] is not None or req["elevation"] is not None:
-        az = req["azimuth"] if req["azimuth"] is not None else _num(msg.get("azimuth"), -360, 360)
-        el = req["elevation"] if req["elevation"] is not None else _num(msg.get("elevation"), -90, 90)
-        view = f"azimuth {_fmt(az)}, elevation {_fmt(el)}"
-        if req["section"] is not None:
-            view += ", cut at " + plane_label(req["section"])
     else:
-        view = req["view"] + ("" if req["view"] != "sheet" else " (top, iso, front, right)")
+        if req["azimuth"] is not None or req["elevation"] is not None:
+            az = req["azimuth"] if req["azimuth"] is not None else _num(msg.get("azimuth"), -360, 360)
+            el = req["elevation"] if req["elevation"] is not None else _num(msg.get("elevation"), -90, 90)
+            view = f"azimuth {_fmt(az)}, elevation {_fmt(el)}"
+        else:
+            view = req["view"] + ("" if req["view"] != "sheet" else " (top, iso, front, right)")
         if req["section"] is not None:
-            view += ", cut at " + plane_label(req["section"])
+            cut = ", cut at " + plane_label(req["section"])
     size = "x".join(_fmt(v) for v in bb["size"]) if bb and bb.get("size") else "?"
-    caption = (f"{view} view, {w}x{h} px; 1 px = {_fmt(mm)} mm; bbox {size} mm; "
+    caption = (f"{view} view{cut}, {w}x{h} px; 1 px = {_fmt(mm)} mm; bbox {size} mm; "
                f"objects: {', '.join(names) if names else '?'}")
     return {"ok": True, "png_b64": base64.b64encode(blob).decode("ascii"), "caption": caption,
             "width": w, "height": h, "bytes": len(blob), "mm_per_px": mm, "bbox": bb, "objects": names,

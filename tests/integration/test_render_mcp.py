@@ -115,7 +115,7 @@ def test_render_wire_only_object(client):
 
 def test_render_clipped_view(client):
     caption, img = client.image({"objects": ["part"], "view": "front", "section": {"axis": "y", "offset": 20}})
-    assert "cut at y = 20" in caption, caption
+    assert caption.startswith("front view, cut at y = 20, 800x600 px; "), caption
     mm = float(caption.split("1 px = ")[1].split(" mm")[0])
     # front view of the plate cut through the holes' axes (y = 20): the cap is hatched (light fill and
     # darker stripes), and at x = +-30 the cut opens the holes, showing their shaded inner walls
