@@ -100,6 +100,26 @@ def select_shapes(namespace: dict, names: list[str] | None) -> list[tuple[str, A
     return out
 
 
+def is_mesh(shape) -> bool:
+    """A face of ``shape`` has triangles and no surface (build123d's import_stl makes one): OCCT's
+    geometric queries find nothing on it (an empty box, no distance) or crash the process."""
+    from OCP.BRep import BRep_Tool
+    from OCP.TopAbs import TopAbs_FACE
+    from OCP.TopExp import TopExp_Explorer
+    from OCP.TopoDS import TopoDS
+    ex = TopExp_Explorer(shape, TopAbs_FACE)
+    while ex.More():
+        if BRep_Tool.Surface_s(TopoDS.Face(ex.Current())) is None:
+            return True
+        ex.Next()
+    return False
+
+
+def mesh_error(what: str) -> str:
+    return (f"a mesh (faces of triangles with no surface, as import_stl gives): {what} needs B-rep faces; "
+            "Mesher().read('part.stl') or the import_file tool give a Solid")
+
+
 def select_one(namespace: dict, name: str):
     if not isinstance(name, str) or not name:
         raise MeasureError("object_name is required")
@@ -161,7 +181,8 @@ def bbox(shape) -> dict:
     except Exception:  # noqa: BLE001
         BRepBndLib.Add_s(shape, b)
     if b.IsVoid():
-        raise MeasureError("the shape is empty (no bounding box)")
+        raise MeasureError(f"the shape is {mesh_error('measure')}" if is_mesh(shape)
+                           else "the shape is empty (no bounding box)")
     lo, hi = b.CornerMin(), b.CornerMax()
     mn, mx = [lo.X(), lo.Y(), lo.Z()], [hi.X(), hi.Y(), hi.Z()]
     return {"min": [f(v) for v in mn], "max": [f(v) for v in mx],
@@ -339,7 +360,9 @@ def distance(namespace: dict, name_a: str, name_b: str) -> dict:
     ext.LoadS2(b)
     ext.Perform()
     if not ext.IsDone() or ext.NbSolution() < 1:
-        raise MeasureError("the distance could not be computed")
+        mesh = next((n for n, s in ((name_a, a), (name_b, b)) if is_mesh(s)), None)
+        raise MeasureError(f"{cap(mesh, NAME_CAP)!r} is {mesh_error('distance')}" if mesh is not None
+                           else "the distance could not be computed")
     dist = ext.Value()
     d: dict = {"a": cap(name_a, NAME_CAP), "b": cap(name_b, NAME_CAP), "distance": f(dist),
                "point_a": _pnt(ext.PointOnShape1(1)), "point_b": _pnt(ext.PointOnShape2(1)),

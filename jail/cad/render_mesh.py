@@ -99,7 +99,9 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
                 m.n_tris += poly.NbTriangles()
                 if m.n_tris > max_triangles:
                     raise too_many
-                polys.append((oi, poly, loc, closed, face.Orientation() == TopAbs_REVERSED))
+                # a face with no surface is a mesh (import_stl's): its triangles are shaded flat
+                flat = BRep_Tool.Surface_s(face) is None
+                polys.append((oi, poly, loc, closed, face.Orientation() == TopAbs_REVERSED, flat))
             faces.Next()
 
     for oi, shape in enumerate(shapes):
@@ -115,7 +117,7 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
         if free.More():
             BRepMesh_IncrementalMesh(shape, deflection, False, angular, False)
             gather(oi, free, False)
-    for oi, poly, loc, closed, reversed_ in polys:
+    for oi, poly, loc, closed, reversed_, flat in polys:
         nn, nt = poly.NbNodes(), poly.NbTriangles()
         if nn < 3 or nt < 1:
             continue
@@ -128,6 +130,8 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
             continue
         if reversed_:  # wound so that the normal by the right-hand rule points out of the solid
             t = t[:, ::-1]
+        if flat:  # its own three vertices per triangle: each vertex normal is its triangle's
+            v, t = v[t].reshape(-1, 3), np.arange(3 * nt, dtype=np.int64).reshape(-1, 3)
         flag = 0
         if cap_plane is not None:
             p0, n = cap_plane
@@ -184,10 +188,14 @@ def shapes_bbox(shapes: list) -> tuple[np.ndarray, np.ndarray]:
     from OCP.BRepBndLib import BRepBndLib
     b = Bnd_Box()
     for s in shapes:
+        sb = Bnd_Box()
         try:  # exact geometry, not the (tolerance-enlarged) triangulation
-            BRepBndLib.AddOptimal_s(s, b, False, False)
+            BRepBndLib.AddOptimal_s(s, sb, False, False)
         except Exception:  # noqa: BLE001
-            BRepBndLib.Add_s(s, b)
+            BRepBndLib.Add_s(s, sb)
+        if sb.IsVoid():  # a mesh (faces of triangles only, import_stl's): the box of its triangles
+            BRepBndLib.Add_s(s, sb, True)
+        b.Add(sb)
     if b.IsVoid():
         raise RenderError("the objects are empty (no bounding box)")
     lo, hi = b.CornerMin(), b.CornerMax()

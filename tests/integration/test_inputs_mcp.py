@@ -142,6 +142,12 @@ def test_import_stl_in_code_notes_it_is_a_mesh(client, exported):
     assert "+ solids: list  1 shape: 1 Solid" in t and "Note:" not in t, t
     t = client.text("import_file", {"filename": "part.stl", "name": "imported_stl"})
     assert re.search(r"^\+ imported_stl: Solid .* valid$", t, re.M), t
+    # the mesh itself: drawn (framed by its triangles), and refused with the reason by what needs a B-rep
+    r = client.call("render", {"objects": ["mesh"], "view": "iso", "width": 200, "height": 150})
+    assert not r.is_error and any(b.type == "image" for b in r.content), r
+    for tool in ("features", "measure"):
+        t = client.error(tool, {"object_name": "mesh"})
+        assert f"is a mesh (faces of triangles with no surface, as import_stl gives): {tool} needs" in t, t
 
 
 @pytest.mark.parametrize("fmt", sorted(TOLERANCE))

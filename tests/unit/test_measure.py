@@ -185,3 +185,20 @@ def test_select_all_draws_a_builder_and_its_part_once():
     ns = ns_with(bp=bp, part=bp.part, other=Box(1, 1, 1))
     assert [n for n, _ in measure.select_shapes(ns, None)] == ["part", "other"]
     assert [n for n, _ in measure.select_shapes(ns, ["bp", "part"])] == ["bp", "part"]  # asked for: kept
+
+
+def test_a_mesh_from_import_stl_gets_a_clear_refusal(tmp_path):
+    """import_stl's Face of triangles has no surface: measure saw an empty box, distance nothing,
+    and features crashed its process (SIGSEGV in OCCT's surface query). Each now says what it is
+    and what gives a Solid."""
+    from build123d import export_stl, import_stl
+    from jail.cad import features
+    export_stl(Box(4, 3, 2), str(tmp_path / "b.stl"))
+    ns = ns_with(m=import_stl(str(tmp_path / "b.stl")), b=Box(1, 1, 1))
+    assert measure.is_mesh(ns["m"].wrapped) and not measure.is_mesh(ns["b"].wrapped)
+    for call, what in ((lambda: measure.measure(ns, "m"), "measure"), (lambda: measure.distance(ns, "b", "m"), "distance"),
+                       (lambda: features.features(ns, "m"), "features")):
+        with pytest.raises(measure.MeasureError) as e:
+            call()
+        assert f"is a mesh (faces of triangles with no surface, as import_stl gives): {what} needs B-rep" in str(e.value)
+        assert "Mesher().read('part.stl') or the import_file tool give a Solid" in str(e.value)

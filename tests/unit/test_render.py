@@ -527,3 +527,27 @@ def test_shading_shortcuts_match_their_plain_definitions():
                                                               z[y, max(0, x - r):x], z[y, x + 1:x + r + 1]))
     got = openings(z, gap, r)
     assert np.array_equal(got, want) and got[5:7, 6:8].all() and got.sum() == 4
+
+
+def test_an_stl_mesh_is_framed_by_its_triangles_and_shaded_flat(tmp_path):
+    """import_stl gives one Face of triangles with no surface: its exact box is void, so the view is
+    framed by its triangles (it was refused as empty, and beside a box it was framed by the box
+    alone); its triangles are shaded flat (vertex normals averaged over the fan of a flat face's
+    big triangles streaked it). Top view of a 40x40x20 box with a hole: the frame matches the box's
+    as a B-rep, and the top face is one flat shade."""
+    from build123d import export_stl, import_stl
+    export_stl(holed_box(), str(tmp_path / "b.stl"))
+    mesh = import_stl(str(tmp_path / "b.stl"))
+    png_b, meta_b = render.render(ns_with(b=holed_box()), ["b"], "top", width=400, height=300)
+    png, meta = render.render(ns_with(m=mesh), ["m"], "top", width=400, height=300)
+    assert meta["mm_per_px"] == pytest.approx(meta_b["mm_per_px"], rel=0.02), (meta, meta_b)
+    img = decode(png)
+    top = []  # the top face, away from the hole (r = 6) and the outline
+    for x, y in ((-15, -15), (15, -15), (-15, 15), (15, 15), (0, 14), (14, 0), (-12, 5), (5, -12)):
+        c, r = to_px(meta, x, y)
+        top.append(img[r, c])
+    top = np.array(top)
+    assert hue_of(tuple(top[0])) == "blue", top[0]
+    assert int(np.ptp(top, axis=0).max()) <= 4, top  # one shade, no streaks
+    c, r = to_px(meta, 0, 0)
+    assert tuple(img[r, c]) != tuple(top[0])  # the hole is not painted over
