@@ -135,11 +135,17 @@ class Meter:
         """``counts``, ``volume``/``area``/``length``, ``bbox`` and maybe ``valid`` of a build123d shape.
         Raises TimeoutError when the pass's budget ran out part-way through a compound."""
         from build123d import Compound
-        if shape.wrapped is None:  # an empty build123d object
-            return {"counts": {"solids": 0, "faces": 0, "edges": 0}}
+        try:
+            empty = shape.wrapped is None  # an empty build123d object
+        except AssertionError:  # build123d asserts instead, in Part() and the like
+            empty = True
+        if empty:
+            return {"counts": {"solids": 0, "faces": 0, "edges": 0}, "empty": True}
         if isinstance(shape, Compound):
             children = list(shape)
-            if children and all(hasattr(c, "wrapped") for c in children):
+            if not children:  # Compound([]): no box, nothing to validate
+                return {"counts": {"solids": 0, "faces": 0, "edges": 0}, "empty": True}
+            if all(hasattr(c, "wrapped") for c in children):
                 return self._compound(shape, children)
         return self._leaf(shape)
 

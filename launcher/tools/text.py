@@ -42,7 +42,9 @@ def describe(o: dict) -> str:
     parts: list[str] = []
     if kind in ("shape", "builder", "shapes"):
         if o.get("empty"):
-            return f"empty builder (no {o.get('of', 'object')} yet)"
+            if kind == "builder":
+                return f"empty builder (no {o.get('of', 'object')} yet)"
+            return "empty (no solids, faces or edges)"
         if kind == "shapes":
             parts.append(f"{_plural(o.get('length'), 'shape')}: {o.get('of', '')}")
         for key in ("volume", "area", "length"):

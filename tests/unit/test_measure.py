@@ -202,3 +202,23 @@ def test_a_mesh_from_import_stl_gets_a_clear_refusal(tmp_path):
             call()
         assert f"is a mesh (faces of triangles with no surface, as import_stl gives): {what} needs B-rep" in str(e.value)
         assert "Mesher().read('part.stl') or the import_file tool give a Solid" in str(e.value)
+
+
+def test_empty_shapes_are_called_empty():
+    """Part() (build123d asserts on its unset shape) and Compound([]): the summary says empty (it was
+    a summary error for Part(), and "bbox 0x0x0 ... valid" for the compound); measure and render say
+    what the name holds instead of "a Part, not a shape"."""
+    from jail.cad import render
+    from jail.cad.render_view import RenderError
+    from launcher.tools.text import describe
+    ns = ns_with()
+    exec("p = Part()\ne = Compound([])\nq = Part() + Box(1, 1, 1)", ns)
+    items = {o["name"]: o for o in summary.summarize(ns)}
+    for name in ("p", "e"):
+        assert items[name].get("empty") is True and "bbox" not in items[name] and "valid" not in items[name], items
+        assert describe(items[name]) == "empty (no solids, faces or edges)", items[name]
+    assert items["q"]["volume"] == pytest.approx(1.0) and items["q"]["valid"] is True
+    with pytest.raises(measure.MeasureError, match=r"'p' is an empty Part \(no solids, faces or edges\)"):
+        measure.measure(ns, "p")
+    with pytest.raises(RenderError, match=r"'p' is an empty Part \(no solids, faces or edges\)"):
+        render.render(ns, ["p"])
