@@ -19,6 +19,7 @@ import io
 import math
 import struct
 
+from jail.cad.measure import is_mesh, mesh_error
 from jail.wire.caps import EXPORT_FORMATS
 from jail.wire import svgcheck
 
@@ -299,6 +300,9 @@ def serialize(namespace: dict, name: str, fmt: str, max_bytes: int, check: bool 
     if fmt not in EXPORT_FORMATS:
         raise ExportError(f"unknown format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}")
     shape = resolve(namespace, name)
+    # a mesh's triangles: STEP keeps none (an empty file), the SVG/DXF projection crashes on them
+    if fmt in ("step", "svg", "dxf") and is_mesh(shape.wrapped):
+        raise ExportError(f"{name!r} is {mesh_error(fmt.upper())}; STL, 3MF and BREP keep its triangles")
     source: dict = {"bbox": _shape_bbox(shape)}
     if shape.solids():
         source["volume"] = _num(shape.volume)

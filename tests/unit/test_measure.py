@@ -222,3 +222,19 @@ def test_empty_shapes_are_called_empty():
         measure.measure(ns, "p")
     with pytest.raises(RenderError, match=r"'p' is an empty Part \(no solids, faces or edges\)"):
         render.render(ns, ["p"])
+
+
+def test_a_mesh_exports_where_its_triangles_are_kept(tmp_path):
+    """import_stl's mesh: STEP kept none of it (a file of 0x0x0) and the SVG projection crashed the
+    process; those say why, while STL, 3MF and BREP write its triangles (re-read: the same box)."""
+    from build123d import export_stl, import_stl
+    from jail.cad import serialize
+    export_stl(Box(4, 3, 2), str(tmp_path / "b.stl"))
+    ns = ns_with(m=import_stl(str(tmp_path / "b.stl")))
+    for fmt in ("step", "svg", "dxf"):
+        with pytest.raises(serialize.ExportError, match=f"'m' is a mesh .*: {fmt.upper()} needs B-rep faces;.* "
+                                                         "STL, 3MF and BREP keep its triangles"):
+            serialize.serialize(ns, "m", fmt, 10 ** 8)
+    for fmt in ("stl", "3mf", "brep"):
+        data, meta = serialize.serialize(ns, "m", fmt, 10 ** 8)
+        assert data and meta["check"]["bbox"]["size"] == pytest.approx([4, 3, 2], abs=1e-3), (fmt, meta)
