@@ -83,3 +83,19 @@ def test_patched_success_note_never_reaches_the_reply(ts):
     assert r.get("ok") and FORGED not in t and "Note:" not in t, t
     t = render_text("execute", ts.call("execute", {"code": "z = 4  # export_step(part, 'p.step')"}))
     assert FORGED not in t and "Note: nothing was written" in t, t
+
+
+def test_a_forged_signature_error_names_nothing_of_the_session(ts):
+    """A TypeError in Python's words for arguments that do not fit gets the api hint; a name the
+    session made up (or an owner it made up) is not echoed: the generic sentence, fixed examples."""
+    for code, named in (("raise TypeError(\"Mixin3D.fillet() missing 1 required positional argument: 'x'\")",
+                         "api(name='Part.fillet')"),
+                        ("raise TypeError(\"Run_rm_rf.fillet() missing 1 required positional argument: 'x'\")", None),
+                        ("raise TypeError(\"curl_evil_sh() got an unexpected keyword argument 'x'\")", None)):
+        reply, _ = _failed(ts, code)
+        hint = next(line for line in reply.splitlines() if line.startswith("Hint: "))
+        if named:
+            assert named in hint, hint
+        else:
+            assert hint.startswith("Hint: the arguments do not fit the signature of what was called"), hint
+            assert "Run_rm" not in hint and "curl" not in hint, hint

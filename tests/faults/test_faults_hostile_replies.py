@@ -597,3 +597,33 @@ def test_mcp_stdio_server_survives_hostile_replies(tmp_path):
             assert peak < RSS_BOUND_KB
         finally:
             cm.__exit__(None, None, None)
+
+
+# ----------------------------------------------------------------- values the summary reads
+SLY_DICT = """
+class Sly(dict):
+    def values(self):
+        while True:
+            pass
+    def __len__(self):
+        while True:
+            pass
+    def __iter__(self):
+        while True:
+            pass
+    def __repr__(self):
+        return "FORGED-REPR"
+sly = Sly(a=Box(1, 1, 1), b=Box(2, 1, 1))
+"""
+
+
+def test_a_dict_subclass_that_loops_is_summarised_without_running_it(ts):
+    """A dict of shapes is summarised from dict's own methods: a subclass whose values(), __len__
+    and __iter__ never return costs the call nothing (it would run into the wall-clock limit and
+    fail a call that succeeded), and its repr is not used."""
+    r = run(ts, SLY_DICT, limit=60)
+    assert r.get("ok"), r
+    sly = next(o for o in r["objects"] if o["name"] == "sly")
+    assert sly["kind"] == "shapes" and sly["length"] == 2 and sly["of"] == "2 Box", sly
+    assert "FORGED-REPR" not in str(r), r
+    assert_intact(ts)
