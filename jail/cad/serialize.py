@@ -74,8 +74,12 @@ def resolve(namespace: dict, name: str):
         value = b.Compound(list(value))
     if not isinstance(value, b.Shape):
         raise ExportError(f"{name!r} is a {type(value).__name__}, not a build123d shape")
-    if value.wrapped is None:
-        raise ExportError(f"{name!r} is an empty shape")
+    try:
+        empty = value.wrapped is None
+    except AssertionError:  # build123d asserts on an unset shape (Part())
+        empty = True
+    if empty:
+        raise ExportError(f"{name!r} is an empty {type(value).__name__} (no solids, faces or edges)")
     return value
 
 

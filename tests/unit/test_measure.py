@@ -222,6 +222,9 @@ def test_empty_shapes_are_called_empty():
         measure.measure(ns, "p")
     with pytest.raises(RenderError, match=r"'p' is an empty Part \(no solids, faces or edges\)"):
         render.render(ns, ["p"])
+    from jail.cad import serialize
+    with pytest.raises(serialize.ExportError, match=r"'p' is an empty Part \(no solids, faces or edges\)"):
+        serialize.serialize(ns, "p", "step", 10 ** 8)  # was an AssertionError with no words
 
 
 def test_a_mesh_exports_where_its_triangles_are_kept(tmp_path):
