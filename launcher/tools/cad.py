@@ -175,7 +175,9 @@ def distance_content(result: dict) -> list[dict]:
         return failed
     d = result["distance"]
     s = f"distance {d['a']} - {d['b']}: {_g(d['distance'])} mm, closest points {_v(d['point_a'])} and {_v(d['point_b'])}"
-    if d.get("intersect"):
+    if d.get("intersect") and d.get("overlap_volume") is None:  # a face, wire or edge: no volume to share
+        s += "\nthey touch or cross (not both solids: no overlap volume)"
+    elif d.get("intersect"):
         s += f"\nthey intersect: overlap volume {_g(d.get('overlap_volume'))} mm^3"
     elif d.get("distance") == 0:
         s += "\nthey touch (no overlap volume)"

@@ -116,6 +116,9 @@ def test_cad_contents():
     d = {"a": "a", "b": "b", "distance": 0.0, "point_a": [0, 0, 0], "point_b": [0, 0, 0], "intersect": True,
          "overlap_volume": 500.0}
     assert render_text("distance", {"ok": True, "distance": d}).endswith("they intersect: overlap volume 500 mm^3")
+    del d["overlap_volume"]  # a solid and a sketch that cross: no volume (it read "overlap volume ? mm^3")
+    assert render_text("distance", {"ok": True, "distance": d}).endswith(
+        "they touch or cross (not both solids: no overlap volume)")
     v = {"name": "s", "status": "FAIL", "reasons": ["no solid"], "warnings": [], "checks": [
         {"check": "valid", "ok": True, "detail": "BRepCheck"}]}
     assert render_text("validate", {"ok": True, "validate": v}) == "s: FAIL\n  FAIL: no solid\n  ok: valid: BRepCheck"
