@@ -37,6 +37,7 @@ VIEWER_HINT = ("the viewer here is ocp_vscode's show()/show_object() (where the 
 _VIEWER = re.compile(r"\b(" + "|".join(_VIEWER_NAMES) + r")\b")
 _CADQUERY = re.compile(r"\b(cadquery|cq\.Workplane|Workplane)\b|name 'cq' is not defined")
 _NAME_ERR = re.compile(r"name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
+_SHAPELIST_ATTR = re.compile(r"^'ShapeList' object has no attribute '(\w+)'")
 _BUILDER_ATTR = re.compile(r"'(BuildPart|BuildSketch|BuildLine)'(?: object)? has no attribute '(\w+)'")
 # Python's own words for arguments that do not fit: "Mixin3D.fillet() missing 1 required positional argument"
 _SIGNATURE = re.compile(r"(?:([A-Za-z_]\w{0,60})\.)?([A-Za-z_]\w{0,60})\(\) (?:missing \d+ required|got an "
@@ -165,6 +166,16 @@ def hint(type_: str, message: str, source_line: str | None = None, rule: str | N
             what = _BUILDER_OF[bm.group(1)]
             return (f"a {bm.group(1)} is a builder, not a shape: use its .{what} (e.g. bp.{what}.{bm.group(2)}) "
                     "after the `with` block")
+        lm = _SHAPELIST_ATTR.search(m)
+        if lm:
+            if lm.group(1) == "fillet":  # CadQuery's edges().fillet(r)
+                return ("fillet takes the edges as its first argument: fillet(part.edges().filter_by(Axis.Z), "
+                        "radius=1), or part.fillet(1, edges)")
+            if lm.group(1) == "chamfer":
+                return ("chamfer takes the edges as its first argument: chamfer(part.edges().filter_by(Axis.Z), "
+                        "length=1), or part.chamfer(1, None, edges)")
+            return ("a ShapeList is a list of shapes: pick one (edges[0], .first, .last, "
+                    ".sort_by(Axis.Z)[-1]) or pass the list to a function that takes several")
         return None
     if t == "TypeError":
         sm = _SIGNATURE.match(m)

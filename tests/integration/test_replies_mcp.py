@@ -211,6 +211,11 @@ def test_a_call_that_does_not_fit_its_signature_points_to_the_api_tool(client):
     assert "api(name='Part.fillet')" in t, t
     t = client.text("api", {"name": "Part.fillet"})  # the name the hint gives is one the tool knows
     assert t.startswith("Part.fillet(self, radius") and "edge_list" in t, t
+    t = client.text("execute", {"code": "sig.edges().filter_by(Axis.Z).fillet(0.5)"}, error=True)
+    assert "Hint: fillet takes the edges as its first argument: fillet(part.edges().filter_by(Axis.Z)" in t, t
+    for code in ("a = fillet(sig.edges().filter_by(Axis.Z), radius=0.5)",  # the hint's two forms run
+                 "c = chamfer(sig.edges().filter_by(Axis.Z), length=0.5)\nd = sig.chamfer(0.5, None, sig.edges())"):
+        assert client.ok(code), code
 
 
 # ------------------------------------------------------------------ api tool
