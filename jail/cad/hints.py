@@ -58,7 +58,7 @@ _API_NAMES = frozenset((
     "intersect cut fuse distance_to edges faces vertices wires solids filter_by sort_by group_by max_fillet "
     "center project_to_viewport export_stl export_step import_step import_stl").split())
 _NOT_DONE = re.compile(r"StdFail_NotDone|command not done|BRep_API|Standard_Failure|Failed creating a "
-                       r"(fillet|chamfer)|Failed to (fillet|chamfer)", re.I)
+                       r"(fillet|chamfer)|Failed to (fillet|chamfer)|Null TopoDS_Shape", re.I)
 
 API_HINT = ("use the `api` tool instead: api(name='Box') gives the signature and docstring "
             "(also 'Part.edges', 'fillet'), api(query='fill') searches the build123d names")
@@ -183,7 +183,8 @@ def hint(type_: str, message: str, source_line: str | None = None, rule: str | N
             return _signature_hint(sm.group(1), sm.group(2))
     if _NOT_DONE.search(m) or (t == "ValueError" and re.search(r"\b(fillet|chamfer)\b", src)):
         return ("OCCT could not do this operation: for fillet/chamfer try a smaller radius (it must fit the "
-                "adjacent faces) or fewer edges; for booleans check both shapes are valid solids that overlap")
+                "adjacent faces) or fewer edges; for offset/shell a smaller amount (inwards it must fit the "
+                "thinnest wall); for booleans check both shapes are valid solids that overlap")
     return None
 
 

@@ -44,6 +44,8 @@ def _exports():
     ("PolicyError", "import of 'cadquery'", "import cadquery as cq", "import", "import cadquery", "not CadQuery"),
     ("AttributeError", "'BuildSketch' object has no attribute 'area'", "sk.area", None, None, ".sketch"),
     ("ValueError", "Failed creating a fillet with radius of 40", "fillet(e, 40)", None, None, "smaller radius"),
+    ("ValueError", "Null TopoDS_Shape object", "o = offset(b, amount=-2)", None, None,
+     "for offset/shell a smaller amount (inwards it must fit the thinnest wall)"),
     ("AttributeError", "'ShapeList' object has no attribute 'fillet'", "b.edges().fillet(1)", None, None,
      "fillet takes the edges as its first argument: fillet(part.edges().filter_by(Axis.Z), radius=1)"),
     ("AttributeError", "'ShapeList' object has no attribute 'chamfer'", "b.edges().chamfer(1)", None, None,
