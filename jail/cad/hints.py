@@ -182,10 +182,22 @@ def hint(type_: str, message: str, source_line: str | None = None, rule: str | N
         if sm:
             return _signature_hint(sm.group(1), sm.group(2))
     if _NOT_DONE.search(m) or (t == "ValueError" and re.search(r"\b(fillet|chamfer)\b", src)):
-        return ("OCCT could not do this operation: for fillet/chamfer try a smaller radius (it must fit the "
-                "adjacent faces) or fewer edges; for offset/shell a smaller amount (inwards it must fit the "
-                "thinnest wall); for booleans check both shapes are valid solids that overlap")
+        return _occt_hint(m, src)
     return None
+
+
+_FILLET_CLAUSE = "for fillet/chamfer try a smaller radius (it must fit the adjacent faces) or fewer edges"
+_OFFSET_CLAUSE = "for offset/shell a smaller amount (inwards it must fit the thinnest wall)"
+_BOOLEAN_CLAUSE = "for booleans check both shapes are valid solids that overlap"
+
+
+def _occt_hint(message: str, src: str) -> str:
+    """OCCT's failure, with only the advice for the operation the message or the line names."""
+    if re.search(r"\b(fillet|chamfer)", message, re.I) or re.search(r"\b(fillet|chamfer)\b", src):
+        return f"OCCT could not do this operation: {_FILLET_CLAUSE}"
+    if re.search(r"\b(offset|shell)\b", src):
+        return f"OCCT could not do this operation: {_OFFSET_CLAUSE}"
+    return f"OCCT could not do this operation: {_FILLET_CLAUSE}; {_OFFSET_CLAUSE}; {_BOOLEAN_CLAUSE}"
 
 
 def _signature_hint(owner: str | None, name: str) -> str:

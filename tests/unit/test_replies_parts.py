@@ -233,6 +233,18 @@ def test_execute_text_layout():
         "    2 |     y = 1", "  > 3 |     return 1/0", "The session is unchanged."]
 
 
+@pytest.mark.parametrize("msg,src,has,lacks", [
+    ("Failed creating a fillet with radius of 20, try a smaller value", "fillet(bp.edges(), 20)",
+     "smaller radius", ("offset/shell", "booleans")),
+    ("Null TopoDS_Shape object", "o = offset(b, amount=-2)", "thinnest wall", ("fillet", "booleans")),
+    ("BRep_API: command not done", "c = a - b", "booleans", ()),  # nothing named: every clause
+])
+def test_an_occt_failure_gets_only_the_advice_for_its_operation(msg, src, has, lacks):
+    h = hints.hint("ValueError", msg, src)
+    assert h.startswith("OCCT could not do this operation: ") and has in h, h
+    assert not any(x in h for x in lacks), h
+
+
 def test_a_signature_hint_echoes_only_names_of_its_own_list():
     """The session chooses a TypeError's words: a name outside the hint's fixed list (or an owner it
     does not know) gets the generic sentence, so no session-chosen word reaches the Hint line."""
