@@ -13,6 +13,7 @@ never trusts it to be true: a timed-out call's first line is the launcher's own 
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -28,9 +29,16 @@ def _bbox(bb: Any) -> str | None:
     if not isinstance(bb, dict) or not all(isinstance(bb.get(k), list) and len(bb[k]) == 3
                                            for k in ("min", "max", "size")):
         return None
-    size = "x".join(_g(v) for v in bb["size"])
-    mn = ",".join(_g(v) for v in bb["min"])
-    mx = ",".join(_g(v) for v in bb["max"])
+    sizes = [v for v in bb["size"] if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
+    # OCCT's boxes carry the shapes' tolerance (1e-7): a flat sketch read "10x5x2e-07 [..,-1e-07 .. ,1e-07]".
+    # A figure under a millionth of the box's largest size is shown as 0 (the numbers in the data are kept)
+    eps = 1e-6 * max((abs(v) for v in sizes), default=0.0)
+
+    def g(v: Any) -> str:
+        return "0" if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < eps else _g(v)
+    size = "x".join(g(v) for v in bb["size"])
+    mn = ",".join(g(v) for v in bb["min"])
+    mx = ",".join(g(v) for v in bb["max"])
     return f"bbox {size} [{mn} .. {mx}]"
 
 

@@ -192,3 +192,16 @@ def test_format_rules():
         inputs.resolve_format("a.obj", "")
     with pytest.raises(inputs.InputError, match="not a CAD file"):  # format= never makes a file importable
         inputs.resolve_format("a.x", "stp")
+
+
+def test_a_box_shows_tolerance_noise_as_zero():
+    """OCCT's boxes carry the shapes' tolerance: a flat spline read "bbox 11.25x11.25x2e-07 [-1e-07,..,
+    -1e-07 .. ..,1e-07]". Under a millionth of the box's largest size a figure shows as 0; a thin plate
+    far from the origin keeps its thickness, a micro part its sizes."""
+    from launcher.tools.text import _bbox
+    assert _bbox({"min": [-1e-07, -1.25, -1e-07], "max": [11.25, 10, 1e-07], "size": [11.25, 11.25, 2e-07]}) == \
+        "bbox 11.25x11.25x0 [0,-1.25,0 .. 11.25,10,0]"
+    assert _bbox({"min": [1e6, 0, 0], "max": [1e6 + 100, 100, 0.5], "size": [100, 100, 0.5]}).startswith(
+        "bbox 100x100x0.5 [")
+    assert _bbox({"min": [0, 0, 0], "max": [0.001, 0.002, 1e-8], "size": [0.001, 0.002, 1e-8]}) == \
+        "bbox 0.001x0.002x1e-08 [0,0,0 .. 0.001,0.002,1e-08]"
