@@ -13,8 +13,8 @@ reply field by field (launcher/replies/features.py) and checks it against the to
 from __future__ import annotations
 
 from jail.cad import features_find as ff, features_patterns as fp
-from jail.cad.features_faces import Material, MeshFaces, faces_of
-from jail.cad.measure import MeasureError, f, mesh_error, select_one
+from jail.cad.features_faces import Material, faces_of
+from jail.cad.measure import MeasureError, f, is_mesh, mesh_error, select_one
 from jail.cad.names import cap
 from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
 
@@ -100,10 +100,9 @@ def features(namespace: dict, name: str, kinds=None) -> dict:
     if kinds is not None and (not isinstance(kinds, list) or not all(k in KINDS for k in kinds)):
         raise MeasureError(f"kinds must be a list of: {', '.join(KINDS)}")
     shape = select_one(namespace, name)
-    try:
-        raw = find(shape)
-    except MeshFaces:
-        raise MeasureError(f"{cap(name, NAME_CAP)!r} is {mesh_error('features')}") from None
+    if is_mesh(shape):  # before any surface query: OCCT's crash the process on its faces
+        raise MeasureError(f"{cap(name, NAME_CAP)!r} is {mesh_error('features')}")
+    raw = find(shape)
     want = set(kinds) if kinds else set(KINDS)
     conv = {"holes": _hole, "bosses": _boss, "slots": _slot, "patterns": _pattern,
             "fillets": lambda g: _group(g, ("radius",)), "chamfers": lambda g: _group(g, ("size", "size2"))}

@@ -162,17 +162,11 @@ def face_info(index: int, face) -> FaceInfo:
     return fi
 
 
-class MeshFaces(ValueError):
-    """The shape has faces with no surface (triangles only, as build123d's import_stl makes): OCCT's
-    surface queries crash the process on them."""
-
-
 def faces_of(shape) -> list[FaceInfo]:
-    """Every face of ``shape`` with its neighbours (faces sharing an edge); MeshFaces when a face has
-    no surface."""
+    """Every face of ``shape`` with its neighbours (faces sharing an edge). Every face must have a
+    surface: OCCT's surface queries crash the process on a mesh (``measure.is_mesh``, checked by
+    ``features.features``)."""
     faces = [TopoDS.Face(f) for f in unique(shape, TopAbs_FACE)]
-    if any(BRep_Tool.Surface_s(f) is None for f in faces):
-        raise MeshFaces("a face has no surface")
     index = _Map()
     for f in faces:
         index.Add(f)

@@ -58,7 +58,7 @@ def _topods(value: Any):
         return None
 
 
-def _is_empty_shape(value: Any) -> bool:
+def is_empty_shape(value: Any) -> bool:
     """A build123d shape holding nothing (``Part()``: its ``wrapped`` asserts), read from the instance's
     own dict so no property runs (a ``wrapped`` that raises anything else stays "not a shape")."""
     try:
@@ -89,7 +89,7 @@ def select_shapes(namespace: dict, names: list[str] | None) -> list[tuple[str, A
                                    + (", ".join(have[:30]) if have else "none"))
             w = _topods(namespace[name])
             if w is None:
-                if _is_empty_shape(namespace[name]):  # Part(): build123d's wrapped is unset
+                if is_empty_shape(namespace[name]):  # Part(): build123d's wrapped is unset
                     raise MeasureError(f"{cap(name, NAME_CAP)!r} is an empty {type_name(namespace[name])} "
                                        "(no solids, faces or edges)")
                 raise MeasureError(f"{cap(name, NAME_CAP)!r} is a {type_name(namespace[name])}, not a shape "

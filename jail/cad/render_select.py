@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from jail.cad.measure import _is_builder, _is_empty_shape, _topods
+from jail.cad.measure import _is_builder, _topods, is_empty_shape
 from jail.cad.names import cap, type_name, user_names
 from jail.cad.render_shade import PALETTE
 from jail.cad.render_view import RenderError
@@ -144,7 +144,7 @@ def select_parts(namespace: dict, names: list[str] | None) -> list[tuple[str, An
                 pk.add(name, value, w)
                 continue
             els = _elements(value)
-            if els is None and _is_empty_shape(value):  # Part()
+            if els is None and is_empty_shape(value):  # Part()
                 raise RenderError(f"{cap(name, NAME_CAP)!r} is an empty {type_name(value)} (no solids, faces or "
                                   "edges)")
             if els is None:

@@ -19,7 +19,7 @@ import io
 import math
 import struct
 
-from jail.cad.measure import is_mesh, mesh_error
+from jail.cad.measure import is_empty_shape, is_mesh, mesh_error
 from jail.wire.caps import EXPORT_FORMATS
 from jail.wire import svgcheck
 
@@ -74,11 +74,7 @@ def resolve(namespace: dict, name: str):
         value = b.Compound(list(value))
     if not isinstance(value, b.Shape):
         raise ExportError(f"{name!r} is a {type(value).__name__}, not a build123d shape")
-    try:
-        empty = value.wrapped is None
-    except AssertionError:  # build123d asserts on an unset shape (Part())
-        empty = True
-    if empty:
+    if is_empty_shape(value) or value.wrapped is None:
         raise ExportError(f"{name!r} is an empty {type(value).__name__} (no solids, faces or edges)")
     return value
 

@@ -135,11 +135,8 @@ class Meter:
         """``counts``, ``volume``/``area``/``length``, ``bbox`` and maybe ``valid`` of a build123d shape.
         Raises TimeoutError when the pass's budget ran out part-way through a compound."""
         from build123d import Compound
-        try:
-            empty = shape.wrapped is None  # an empty build123d object
-        except AssertionError:  # build123d asserts instead, in Part() and the like
-            empty = True
-        if empty:
+        from jail.cad.measure import is_empty_shape
+        if is_empty_shape(shape) or shape.wrapped is None:  # an empty build123d object (Part(): unset)
             return {"counts": {"solids": 0, "faces": 0, "edges": 0}, "empty": True}
         if isinstance(shape, Compound):
             children = list(shape)
