@@ -53,7 +53,8 @@ def _group(g: dict, size_keys) -> dict:
 
 def _slot(s: dict) -> dict:
     return {"center": _v(s["center"]), "length": f(s["length"]), "width": f(s["width"]),
-            "axis": _v(s["axis"]), "direction": _v(s["direction"]), "depth": f(s["depth"])}
+            "axis": _v(s["axis"]), "direction": _v(s["direction"]),
+            "depth": None if s["depth"] is None else f(s["depth"]), "through": bool(s["through"])}
 
 
 def _pattern(p: dict) -> dict:
@@ -87,7 +88,7 @@ def find(shape, kinds=None) -> dict:
     used: set = set()
     hs = sorted(ff.holes(infos, mat, used) if mat.solids else [], key=_order)
     bs = sorted(ff.bosses(infos, mat, used) if mat.solids else [], key=_order)
-    sl = ff.slots(infos, used)
+    sl = ff.slots(infos, mat, used) if mat.solids else []
     fl = ff.fillets(infos, used)
     ch = ff.chamfers(infos, used)
     items = [dict(h, sig=_sig(h)) for h in hs]

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 
 from OCP.BRep import BRep_Tool
-from OCP.BRepAdaptor import BRepAdaptor_Surface
+from OCP.BRepAdaptor import BRepAdaptor_Curve, BRepAdaptor_Surface
 from OCP.BRepClass3d import BRepClass3d_SolidClassifier
 from OCP.BRepGProp import BRepGProp, BRepGProp_Face
 from OCP.GProp import GProp_GProps
@@ -108,16 +108,30 @@ def _normal_at(face, u, v):
     return _xyz(p), unit((n.X(), n.Y(), n.Z()))
 
 
-def _axial(face, ad, origin, axis, umin, umax, vmin, vmax):
-    """(t0, r0, t1, r1): the extreme axial positions of the face and the radius there."""
+EDGE_SAMPLES = 16
+
+
+def edge_points(edge) -> list[tuple]:
+    """Points along an edge's curve, its ends included; none for a degenerate edge (a cone's apex)."""
+    e = TopoDS.Edge(edge)
+    if BRep_Tool.Degenerated_s(e):
+        return []
+    c = BRepAdaptor_Curve(e)
+    a, b = c.FirstParameter(), c.LastParameter()
+    return [_xyz(c.Value(a + (b - a) * i / EDGE_SAMPLES)) for i in range(EDGE_SAMPLES + 1)]
+
+
+def _axial(face, origin, axis):
+    """(t0, r0, t1, r1): the extreme axial positions of the face and the radius there, from points
+    along its edges (a face trimmed by a tilted or curved one: the corners of its UV box lie off
+    the face, beyond its real extent)."""
     pts = []
-    for u in (umin, (umin + umax) / 2):
-        for v in (vmin, vmax):
-            p = _xyz(ad.Value(u, v))
+    for e in unique(face, TopAbs_EDGE):
+        for p in edge_points(e):
             w = sub(p, origin)
             t = dot(w, axis)
             pts.append((t, norm(sub(w, mul(axis, t)))))
-    for vx in unique(face, TopAbs_VERTEX):  # trimmed faces: the vertices bound the extent too
+    for vx in unique(face, TopAbs_VERTEX):
         p = _xyz(BRep_Tool.Pnt_s(TopoDS.Vertex(vx)))
         w = sub(p, origin)
         t = dot(w, axis)
@@ -147,7 +161,7 @@ def face_info(index: int, face) -> FaceInfo:
         fi.axis = canonical_dir(raw)
         fi.origin = _xyz(gax.Location())
         fi.span = min(abs(umax - umin), TWO_PI)
-        fi.t0, fi.r0, fi.t1, fi.r1 = _axial(face, ad, fi.origin, fi.axis, umin, umax, vmin, vmax)
+        fi.t0, fi.r0, fi.t1, fi.r1 = _axial(face, fi.origin, fi.axis)
         w = sub(mid, fi.origin)
         radial = sub(w, mul(fi.axis, dot(w, fi.axis)))
         if kind == "torus":

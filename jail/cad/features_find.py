@@ -8,7 +8,8 @@
 * **Bosses**: convex full cylinders (with convex coaxial cones) whose one end sits on material
   (the base) and the other is free.
 * **Fillets**: cylinders covering less than the full circle (a part's rounded corners are convex
-  ones: never holes or bosses) and tori; **slots**: two concave half cylinders facing each other;
+  ones: never holes or bosses) and tori; **slots**: two concave half cylinders facing each other
+  (through, or blind with the depth from the entry, past a chamfer round its edge);
   **chamfers**: narrow planar faces whose normal lies between its two neighbours' (size from the
   cut triangle), and cones that are neither hole nor boss.
 Heuristics on exact B-rep geometry; a face takes part in one feature at most.
@@ -18,11 +19,14 @@ from __future__ import annotations
 import math
 
 from OCP.BRep import BRep_Tool
+from OCP.Geom import Geom_Line
+from OCP.GeomAPI import GeomAPI_IntCS
+from OCP.TopAbs import TopAbs_EDGE
 from OCP.TopoDS import TopoDS
+from OCP.gp import gp_Dir, gp_Lin, gp_Pnt
 
-from jail.cad.features_faces import (TWO_PI, TopAbs_VERTEX, FaceInfo, Material, add, canonical_dir, cross, dot, mul,
-                                     norm, sub,
-                                     unique, unit)
+from jail.cad.features_faces import (TWO_PI, TopAbs_VERTEX, FaceInfo, Material, _Map, add, canonical_dir, cross, dot,
+                                     edge_points, mul, norm, sub, unique, unit)
 
 FULL = 0.98 * TWO_PI
 
@@ -111,6 +115,54 @@ def _coaxial_runs(cands: list[FaceInfo], tol: float):
                 yield origin, axis, run, cyl, min(s["t0"] for s in run), max(s["t1"] for s in run)
 
 
+# ------------------------------------------------------------------ where a hole meets its surface
+def _edge_span(edge, origin, axis) -> tuple[float, float]:
+    """The axial extent (min t, max t) of an edge, sampled along the curve."""
+    ts = [dot(sub(p, origin), axis) for p in edge_points(edge)] or [math.nan]
+    return min(ts), max(ts)
+
+
+def _line_hits(face, origin, axis) -> list[float]:
+    """Where the axis line meets the (untrimmed) surface of ``face``, as t along ``axis``."""
+    line = Geom_Line(gp_Lin(gp_Pnt(*origin), gp_Dir(*axis)))
+    try:
+        inter = GeomAPI_IntCS(line, BRep_Tool.Surface_s(TopoDS.Face(face)))
+    except Exception:  # noqa: BLE001 - OCCT's Standard_Failure on an awkward surface: no crossing
+        return []
+    if not inter.IsDone():
+        return []
+    return [dot(sub((q.X(), q.Y(), q.Z()), origin), axis)
+            for q in (inter.Point(i) for i in range(1, inter.NbPoints() + 1))]
+
+
+def _crossing(infos, run, origin, axis, t_end: float, tol: float) -> float:
+    """The t where the hole's axis meets the surface it opens onto at its end ``t_end``.
+
+    ``t_end`` is the run's axial extreme: on a flat face square to the axis that is the crossing;
+    where the hole meets a tilted or curved face, its edge there is a curve spanning a range of
+    t and the extreme is its far tip. The surface is the one across an edge of the run that
+    reaches ``t_end``; the axis line meets it (untrimmed: the hole took that part away) within
+    that edge's span. ``t_end`` when nothing qualifies."""
+    mine = {fi.index for s in run for fi in s["faces"]}
+    for s in run:
+        for fi in s["faces"]:
+            edges = unique(fi.face, TopAbs_EDGE)
+            for j in fi.neighbours - mine:
+                theirs = _Map()
+                for e in unique(infos[j].face, TopAbs_EDGE):
+                    theirs.Add(e)
+                spans = [_edge_span(e, origin, axis) for e in edges if theirs.Contains(e)]
+                if not spans:
+                    continue
+                lo, hi = min(x[0] for x in spans), max(x[1] for x in spans)
+                if not lo - tol <= t_end <= hi + tol or hi - lo <= tol:
+                    continue  # not at this end, or square to the axis (the extreme is exact)
+                hits = [t for t in _line_hits(infos[j].face, origin, axis) if lo - tol <= t <= hi + tol]
+                if hits:
+                    return min(hits, key=lambda t: abs(t - t_end))
+    return t_end
+
+
 # ------------------------------------------------------------------ holes
 def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     tol = 1e-6 * _scale(infos) + 1e-6
@@ -131,6 +183,9 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         sign = 1.0 if first else -1.0
         t_entry = ta if first else tb
         axis_in = mul(axis, sign)
+        t_in = _crossing(infos, run, origin, axis, t_entry, tol * 10)
+        t_out = _crossing(infos, run, origin, axis, tb if first else ta, tol * 10)
+        inset = (t_in - t_entry) * sign  # how far inside the extreme the axis meets the entry face
 
         def s_of(t):
             return (t - ta) if first else (tb - t)
@@ -149,11 +204,11 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             countersink = {"diameter": 2 * p0["r_near"], "angle": math.degrees(2 * half)}
         wide = [p for p in parts if p["kind"] == "cylinder" and p["r_near"] > rmain + tol * 10]
         if wide and wide[0]["s0"] <= (parts[0]["s1"] if countersink else 0.0) + tol * 10:
-            counterbore = {"diameter": 2 * wide[0]["r_near"], "depth": wide[0]["s1"]}
-        depth = None if through else max(p["s1"] for p in parts if p["kind"] == "cylinder")
-        out.append({"center": add(origin, mul(axis, t_entry)), "axis": axis_in, "diameter": 2 * rmain,
-                    "depth": depth, "through": through, "countersink": countersink,
-                    "counterbore": counterbore, "length": tb - ta})
+            counterbore = {"diameter": 2 * wide[0]["r_near"], "depth": wide[0]["s1"] - inset}
+        bottom = max(p["s1"] for p in parts if p["kind"] == "cylinder") - inset
+        out.append({"center": add(origin, mul(axis, t_in)), "axis": axis_in, "diameter": 2 * rmain,
+                    "depth": None if through else bottom, "through": through, "countersink": countersink,
+                    "counterbore": counterbore, "length": abs(t_out - t_in) if through else bottom})
         for s in run:
             used.update(fi.index for fi in s["faces"])
     return out
@@ -203,7 +258,28 @@ def _fillet_foot(infos, origin, axis, t, outward: float, tol: float) -> float:
 
 
 # ------------------------------------------------------------------ slots
-def slots(infos: list[FaceInfo], used: set) -> list[dict]:
+def _entry_cone(infos, half: FaceInfo, t_end: float, outward: float, tol: float) -> float:
+    """``t_end`` (an open end of a slot's half cylinder, in its axis frame) moved past a coaxial
+    cone that starts there and widens outwards: the chamfer round the slot's edge."""
+    for fi in infos:
+        if fi.kind != "cone" or abs(abs(dot(fi.axis, half.axis)) - 1) > 1e-9:
+            continue
+        w = sub(fi.origin, half.origin)
+        if norm(sub(w, mul(half.axis, dot(w, half.axis)))) > tol:
+            continue
+        shift = dot(w, half.axis)
+        lo, hi = fi.t0 + shift, fi.t1 + shift
+        if outward > 0 and abs(lo - t_end) <= tol and fi.r1 > fi.r0:
+            return hi
+        if outward < 0 and abs(hi - t_end) <= tol and fi.r0 > fi.r1:
+            return lo
+    return t_end
+
+
+def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
+    """Slots: two concave half cylinders facing each other. Through when the material is absent
+    just beyond both ends of the walls (probed on the slot's centre line); else entered from the
+    open end. ``center`` and ``depth`` start at the entry, past a chamfer round the edge."""
     tol = 1e-6 * _scale(infos) + 1e-6
     halves = [fi for fi in infos if fi.index not in used and fi.kind == "cylinder" and fi.concave
               and abs(fi.span - math.pi) <= 0.02 * math.pi]
@@ -222,8 +298,23 @@ def slots(infos: list[FaceInfo], used: set) -> list[dict]:
                 continue
             if dot(sub(a.mid, pa), sub(pb, pa)) >= 0 or dot(sub(b.mid, pb), sub(pa, pb)) >= 0:
                 continue  # the two ends must open towards each other
-            out.append({"center": mul(add(pa, pb), 0.5), "length": d + 2 * a.r0, "width": 2 * a.r0,
-                        "axis": a.axis, "direction": canonical_dir(unit(sub(pb, pa))), "depth": a.t1 - a.t0})
+            # the centre line, a point at t = 0 of a's axis frame (b's axis is parallel, same sense)
+            q = add(b.origin, mul(b.axis, dot(sub(a.origin, b.origin), b.axis)))
+            line = mul(add(a.origin, q), 0.5)
+            step = max(1e-4, 1e-3 * a.r0)
+            open_lo = not mat.inside(add(line, mul(a.axis, a.t0 - step)))
+            open_hi = not mat.inside(add(line, mul(a.axis, a.t1 + step)))
+            if not (open_lo or open_hi):
+                continue  # a closed pocket inside the material
+            lo = _entry_cone(infos, a, a.t0, -1.0, tol * 10) if open_lo else a.t0
+            hi = _entry_cone(infos, a, a.t1, 1.0, tol * 10) if open_hi else a.t1
+            through = open_lo and open_hi
+            from_lo = _entry_first(a.axis) if through else open_lo
+            t_in = lo if from_lo else hi
+            out.append({"center": add(line, mul(a.axis, t_in)), "length": d + 2 * a.r0, "width": 2 * a.r0,
+                        "axis": mul(a.axis, 1.0 if from_lo else -1.0),
+                        "direction": canonical_dir(unit(sub(pb, pa))),
+                        "depth": None if through else hi - lo, "through": through})
             taken.update((a.index, b.index))
             used.update((a.index, b.index))
             break

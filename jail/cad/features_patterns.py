@@ -8,6 +8,9 @@ counterbore) and parallel axes; their centres are projected onto the plane acros
   directions of that plane (the part's axes when the holes run along X, Y or Z), equal pitch each;
 * a **linear array**: three or more members on one line with equal pitch (not already a grid).
 
+A bolt circle made of some members of a grid or an array (the four holes of one of its squares) is
+not listed: the lattice already says where they are. A circle of the whole group is (a 2x2 grid).
+
 Pure Python on the numbers the hole finder made; nothing here touches OCCT. A group larger than
 ``GROUP_CAP`` is not searched for bolt circles (the search is cubic).
 """
@@ -113,20 +116,13 @@ def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
     for g in _groups(items, tol):
         if len(g) < 3:
             continue
+        before = len(out)
         axis = items[g[0]]["axis"]
         u, v = _frame(axis)
         o = items[g[0]]["center"]
         pts3 = [items[i]["center"] for i in g]
         pts2 = [(dot(sub(p, o), u), dot(sub(p, o), v)) for p in pts3]
         heights = [dot(sub(p, o), canonical_dir(unit(axis))) for p in pts3]
-        if len(g) <= GROUP_CAP:
-            for ctr, rad, members, a0 in _bolt_circles(g, pts2, tol):
-                h = sum(heights[k] for k in members) / len(members)
-                c3 = add(add(o, add(mul(u, ctr[0]), mul(v, ctr[1]))), mul(canonical_dir(unit(axis)), h))
-                out.append({"type": "bolt_circle", "of": of, "center": c3, "radius": rad,
-                            "count": len(members), "axis": canonical_dir(unit(axis)),
-                            "start_angle": math.degrees(a0), "pitch_angle": 360.0 / len(members),
-                            "members": [g[k] for k in members]})
         us, vs = _levels([p[0] for p in pts2], tol), _levels([p[1] for p in pts2], tol)
         cells = {(next(i for i, x in enumerate(us) if abs(x - p[0]) <= tol),
                   next(j for j, y in enumerate(vs) if abs(y - p[1]) <= tol)) for p in pts2}
@@ -142,5 +138,18 @@ def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
                 order = sorted(range(len(g)), key=lambda k: dot(sub(pts3[k], o), d))
                 out.append({"type": "linear", "of": of, "count": len(g), "pitch": p, "direction": d,
                             "members": [g[k] for k in order]})
+        lattice = len(out) > before  # a grid or an array: the whole group
+        circles = []
+        if len(g) <= GROUP_CAP:
+            for ctr, rad, members, a0 in _bolt_circles(g, pts2, tol):
+                if lattice and len(members) < len(g):
+                    continue  # four holes of a grid's square: the grid says it
+                h = sum(heights[k] for k in members) / len(members)
+                c3 = add(add(o, add(mul(u, ctr[0]), mul(v, ctr[1]))), mul(canonical_dir(unit(axis)), h))
+                circles.append({"type": "bolt_circle", "of": of, "center": c3, "radius": rad,
+                                "count": len(members), "axis": canonical_dir(unit(axis)),
+                                "start_angle": math.degrees(a0), "pitch_angle": 360.0 / len(members),
+                                "members": [g[k] for k in members]})
+        out[before:before] = circles  # circles first, as a drawing calls them out
     return out
 

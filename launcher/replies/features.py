@@ -59,7 +59,12 @@ FILLET = _obj({"radius": _POS, "convex": {"type": "boolean", "description": "a r
                "count": _COUNT, "centers": _list(_VEC, CENTERS_CAP)})
 CHAMFER = _obj({"size": _POS, "size2": dict(_OPT_POS, description="the other leg when unequal, else null"),
                 "count": _COUNT, "centers": _list(_VEC, CENTERS_CAP)})
-SLOT = _obj({"center": _VEC, "length": _POS, "width": _POS, "axis": _VEC, "direction": _VEC, "depth": _POS})
+SLOT = _obj({"center": dict(_VEC, description="centre of the slot where it opens (the entry) (mm)"),
+             "length": dict(_POS, description="overall length, end to end (mm)"), "width": _POS,
+             "axis": dict(_VEC, description="unit vector from the entry into the material"),
+             "direction": dict(_VEC, description="unit vector along the slot's length"),
+             "depth": dict(_OPT_POS, description="blind: from the entry to the floor (mm); through: null"),
+             "through": {"type": "boolean"}})
 _MEMBERS = {"type": "array", "items": _COUNT, "maxItems": FEATURES_LIST_CAP}
 _OF = {"type": "string", "enum": ["holes", "bosses"]}
 PATTERN = {"anyOf": [
@@ -173,7 +178,8 @@ def _slot(s, w) -> dict:
     s = _dict(s, w)
     return {"center": _vec(s.get("center"), w + ".center"), "length": _num(s.get("length"), w + ".length", 0.0),
             "width": _num(s.get("width"), w + ".width", 0.0), "axis": _vec(s.get("axis"), w + ".axis"),
-            "direction": _vec(s.get("direction"), w + ".direction"), "depth": _num(s.get("depth"), w + ".depth", 0.0)}
+            "direction": _vec(s.get("direction"), w + ".direction"), "depth": _opt(s.get("depth"), w + ".depth"),
+            "through": _bool(s.get("through"), w + ".through")}
 
 
 def _pattern(p, w, n_items: dict) -> dict:

@@ -354,7 +354,8 @@ def features_content(result: dict) -> list[dict]:
         size = _g(g["size"]) if g["size2"] is None else f"{_g(g['size'])} x {_g(g['size2'])}"
         lines.append(f"chamfers: {g['count']} x {size}")
     for s in f["slots"]:
-        lines.append(f"slot: {_g(s['length'])} x {_g(s['width'])} depth {_g(s['depth'])} at {_at(s['center'])}")
+        how = "through" if s["through"] else f"depth {_g(s['depth'])}"
+        lines.append(f"slot: {_g(s['length'])} x {_g(s['width'])} {how} {_axis_word(s['axis'])} at {_at(s['center'])}")
     for p in f["patterns"]:
         if p["of"] == "bosses" or tuple(sorted(p["members"])) not in {tuple(sorted(v)) for v in groups.values()}:
             lines.append(f"pattern: {p['count']} {p['of']} on a {_pattern_text(p)}")

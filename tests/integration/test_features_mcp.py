@@ -70,6 +70,22 @@ def test_a_boss_and_kinds(client):
     assert "boss: d=12 height 12 +Z" in text
 
 
+def test_tilted_holes_cross_holes_and_a_blind_slot(client):
+    """Through the SDK client (which validates the reply against the schema): holes drilled at an
+    angle and across a tube's wall enter on their surface; a blind slot has a depth, and through
+    ones ``through`` with a null depth."""
+    code = "".join(inspect.getsource(f) for f in (unit.tilted, unit.tube, unit.slotted))
+    code += "tilted = tilted()\ntube = tube()\nslot = slotted(4, 1)\n"
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, _ = features(client, {"object_name": "tilted"})
+    assert math.dist(unit.hole_at(data, (0, 0))["center"], (0, 0, 5)) < 0.05
+    data, text = features(client, {"object_name": "tube"})
+    assert "holes: 2 x through d=6 -X at (-15, 0, 10), (20, 0, 10)" in text
+    data, text = features(client, {"object_name": "slot"})
+    assert [(s["depth"], s["through"]) for s in data["slots"]] == [(pytest.approx(4), False)]
+    assert "slot: 26 x 6 depth 4 -Z at (0, 0, 5)" in text
+
+
 def test_errors_are_errors_without_structured_content(client):
     msg = client.error("features", {"object_name": "nothing_here"})
     assert "no object named" in msg

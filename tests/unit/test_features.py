@@ -11,8 +11,8 @@ import math
 
 import pytest
 from build123d import (Align, Axis, Box, BuildPart, BuildSketch, CounterBoreHole, CounterSinkHole, Cylinder,
-                       GeomType, Hole, Locations, Mode, Plane, PolarLocations, Pos, SlotCenterToCenter, chamfer,
-                       export_step, extrude, fillet, import_step)
+                       GeomType, GridLocations, Hole, Location, Locations, Mode, Plane, PolarLocations, Pos, Rot,
+                       Select, SlotCenterToCenter, chamfer, export_step, extrude, fillet, import_step)
 
 from jail.cad import features
 from jail.cad.measure import MeasureError
@@ -135,11 +135,94 @@ def test_slot_chamfers_and_linear_array():
             with Locations((-20, 12), (0, 12), (20, 12)):
                 Hole(1.5)
     d = run(s.part)
-    assert [(x["length"], x["width"], x["depth"]) for x in d["slots"]] == [(26.0, 6.0, 10.0)]
-    assert near(d["slots"][0]["direction"], (1, 0, 0), 1e-6)
+    assert [(x["length"], x["width"], x["depth"], x["through"]) for x in d["slots"]] == [(26.0, 6.0, None, True)]
+    assert near(d["slots"][0]["direction"], (1, 0, 0), 1e-6) and near(d["slots"][0]["center"], (0, 0, 5))
+    assert near(d["slots"][0]["axis"], (0, 0, -1), 1e-6)
     assert [(g["size"], g["count"]) for g in d["chamfers"]] == [(pytest.approx(2.0), 2)]
     lin = [p for p in d["patterns"] if p["type"] == "linear"]
     assert len(lin) == 1 and lin[0]["count"] == 3 and lin[0]["pitch"] == pytest.approx(20)
+
+
+def slotted(depth, entry_chamfer):
+    with BuildPart() as s:
+        Box(50, 30, 10)
+        with BuildSketch(Plane.XY.offset(5)):
+            SlotCenterToCenter(20, 6)
+        extrude(amount=-depth, mode=Mode.SUBTRACT)
+        if entry_chamfer:
+            chamfer(s.edges(Select.LAST).group_by(Axis.Z)[-1], entry_chamfer)
+    return s.part
+
+
+@pytest.mark.parametrize("depth,entry_chamfer,want", [
+    (10, 0, (None, True)), (10, 1, (None, True)), (4, 0, (4, False)), (4, 1, (4, False)),
+])
+def test_slot_depth_through_and_entry_with_a_chamfered_edge(depth, entry_chamfer, want):
+    """A slot is through when the material is absent beyond both ends; a blind one's depth runs
+    from its entry (the top of a chamfer round its edge, not the straight wall's) to its floor."""
+    d = run(slotted(depth, entry_chamfer))
+    assert len(d["slots"]) == 1, d["slots"]
+    sl = d["slots"][0]
+    assert (sl["depth"], sl["through"]) == (pytest.approx(want[0], abs=1e-4) if want[0] else None, want[1])
+    assert near(sl["center"], (0, 0, 5)) and near(sl["axis"], (0, 0, -1), 1e-6)
+    assert (sl["length"], sl["width"]) == (pytest.approx(26), pytest.approx(6))
+
+
+def tube():
+    t = Cylinder(20, 60) - Cylinder(15, 60)
+    return t - Pos(0, 0, 10) * Rot(0, 90, 0) * Cylinder(3, 50)
+
+
+def test_a_cross_hole_enters_where_its_axis_meets_the_wall():
+    """A hole through a tube's wall: its entry centre is where the axis meets the round surface
+    (x = 20 outside, x = -15 inside), not the far tip of the curved edge (x = -14.7)."""
+    d = run(tube())
+    cross = sorted((h for h in d["holes"] if h["diameter"] == pytest.approx(6)), key=lambda h: h["center"][0])
+    assert len(cross) == 2, d["holes"]
+    assert near(cross[0]["center"], (-15, 0, 10)) and near(cross[1]["center"], (20, 0, 10))
+    assert [h["length"] for h in cross] == [pytest.approx(5, abs=TOL)] * 2
+
+
+def tilted():
+    with BuildPart() as p:
+        Box(60, 40, 10)
+        with Locations(Location((0, 0, 5), (30, 0, 0))):
+            CounterBoreHole(3, 5, 3)
+        with Locations(Location((20, 0, 5), (-20, 0, 0))):
+            Hole(2, depth=6)
+        with Locations(Location((-20, 0, 5), (0, 40, 0))):
+            CounterSinkHole(2, 4)
+    return p.part
+
+
+def test_tilted_holes_enter_on_the_face_with_their_depths_from_there():
+    """Holes drilled at an angle: the entry centre is on the top face where each was placed, and
+    the counterbore's and the blind hole's depths run from there (not from the highest point of
+    the tilted entry edge, which lies above the face)."""
+    d = run(tilted())
+    cb, blind, cs = hole_at(d, (0, 0)), hole_at(d, (20, 0)), hole_at(d, (-20, 0))
+    c30, s30 = math.cos(math.radians(30)), math.sin(math.radians(30))
+    assert near(cb["center"], (0, 0, 5)) and near(cb["axis"], (0, s30, -c30), 1e-6)
+    assert cb["through"] and cb["counterbore"]["depth"] == pytest.approx(3, abs=TOL)
+    assert cb["length"] == pytest.approx(10 / c30, abs=TOL)
+    assert near(blind["center"], (20, 0, 5)) and blind["depth"] == pytest.approx(6, abs=TOL)
+    assert not blind["through"] and blind["length"] == pytest.approx(6, abs=TOL)
+    assert near(cs["center"], (-20, 0, 5)) and cs["countersink"]["diameter"] == pytest.approx(8, abs=TOL)
+
+
+@pytest.mark.parametrize("nx,ny,want", [
+    (4, 2, [("grid", 8)]),
+    (3, 3, [("grid", 9)]),
+    (2, 2, [("bolt_circle", 4), ("grid", 4)]),   # the whole group is both: both are said
+])
+def test_a_grid_is_not_also_reported_as_the_circles_of_its_squares(nx, ny, want):
+    with BuildPart() as p:
+        Box(60, 40, 10)
+        with Locations(Plane.XY.offset(5)):
+            with GridLocations(12, 12, nx, ny):
+                Hole(2)
+    pats = run(p.part)["patterns"]
+    assert sorted((x["type"], x["count"]) for x in pats) == want, pats
 
 
 @pytest.mark.parametrize("make,want", [
@@ -195,6 +278,19 @@ def test_hostile_fields_refuse_the_reply(patch):
     raw[kind][i][key] = value
     with pytest.raises(ReplyRefused, match=rf"{kind}\[{i}\]"):
         R.features_reply(raw, "plate")
+
+
+@pytest.mark.parametrize("depth,text", [(10, "slot: 26 x 6 through -Z at (0, 0, 5)"),
+                                        (4, "slot: 26 x 6 depth 4 -Z at (0, 0, 5)")])
+def test_slot_reply_text_and_hostile_slot_fields(depth, text):
+    out = R.features_reply(run(slotted(depth, 1)), "s")
+    R.check(out)
+    assert text in table.render_text("features", {"ok": True, "features": out})
+    for key, value in (("through", 1), ("depth", -1.0), ("depth", "4")):
+        raw = run(slotted(depth, 1))
+        raw["slots"][0][key] = value
+        with pytest.raises(ReplyRefused, match=rf"slots\[0\].{key}"):
+            R.features_reply(raw, "s")
 
 
 def test_hostile_lists_are_capped_and_unknown_keys_dropped():
