@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jail.cad.render_holes import Mouths
 from jail.cad.render_view import RenderError
 
 __all__ = ["Mesh", "mesh_shapes", "edge_polylines", "shapes_bbox", "box_corners", "has", "mesh_deflection",
@@ -29,7 +30,8 @@ def mesh_deflection(mm_per_px: float, diag: float) -> float:
 class Mesh:
     """Triangles of a set of shapes: world vertices, per-vertex normals, and per triangle the
     object index, a global B-rep face index, a face flag (1 = a section cap) and whether it bounds a
-    solid (``K``: wound outwards, so a renderer may skip the triangles facing away)."""
+    solid (``K``: wound outwards, so a renderer may skip the triangles facing away); and the end
+    disks of the solids' round holes (``D``, ``render_holes``)."""
 
     def __init__(self):
         self.verts: list = []
@@ -40,6 +42,7 @@ class Mesh:
         self.n_faces = 0
         self.n_tris = 0
         self._nv = 0
+        self.mouths = Mouths()  # the round hole walls among the solids' faces
 
     def finish(self) -> "Mesh":
         """The gathered faces as arrays, with per-vertex normals: the area-weighted sum of the
@@ -54,6 +57,7 @@ class Mesh:
             if self.obj else np.zeros(0, np.int32)
         self.C = per_tri(self.flag, np.int8)
         self.K = per_tri(self.closed, bool)
+        self.D = self.mouths.disks()  # (k, 10): the round holes' two end centres, axis, radius
         V, T = self.V, self.T
         tn = np.cross(V[T[:, 1]] - V[T[:, 0]], V[T[:, 2]] - V[T[:, 0]])  # area-weighted, outward
         vn = np.zeros_like(V)
@@ -101,6 +105,8 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
                     raise too_many
                 # a face with no surface is a mesh (import_stl's): its triangles are shaded flat
                 flat = BRep_Tool.Surface_s(face) is None
+                if closed and not flat:
+                    m.mouths.add(face)
                 polys.append((oi, poly, loc, closed, face.Orientation() == TopAbs_REVERSED, flat))
             faces.Next()
 

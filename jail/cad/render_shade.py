@@ -1,5 +1,6 @@
 """Rendering, step 4: pixels. Lambert shading (smooth within a face), section caps hatched, edges
-found in image space (B-rep face boundaries, silhouettes, depth creases), openings darkened, and
+found in image space (B-rep face boundaries, silhouettes, depth creases), what is seen through
+the mouth of a hole darkened (``render_holes``), and
 the image composed over a background.
 
 One sample per output pixel (its centre) everywhere; the pixels beside a face change or crossed by
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from jail.cad.render_holes import seen_through
 from jail.cad.render_mesh import Mesh
 from jail.cad.render_raster import Samples, rasterize
 from jail.cad.render_view import View, unit
 
-__all__ = ["shade", "shade_packed", "to_image", "BG_PACKED", "downsample", "compose", "openings", "part_openings", "PALETTE", "BG", "EDGE", "GRID", "HOLE"]
+__all__ = ["shade", "shade_packed", "to_image", "BG_PACKED", "downsample", "compose", "PALETTE", "BG", "EDGE", "GRID", "HOLE"]
 
 PALETTE = [(74, 144, 217), (230, 126, 34), (46, 175, 92), (200, 60, 70), (142, 96, 196),
            (22, 170, 170), (214, 178, 32), (150, 100, 70), (120, 130, 145), (220, 110, 170)]
@@ -25,7 +27,7 @@ EDGE = np.array([28, 30, 34], np.float32)
 GRID = np.array([226, 230, 236], np.float32)
 
 
-HOLE = np.float32(0.42)  # what a pixel seen through an opening keeps of its shade
+HOLE = np.float32(0.42)  # what a pixel seen through a hole keeps of its shade
 HATCH = ((np.float32(0.55), np.float32(0.0)), (np.float32(0.35), np.float32(255 * 0.65)))  # stripe, fill
 
 
@@ -65,72 +67,6 @@ def _down_u8(c: np.ndarray, ss: int) -> np.ndarray:
     return np.ascontiguousarray(lo.view(np.uint8).reshape(lo.shape + (4,))[..., :3])
 
 
-def _window_min(z: np.ndarray, r: int) -> np.ndarray:
-    """``M[i] = min(z[i : i + r])`` down the rows (the window cut at the end) for ``r`` a power of
-    two: log2(r) passes of ``np.minimum`` (each window the min of two halves), between two buffers."""
-    m = z.copy()
-    t = np.empty_like(m)
-    step = 1
-    while step < r and step < len(m):
-        np.minimum(m[:-step], m[step:], out=t[:-step])
-        t[-step:] = m[-step:]
-        m, t = t, m
-        step *= 2
-    return m
-
-
-def openings(z: np.ndarray, gap: float, r: int, src: np.ndarray | None = None) -> np.ndarray:
-    """Pixels seen through an opening: within ``r`` pixels to the left, right, above and below
-    each of them something is nearer to the viewer by more than ``gap`` (a hole's rim all
-    around, not one step beside). ``z``: depth (inf where empty), grows away from the viewer.
-    ``src``: the depths the rim may come from (default ``z``; one part's pixels, see
-    ``part_openings``)."""
-    src = z if src is None else src
-    r = 1 << max(1, int(r).bit_length() - 1)  # a power of two, at most r
-    far = z - np.float32(gap)
-    out = np.isfinite(z)
-    _nearer_both_sides(src, far, out, r)  # down the columns
-    rows = np.flatnonzero(out.any(1))  # along the rows: only rows with a pixel still in question
-    if len(rows):
-        sub = out[rows]
-        _nearer_both_sides(src[rows].T, far[rows].T, sub.T, r)
-        out[rows] = sub
-    return out
-
-
-def part_openings(z: np.ndarray, part: np.ndarray, gap: float, r: int) -> np.ndarray:
-    """``openings`` whose rim is all of one part: a hole in a part, not the corner between
-    two parts that stand in front of a third. ``part``: the object index of each pixel (-1:
-    none known). Each part is looked at inside its own bounding window only (a rim all
-    around a pixel lies within it), so an assembly costs about what one part does."""
-    known = part[part >= 0]
-    ids = np.unique(known) if known.size else known
-    if len(ids) <= 1:
-        return openings(z, gap, r)
-    out = np.zeros(z.shape, bool)
-    for q in ids:
-        mask = part == q
-        ys, xs = np.flatnonzero(mask.any(1)), np.flatnonzero(mask.any(0))
-        win = (slice(ys[0], ys[-1] + 1), slice(xs[0], xs[-1] + 1))
-        src = np.where(mask[win], z[win], np.float32(np.inf))
-        out[win] |= openings(z[win], gap, r, src)
-    return out
-
-
-def _nearer_both_sides(zz: np.ndarray, ff: np.ndarray, oo: np.ndarray, r: int) -> None:
-    """``oo &=``: within ``r`` entries before and after, down axis 0, something is nearer than ``ff``."""
-    n = zz.shape[0]
-    m = _window_min(zz, r)  # m[i] = min(zz[i:i + r])
-    if n > r:  # above: zz[y - r:y] for y >= r, zz[0:y] before
-        oo[r:] &= m[:n - r] < ff[r:]
-    k = min(r, n)
-    if k > 1:
-        oo[1:k] &= np.minimum.accumulate(zz[:k - 1], axis=0) < ff[1:k]
-    oo[0] = False
-    oo[:-1] &= m[1:] < ff[:-1]  # below: zz[y + 1:y + r + 1]
-    oo[-1] = False
-
-
 def shade_packed(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = False,
                  coverage: bool = False, holes: bool = True, palette: list | None = None):
     """Rasterise and shade ``mesh``; returns (image (h, w) of packed RGBA uint32 over the background
@@ -138,7 +74,8 @@ def shade_packed(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: 
 
     Shading is Gouraud-interpolated Lambert (per-vertex intensity, so planar faces are flat and
     curved ones smooth), two-sided for free faces; triangles of solids facing away are skipped.
-    Pixels seen through an opening (``openings``) are darkened, so a hole reads as a hole.
+    Pixels seen through the mouth of a round hole (``render_holes``) are darkened, so a hole
+    reads as a hole.
     ``palette``: the objects' colours (``(r, g, b)`` 0..255 each, object ``i`` gets ``palette[i % n]``)
     instead of ``PALETTE``."""
     SS = view.ss
@@ -214,16 +151,8 @@ def shade_packed(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: 
                 np.abs(t, out=t)
                 cr |= t > thr
         c2[crease] = _pack(EDGE)
-        if holes and not flat_fill:
-            zmax = float(np.max(z1, where=np.isfinite(z1), initial=-np.inf))
-            gap = max(4.0 * view.mm_per_px, 0.03 * (zmax - float(z1.min())))
-            objs = mesh.O[keep] if len(mesh.O) else np.zeros(nk, np.int32)
-            if objs.min() == objs.max():  # one part: its rim is that part
-                hole = openings(zo, gap, max(view.w, view.h) // 4)
-            else:
-                part = np.where(t1 >= 0, objs[np.maximum(ti, 0)], -1).reshape(ch, cw)
-                part[edge] = -1  # on a face change: its depth may be another part's (its nearest sample)
-                hole = part_openings(zo, part, gap, max(view.w, view.h) // 4)
+        if holes and not flat_fill and len(mesh.D):
+            hole = seen_through(mesh.D, zo, view, ox, oy)
             if hole.any():
                 q = c2[hole].view(np.uint8).reshape(-1, 4)
                 q[:, :3] = (q[:, :3] * HOLE).astype(np.uint8)

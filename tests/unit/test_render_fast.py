@@ -1,6 +1,6 @@
-"""The renderer's fast paths against their plain definitions (jail/cad/render_shade.py, render_raster.py).
+"""The renderer's fast paths against their plain definitions (jail/cad/render_holes.py, render_raster.py).
 
-In-process, no jail: the openings test (windowed minima, no padding) on random depth maps, and the
+In-process, no jail: the pixels seen through a hole's mouth against the disk's own points, and the
 z-buffer of a chosen set of pixels against the same pixels of the whole z-buffer.
 """
 
@@ -8,58 +8,57 @@ import numpy as np
 import pytest
 
 
-def _openings_plain(z, gap, r):
-    r = 1 << max(1, int(r).bit_length() - 1)
-    want = np.zeros(z.shape, bool)
-    for y, x in zip(*np.nonzero(np.isfinite(z))):
-        near = z[y, x] - gap
-        want[y, x] = all(len(s) and s.min() < near for s in (z[max(0, y - r):y, x], z[y + 1:y + r + 1, x],
-                                                              z[y, max(0, x - r):x], z[y, x + 1:x + r + 1]))
-    return want
+def _view():
+    from jail.cad.render_view import View, camera
+    r, u, d = camera(30, 35)
+    return View(r, u, d, (1.5, -2.0), 0.5, 120, 90, ss=1)
 
 
-def _part_openings_plain(z, part, gap, r):
-    r = 1 << max(1, int(r).bit_length() - 1)
-    want = np.zeros(z.shape, bool)
-    for q in set(part[part >= 0].ravel().tolist()):
-        src = np.where(part == q, z, np.inf)
-        for y, x in zip(*np.nonzero(np.isfinite(z))):
-            near = z[y, x] - gap
-            want[y, x] |= all(len(s) and s.min() < near
-                              for s in (src[max(0, y - r):y, x], src[y + 1:y + r + 1, x],
-                                        src[y, max(0, x - r):x], src[y, x + 1:x + r + 1]))
-    return want
+def _disk_points(c, n, rad, k, rng):
+    """``k`` points of the disk (centre ``c``, normal ``n``) at ``rad`` from its centre."""
+    from jail.cad.render_view import unit
+    e1 = unit(np.cross(n, [1.0, 0.0, 0.0] if abs(n[0]) < 0.9 else [0.0, 1.0, 0.0]))
+    e2 = np.cross(n, e1)
+    t = rng.uniform(0, 2 * np.pi, k)
+    return c + rad * (np.cos(t)[:, None] * e1 + np.sin(t)[:, None] * e2)
 
 
-@pytest.mark.parametrize("shape,r", [((9, 13), 4), ((20, 7), 8), ((33, 31), 3)])
-def test_part_openings_need_a_rim_of_one_part(shape, r):
-    """A pixel is in an opening only when one part is nearer on all four sides: the corner
-    between two parts standing in front of a third is not a hole."""
-    from jail.cad.render_shade import part_openings
-    rng = np.random.default_rng(shape[0] * 10 + r)
-    for _ in range(4):
-        z = rng.uniform(0, 10, shape).astype(np.float32)
-        z[rng.random(shape) < 0.2] = np.inf
-        part = rng.integers(-1, 3, shape)
-        assert np.array_equal(part_openings(z, part, 2.0, r), _part_openings_plain(z, part, 2.0, r))
-    # two parts, each nearer on two sides only: nothing is an opening
-    z = np.full((9, 9), 5.0, np.float32)
-    part = np.zeros((9, 9), int)
-    z[:, 6:] = z[6:, :] = 1.0
-    part[:, 6:] = 1
-    part[6:, :] = 2
-    z[:3, :] = z[:, :3] = 1.0  # part 0 itself nearer above and to the left
-    assert not part_openings(z, part, 2.0, 4).any()
+@pytest.mark.parametrize("normal", [(0.3, -0.2, 1.0), (1.0, 0.0, 0.0), (0.0, -1.0, 0.2)])
+def test_seen_through_a_mouth_is_inside_its_circle_and_behind_it(normal):
+    """The pixels the mouth (the wall's end nearer the viewer) covers are marked when what they show
+    lies behind it, never when it lies in front or nothing is there; pixels whose line of sight
+    misses the circle are never marked."""
+    from jail.cad.render_holes import seen_through
+    from jail.cad.render_view import unit
+    rng = np.random.default_rng(5)
+    v = _view()
+    c, n, rad = np.array([1.0, 2.0, 3.0]), unit(np.array(normal)), 8.0
+    if abs(float(n @ v.d)) < 0.05:
+        pytest.skip("edge-on for this camera")
+    far_end = c - 5 * n * np.sign(float(n @ v.d))  # the wall's other end, away from the viewer
+    disks = np.array([[*c, *far_end, *n, rad]])
+    far = np.full((v.h, v.w), 1e3, np.float32)  # depth grows away from the viewer
+    got = seen_through(disks, far, v, 0, 0)
+    # the wall's ends in either order: the one nearer the viewer is its mouth
+    assert np.array_equal(got, seen_through(np.array([[*far_end, *c, *n, rad]]), far, v, 0, 0))
+    for pts, want in ((_disk_points(c, n, 0.8 * rad, 200, rng), True), (_disk_points(c, n, 1.2 * rad, 200, rng), False)):
+        px, py, _ = v.project(pts)
+        ok = (px >= 0) & (px < v.w) & (py >= 0) & (py < v.h)
+        assert ok.all()
+        assert (got[py.astype(int), px.astype(int)] == want).all(), want
+    assert not seen_through(disks, np.full((v.h, v.w), -1e3, np.float32), v, 0, 0).any()  # in front
+    assert not seen_through(disks, np.full((v.h, v.w), np.inf, np.float32), v, 0, 0).any()  # nothing there
+    # a window of the image: the same pixels, shifted
+    win = seen_through(disks, far[10:70, 20:100], v, 20, 10)
+    assert np.array_equal(win, got[10:70, 20:100])
 
 
-@pytest.mark.parametrize("shape,r", [((9, 13), 4), ((20, 7), 8), ((5, 40), 16), ((33, 31), 3), ((1, 6), 2)])
-def test_openings_match_the_plain_definition(shape, r):
-    from jail.cad.render_shade import openings
-    rng = np.random.default_rng(shape[0] * 100 + r)
-    for _ in range(4):
-        z = rng.uniform(0, 10, shape).astype(np.float32)
-        z[rng.random(shape) < 0.2] = np.inf
-        assert np.array_equal(openings(z, 2.0, r), _openings_plain(z, 2.0, r))
+def test_an_edge_on_mouth_marks_nothing():
+    from jail.cad.render_holes import seen_through
+    v = _view()
+    n = np.cross(v.d, v.r)  # in the view direction's plane: seen edge-on
+    disks = np.array([[0.0, 0.0, 0.0, *(4 * n), *n, 10.0]])
+    assert not seen_through(disks, np.full((v.h, v.w), 1e3, np.float32), v, 0, 0).any()
 
 
 def test_rasterising_chosen_pixels_gives_the_whole_buffers_values():

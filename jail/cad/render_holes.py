@@ -1,0 +1,107 @@
+"""Rendering: which pixels are seen through the mouth of a hole, so a hole reads as a hole.
+
+A hole's wall is a concave cylinder all the way round (the material outside it); OCCT may split
+it into faces that together go round (an imported STEP's two halves). Each end of the wall is a
+disk across the hole: a *mouth*. A pixel is seen through a mouth when its line of sight crosses
+that disk inside the circle and what it shows lies behind the disk: the hole's own wall and
+bottom, or whatever is seen through a through hole (the plate behind it, the ground).
+
+This is object space, on purpose: the depth image alone cannot tell a hole from a pocket's
+corner (a floor between a boss and two walls is ringed by nearer edges exactly like a hole,
+and an open box's corner was darkened as if it were one). Pockets, slots and windows that are
+not round are drawn as they are, with their edges.
+
+Blocks nothing (a picture). OCP is imported in the function that uses it.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["Mouths", "seen_through"]
+
+FULL = 0.98 * 2 * math.pi
+
+
+class Mouths:
+    """Gathers the round hole walls of a mesh's faces; ``disks()`` gives their end disks."""
+
+    def __init__(self):
+        self._walls: dict = {}  # key: (ends, radius) rounded -> [end0, end1, radius, span]
+
+    def add(self, face) -> None:
+        """Note ``face`` (a TopoDS_Face of a solid) when it is part of a hole's round wall."""
+        from OCP.BRepAdaptor import BRepAdaptor_Surface
+        from OCP.BRepTools import BRepTools
+        from OCP.GeomAbs import GeomAbs_Cylinder
+        from OCP.TopAbs import TopAbs_REVERSED
+        ad = BRepAdaptor_Surface(face, False)
+        if ad.GetType() != GeomAbs_Cylinder:
+            return
+        cyl = ad.Cylinder()
+        pos = cyl.Position()
+        # the surface's own normal points away from the axis on a right-handed cylinder; a
+        # reversed face turns it round: the material's outward normal points to the axis = a hole
+        if pos.Direct() != (face.Orientation() == TopAbs_REVERSED):
+            return
+        umin, umax, vmin, vmax = BRepTools.UVBounds_s(face)
+        o, d = pos.Location(), pos.Direction()
+        o = np.array([o.X(), o.Y(), o.Z()])
+        d = np.array([d.X(), d.Y(), d.Z()])
+        e0, e1 = o + d * vmin, o + d * vmax
+        ends = sorted((tuple(e0), tuple(e1)))
+        q = 1e-4  # mm: the halves of one wall have the same ends
+        key = tuple(round(c / q) for e in ends for c in e) + (round(cyl.Radius() / q),)
+        w = self._walls.setdefault(key, [e0, e1, cyl.Radius(), 0.0])
+        w[3] += min(abs(umax - umin), 2 * math.pi)
+
+    def disks(self) -> np.ndarray:
+        """``(k, 10)``: the two end centres (3 + 3), the unit axis (3) and the radius of every full
+        round wall."""
+        out = []
+        for e0, e1, r, span in self._walls.values():
+            n = e1 - e0
+            ln = float(np.linalg.norm(n))
+            if span >= FULL and ln > 0 and r > 0:
+                out.append((*e0, *e1, *(n / ln), r))
+        return np.array(out, np.float64).reshape(-1, 10)
+
+
+def seen_through(disks: np.ndarray, z: np.ndarray, view, ox: int, oy: int) -> np.ndarray:
+    """The pixels of ``z`` (output-size depths of a window at ``ox``, ``oy`` of ``view``; inf where
+    empty) whose line of sight crosses a wall's mouth (of ``disks``; the end nearer the viewer:
+    what the far one shows was seen through the near one) inside its circle, with the surface it
+    shows more than two pixels' size behind it. Each mouth is looked at inside its own square."""
+    out = np.zeros(z.shape, bool)
+    if not len(disks):
+        return out
+    ch, cw = z.shape
+    mm = view.mm_per_px
+    r, u, d = (np.asarray(a, np.float64) for a in (view.r, view.u, view.d))
+    eps = 2.0 * mm
+    for row in disks:
+        e0, e1, n, rad = row[0:3], row[3:6], row[6:9], float(row[9])
+        c = e0 if float(e0 @ d) >= float(e1 @ d) else e1
+        nd = float(n @ d)
+        if abs(nd) < 0.05 or rad < mm:
+            continue  # seen edge-on, or smaller than a pixel
+        cr, cu, cd = float(c @ r), float(c @ u), float(c @ d)
+        # the mouth's square in window pixels (the circle projects inside it)
+        cx = (cr - view.cu) / mm + view.w / 2 - ox
+        cy = -(cu - view.cv) / mm + view.h / 2 - oy
+        k = rad / mm + 1
+        x0, x1 = max(int(cx - k), 0), min(int(cx + k) + 1, cw)
+        y0, y1 = max(int(cy - k), 0), min(int(cy + k) + 1, ch)
+        if x0 >= x1 or y0 >= y1:
+            continue
+        # a pixel's line of sight is p = a r + b u + e d; relative to the centre (r, u, d are
+        # orthonormal) A = a - c.r, B = b - c.u, and on the disk's plane E = e - c.d follows
+        A = (((np.arange(x0, x1) + ox + 0.5) - view.w / 2) * mm + view.cu - cr)[None, :]
+        B = ((view.h / 2 - (np.arange(y0, y1) + oy + 0.5)) * mm + view.cv - cu)[:, None]
+        E = (A * float(n @ r) + B * float(n @ u)) * (-1.0 / nd)
+        inside = A * A + B * B + E * E <= rad * rad
+        zz = z[y0:y1, x0:x1]
+        behind = np.isfinite(zz) & (-zz < E + (cd - eps))  # depth grows away: e of the surface = -z
+        out[y0:y1, x0:x1] |= inside & behind
+    return out
