@@ -276,6 +276,14 @@ def _entry_cone(infos, half: FaceInfo, t_end: float, outward: float, tol: float)
     return t_end
 
 
+def _open_end(infos, a: FaceInfo, b: FaceInfo, line, t_end: float, outward: float, tol: float) -> float:
+    """Where a slot opens at ``t_end`` (in ``a``'s axis frame, from ``line``, a point of its centre
+    line): past a chamfer round its edge, else where the centre line meets the surface it opens
+    onto (a keyway in a round shaft: the top of the shaft, not the tip of its curved edge)."""
+    t = _entry_cone(infos, a, t_end, outward, tol)
+    return t if t != t_end else _crossing(infos, [{"faces": [a, b]}], line, a.axis, t_end, tol)
+
+
 def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     """Slots: two concave half cylinders facing each other. Through when the material is absent
     just beyond both ends of the walls (probed on the slot's centre line); else entered from the
@@ -306,8 +314,8 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             open_hi = not mat.inside(add(line, mul(a.axis, a.t1 + step)))
             if not (open_lo or open_hi):
                 continue  # a closed pocket inside the material
-            lo = _entry_cone(infos, a, a.t0, -1.0, tol * 10) if open_lo else a.t0
-            hi = _entry_cone(infos, a, a.t1, 1.0, tol * 10) if open_hi else a.t1
+            lo = _open_end(infos, a, b, line, a.t0, -1.0, tol * 10) if open_lo else a.t0
+            hi = _open_end(infos, a, b, line, a.t1, 1.0, tol * 10) if open_hi else a.t1
             through = open_lo and open_hi
             from_lo = _entry_first(a.axis) if through else open_lo
             t_in = lo if from_lo else hi

@@ -168,6 +168,25 @@ def test_slot_depth_through_and_entry_with_a_chamfered_edge(depth, entry_chamfer
     assert (sl["length"], sl["width"]) == (pytest.approx(26), pytest.approx(6))
 
 
+@pytest.mark.parametrize("y", [0.0, 3.0])
+def test_a_keyway_opens_where_its_centre_line_meets_the_shaft(y):
+    """A slot cut 4 mm down from z = 10 into a round shaft of radius 10: it opens where its centre
+    line meets the shaft (z = 10 on the top line; sqrt(100 - 9) off it), not at the highest point
+    of its curved edge, and its depth runs from there to the floor at z = 6."""
+    with BuildPart() as sp:
+        Cylinder(10, 80, rotation=(0, 90, 0))
+        with BuildSketch(Plane.XY.offset(10)):
+            with Locations((20, y)):
+                SlotCenterToCenter(20, 6)
+        extrude(amount=-4, mode=Mode.SUBTRACT)
+    d = run(sp.part)
+    top = math.sqrt(100 - y * y)
+    assert len(d["slots"]) == 1, d["slots"]
+    sl = d["slots"][0]
+    assert near(sl["center"], (20, y, top), 1e-4) and sl["depth"] == pytest.approx(top - 6, abs=1e-4)
+    assert sl["through"] is False and near(sl["axis"], (0, 0, -1), 1e-6)
+
+
 def tube():
     t = Cylinder(20, 60) - Cylinder(15, 60)
     return t - Pos(0, 0, 10) * Rot(0, 90, 0) * Cylinder(3, 50)
