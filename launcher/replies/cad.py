@@ -106,7 +106,7 @@ def render_reply(msg: dict, blob: bytes, req: dict) -> dict:
     names = [_part_name(o) for o in objs[:RENDER_MAX_OBJECTS]]
     cut = ""
     if req["view"] == "section":
-        view = "section " + plane_label(req["section"])
+        view, cut = "section", ", cut at " + plane_label(req["section"])
     else:
         if req["azimuth"] is not None or req["elevation"] is not None:
             az = req["azimuth"] if req["azimuth"] is not None else _num(msg.get("azimuth"), -360, 360)

@@ -31,7 +31,9 @@ class CadError(ValueError):
 
 # ------------------------------------------------------------------ requests
 def section_plane(sec: dict | None) -> dict | None:
-    """The plane sent to the jail: ``{"axis", "offset"}`` or ``{"point", "normal"}`` (defaults filled)."""
+    """The plane sent to the jail: ``{"axis", "offset"}`` or ``{"point", "normal"}`` (defaults filled).
+    A point and a normal along an axis become that axis' plane, so the section's axes read in world
+    coordinates (X, Y, Z), not u and v from the point."""
     if sec is None:
         return None
     if "axis" in sec:
@@ -41,9 +43,14 @@ def section_plane(sec: dict | None) -> dict | None:
     if "normal" not in sec:
         raise CadError("section needs axis (+ offset) or normal (+ point)")
     n = [float(x) for x in sec["normal"]]
-    if math.sqrt(sum(x * x for x in n)) < 1e-9:
+    size = math.sqrt(sum(x * x for x in n))
+    if size < 1e-9:
         raise CadError("section normal must not be zero")
-    return {"point": [float(x) for x in sec.get("point", (0.0, 0.0, 0.0))], "normal": n}
+    point = [float(x) for x in sec.get("point", (0.0, 0.0, 0.0))]
+    along = [i for i, x in enumerate(n) if abs(x) > 1e-12 * size]
+    if len(along) == 1:  # the plane x = point's x (and so on): drawn and labelled in world coordinates
+        return {"axis": "xyz"[along[0]], "offset": point[along[0]]}
+    return {"point": point, "normal": n}
 
 
 def render_request(objects=None, view="iso", azimuth=None, elevation=None, width=800, height=600,

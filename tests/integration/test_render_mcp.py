@@ -94,7 +94,12 @@ def test_render_iso_sheet_section(client):
         panel = sheet[r0 + 25:r0 + 215, c0 + 10:c0 + 300]
         assert ((panel[..., 2] > panel[..., 0] + 40)).sum() > 100, (r0, c0)
     caption, sec = client.image({"objects": ["part"], "view": "section", "section": {"axis": "x", "offset": 30}})
-    assert caption.startswith("section x = 30 view"), caption
+    assert caption.startswith("section view, cut at x = 30, 800x600 px"), caption
+    # a point and a normal along X: the same plane, labelled and drawn in world coordinates
+    caption, sec2 = client.image({"objects": ["part"], "view": "section",
+                                  "section": {"point": [30, 7, 1], "normal": [-2, 0, 0]}})
+    assert caption.startswith("section view, cut at x = 30, "), caption
+    assert np.array_equal(sec, sec2)
     blue = (sec[..., 2] > sec[..., 0] + 40)
     assert blue.sum() > 2000
 

@@ -164,8 +164,12 @@ def test_render_request_rules_beyond_the_schema():
                                 "section": None, "azimuth": None, "elevation": None}
     r = render_request(["a"], "front", 30, None, 64, 64, {"axis": "y"})
     assert r["section"] == {"axis": "y", "offset": 0.0} and r["azimuth"] == 30.0
-    assert render_request(section={"normal": [0, 0, 2]})["section"] == {"point": [0.0, 0.0, 0.0],
-                                                                          "normal": [0.0, 0.0, 2.0]}
+    assert render_request(section={"normal": [1, 0, 2]})["section"] == {"point": [0.0, 0.0, 0.0],
+                                                                          "normal": [1.0, 0.0, 2.0]}
+    # a normal along an axis: that axis' plane through the point (world coordinates on the axes)
+    assert render_request(section={"normal": [0, 0, 2]})["section"] == {"axis": "z", "offset": 0.0}
+    assert render_request(section={"point": [4, 5, 6], "normal": [0, -1e-3, 0]})["section"] == \
+        {"axis": "y", "offset": 5.0}
     for kw, msg in [({"section": {"axis": "z", "normal": [0, 0, 1]}}, "not both"),
                     ({"section": {"point": [0, 0, 0]}}, "needs axis (+ offset) or normal"),
                     ({"section": {}}, "needs axis (+ offset) or normal"),
