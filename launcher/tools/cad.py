@@ -333,28 +333,34 @@ def _pattern_text(p: dict) -> str:
 
 
 def features_content(result: dict) -> list[dict]:
-    """One line per kind found; holes grouped by kind with their entry centres (the numbers are in
-    structuredContent)."""
+    """One line per kind found; holes and bosses grouped by kind, with the pattern a group makes and
+    its centres (entry centres, base centres); the numbers are in structuredContent."""
     failed = _failed(result, "features")
     if failed:
         return failed
     f = result["features"]
     lines = [f"{f['name']}:"]
-    groups: dict[str, list[int]] = {}
-    for i, h in enumerate(f["holes"]):
-        groups.setdefault(f"{_hole_kind(h)} {_axis_word(h['axis'])}", []).append(i)
-    pats = {}
-    for p in f["patterns"]:
-        if p["of"] == "holes":
-            pats.setdefault(tuple(sorted(p["members"])), []).append(_pattern_text(p))
-    for kind, idx in groups.items():
-        on = pats.get(tuple(sorted(idx)))
-        where = (" on a " + " / ".join(on)) if on else ""
-        centres = ", ".join(_at(f["holes"][i]["center"]) for i in idx[:12]) + (" ..." if len(idx) > 12 else "")
-        lines.append(f"holes: {len(idx)} x {kind}{where} at {centres}")
-    for b in f["bosses"]:
-        lines.append(f"boss: d={_g(b['diameter'])} height {_g(b['height'])} {_axis_word(b['axis'])} "
-                     f"on {_at(b['center'])}")
+    said: dict[str, set] = {"holes": set(), "bosses": set()}  # member lists a group line named
+
+    def grouped(of: str, kind_of) -> None:
+        """One line per kind of hole (or boss): count, kind, the pattern they make, centres."""
+        groups: dict[str, list[int]] = {}
+        for i, x in enumerate(f[of]):
+            groups.setdefault(kind_of(x), []).append(i)
+        pats: dict[tuple, list[str]] = {}
+        for p in f["patterns"]:
+            if p["of"] == of:
+                pats.setdefault(tuple(sorted(p["members"])), []).append(_pattern_text(p))
+        for kind, idx in groups.items():
+            on = pats.get(tuple(sorted(idx)))
+            if on:
+                said[of].add(tuple(sorted(idx)))
+            where = (" on a " + " / ".join(on)) if on else ""
+            centres = ", ".join(_at(f[of][i]["center"]) for i in idx[:12]) + (" ..." if len(idx) > 12 else "")
+            lines.append(f"{of}: {len(idx)} x {kind}{where} at {centres}")
+
+    grouped("holes", lambda h: f"{_hole_kind(h)} {_axis_word(h['axis'])}")
+    grouped("bosses", lambda b: f"d={_g(b['diameter'])} height {_g(b['height'])} {_axis_word(b['axis'])}")
     for g in f["fillets"]:
         lines.append(f"fillets: {g['count']} x r={_g(g['radius'])} ({'convex rounds' if g['convex'] else 'concave'})")
     for g in f["chamfers"]:
@@ -364,7 +370,7 @@ def features_content(result: dict) -> list[dict]:
         how = "through" if s["through"] else f"depth {_g(s['depth'])}"
         lines.append(f"slot: {_g(s['length'])} x {_g(s['width'])} {how} {_axis_word(s['axis'])} at {_at(s['center'])}")
     for p in f["patterns"]:
-        if p["of"] == "bosses" or tuple(sorted(p["members"])) not in {tuple(sorted(v)) for v in groups.values()}:
+        if tuple(sorted(p["members"])) not in said[p["of"]]:
             lines.append(f"pattern: {p['count']} {p['of']} on a {_pattern_text(p)}")
     if len(lines) == 1:
         lines.append("no holes, bosses, fillets, chamfers or slots found")

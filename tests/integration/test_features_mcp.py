@@ -67,7 +67,7 @@ def test_a_boss_and_kinds(client):
     assert len(data["bosses"]) == 1 and data["holes"] == [] and data["fillets"] == []
     b = data["bosses"][0]
     assert math.dist(b["center"], (10, 5, 4)) < 0.05 and b["diameter"] == pytest.approx(12)
-    assert "boss: d=12 height 12 +Z" in text
+    assert "bosses: 1 x d=12 height 12 +Z at (10, 5, 4)" in text
 
 
 def test_tilted_holes_cross_holes_and_a_blind_slot(client):

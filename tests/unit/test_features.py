@@ -312,6 +312,26 @@ def test_slot_reply_text_and_hostile_slot_fields(depth, text):
             R.features_reply(raw, "s")
 
 
+def test_bosses_are_one_line_with_their_pattern():
+    """Four corner bosses with screw holes: one line for the bosses, naming their grid, as holes
+    get (it was a line per boss and a separate pattern line)."""
+    from build123d import Align
+    mn = (Align.CENTER, Align.CENTER, Align.MIN)
+    with BuildPart() as p:
+        Box(80, 60, 2, align=mn)
+        with Locations((0, 0, 2)):
+            with GridLocations(64, 44, 2, 2):
+                Cylinder(4, 20, align=mn)
+        with Locations((0, 0, 22)):
+            with GridLocations(64, 44, 2, 2):
+                Hole(1.25, depth=12)
+    out = R.features_reply(run(p.part), "tray")
+    text = table.render_text("features", {"ok": True, "features": out})
+    assert "bosses: 4 x d=8 height 20 +Z on a 2x2 grid pitch 64 x 44 at (-32, -22, 2), " in text, text
+    assert "holes: 4 x blind depth 12 d=2.5 -Z on a 2x2 grid pitch 64 x 44 at (-32, -22, 22), " in text, text
+    assert "pattern" not in text and len(text.splitlines()) == 3, text
+
+
 def test_hostile_lists_are_capped_and_unknown_keys_dropped():
     raw = run(plate())
     raw["holes"] = raw["holes"][:1] * 5000
