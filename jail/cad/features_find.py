@@ -135,14 +135,16 @@ def _line_hits(face, origin, axis) -> list[float]:
             for q in (inter.Point(i) for i in range(1, inter.NbPoints() + 1))]
 
 
-def _crossing(infos, run, origin, axis, t_end: float, tol: float) -> float:
+def _crossing(infos, run, origin, axis, t_end: float, radius: float, tol: float) -> float:
     """The t where the hole's axis meets the surface it opens onto at its end ``t_end``.
 
     ``t_end`` is the run's axial extreme: on a flat face square to the axis that is the crossing;
     where the hole meets a tilted or curved face, its edge there is a curve spanning a range of
-    t and the extreme is its far tip. The surface is the one across an edge of the run that
-    reaches ``t_end``; the axis line meets it (untrimmed: the hole took that part away) within
-    that edge's span. ``t_end`` when nothing qualifies."""
+    t and the extreme is its far tip; where it curves over the mouth (a hole through a sphere),
+    the edge is a circle short of where the axis meets it. The surface is the one across an
+    edge of the run that reaches ``t_end``; the axis line meets it (untrimmed: the hole took
+    that part away) at the crossing nearest ``t_end``, no further than the edge's span plus
+    ``radius``. ``t_end`` when nothing qualifies."""
     mine = {fi.index for s in run for fi in s["faces"]}
     for s in run:
         for fi in s["faces"]:
@@ -155,9 +157,12 @@ def _crossing(infos, run, origin, axis, t_end: float, tol: float) -> float:
                 if not spans:
                     continue
                 lo, hi = min(x[0] for x in spans), max(x[1] for x in spans)
-                if not lo - tol <= t_end <= hi + tol or hi - lo <= tol:
-                    continue  # not at this end, or square to the axis (the extreme is exact)
-                hits = [t for t in _line_hits(infos[j].face, origin, axis) if lo - tol <= t <= hi + tol]
+                if not lo - tol <= t_end <= hi + tol:
+                    continue  # an edge at the other end
+                # the crossing nearest the end: within the edge's span where the face is tilted,
+                # within about a radius beyond it where the face curves over the mouth (a sphere)
+                reach = hi - lo + radius + tol
+                hits = [t for t in _line_hits(infos[j].face, origin, axis) if abs(t - t_end) <= reach]
                 if hits:
                     return min(hits, key=lambda t: abs(t - t_end))
     return t_end
@@ -183,8 +188,9 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         sign = 1.0 if first else -1.0
         t_entry = ta if first else tb
         axis_in = mul(axis, sign)
-        t_in = _crossing(infos, run, origin, axis, t_entry, tol * 10)
-        t_out = _crossing(infos, run, origin, axis, tb if first else ta, tol * 10)
+        rmax = max(max(s["r0"], s["r1"]) for s in run)
+        t_in = _crossing(infos, run, origin, axis, t_entry, rmax, tol * 10)
+        t_out = _crossing(infos, run, origin, axis, tb if first else ta, rmax, tol * 10)
         inset = (t_in - t_entry) * sign  # how far inside the extreme the axis meets the entry face
 
         def s_of(t):
@@ -281,7 +287,7 @@ def _open_end(infos, a: FaceInfo, b: FaceInfo, line, t_end: float, outward: floa
     line): past a chamfer round its edge, else where the centre line meets the surface it opens
     onto (a keyway in a round shaft: the top of the shaft, not the tip of its curved edge)."""
     t = _entry_cone(infos, a, t_end, outward, tol)
-    return t if t != t_end else _crossing(infos, [{"faces": [a, b]}], line, a.axis, t_end, tol)
+    return t if t != t_end else _crossing(infos, [{"faces": [a, b]}], line, a.axis, t_end, a.r0, tol)
 
 
 def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:

@@ -202,6 +202,14 @@ def test_a_cross_hole_enters_where_its_axis_meets_the_wall():
     assert [h["length"] for h in cross] == [pytest.approx(5, abs=TOL)] * 2
 
 
+def test_a_hole_through_a_ball_enters_where_its_axis_meets_the_sphere():
+    """The mouth's edge is a circle 0.23 mm below the top of the ball (z = sqrt(400 - 9)); the
+    hole enters where its axis meets the sphere, as on the tube's round wall."""
+    from build123d import Sphere
+    (h,) = run(Sphere(20) - Cylinder(3, 50))["holes"]
+    assert near(h["center"], (0, 0, 20), 1e-4) and h["through"] and h["length"] == pytest.approx(40, abs=1e-4)
+
+
 def tilted():
     with BuildPart() as p:
         Box(60, 40, 10)
