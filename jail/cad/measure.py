@@ -214,34 +214,50 @@ def _face_kind(adaptor) -> str:
     return _SURF.get(getattr(t, "name", str(t)).split(".")[-1], "other")
 
 
-def _cylinder_info(face, adaptor) -> tuple[float, bool | None]:
-    """Diameter of a cylindrical face and whether it is a hole (its outward normal points at the axis)."""
+FULL_TURN = 0.98 * 2 * math.pi
+
+
+def _cylinder_info(face, adaptor) -> tuple[float, bool | None, float, tuple]:
+    """Diameter of a cylindrical face, whether it is concave (its outward normal points at the
+    axis: a hole's wall or a fillet in a corner), the angle it spans round the axis, and its axis
+    line (rounded: the faces of one split wall share it)."""
     from OCP.BRepGProp import BRepGProp_Face
     from OCP.gp import gp_Pnt, gp_Vec
     cyl = adaptor.Cylinder()
     d = 2.0 * cyl.Radius()
+    u0, u1 = adaptor.FirstUParameter(), adaptor.LastUParameter()
+    ax = cyl.Axis()
+    o, dirn = ax.Location(), ax.Direction()
+    k = [dirn.X(), dirn.Y(), dirn.Z()]
+    if next(c for c in k + [1.0] if abs(c) > 1e-9) < 0:
+        k = [-c for c in k]
+    oo = [o.X(), o.Y(), o.Z()]
+    t = sum(a * b for a, b in zip(oo, k))
+    line = tuple(round(c, 5) for c in k + [a - t * b for a, b in zip(oo, k)])
+    span = min(abs(u1 - u0), 2 * math.pi)
     try:
-        u = (adaptor.FirstUParameter() + adaptor.LastUParameter()) / 2
+        u = (u0 + u1) / 2
         v = (adaptor.FirstVParameter() + adaptor.LastVParameter()) / 2
         p, n = gp_Pnt(), gp_Vec()
         BRepGProp_Face(face).Normal(u, v, p, n)  # orientation-aware outward normal
-        ax = cyl.Axis()
-        o, dirn = ax.Location(), ax.Direction()
         w = gp_Vec(o, p)
         along = w.Dot(gp_Vec(dirn))
         radial = w - gp_Vec(dirn) * along
-        return d, bool(radial.Dot(n) < 0)
+        return d, bool(radial.Dot(n) < 0), span, line
     except Exception:  # noqa: BLE001
-        return d, None
+        return d, None, span, line
 
 
 def face_inventory(shape) -> tuple[list, list]:
-    """``([{"type", "count", "area"}], [{"diameter", "faces", "hole", "area"}])``."""
+    """``([{"type", "count", "area"}], [{"diameter", "faces", "hole", "full", "area"}])``: ``hole`` is
+    concave, ``full`` all the way round (the faces on one axis line with one diameter together:
+    OCCT may split a wall in two halves)."""
     from OCP.TopAbs import TopAbs_FACE
     from OCP.TopoDS import TopoDS
     from OCP.BRepAdaptor import BRepAdaptor_Surface
     kinds: dict[str, list] = {}
     cyls: dict[tuple, list] = {}
+    walls: dict[tuple, list] = {}
     for fc in _unique(shape, TopAbs_FACE):
         face = TopoDS.Face(fc)
         ad = BRepAdaptor_Surface(face)
@@ -251,13 +267,18 @@ def face_inventory(shape) -> tuple[list, list]:
         e[0] += 1
         e[1] += area
         if k == "cylinder":
-            d, hole = _cylinder_info(face, ad)
-            c = cyls.setdefault((round(d, 6), hole), [0, 0.0])
+            d, hole, span, line = _cylinder_info(face, ad)
+            c = walls.setdefault((round(d, 6), hole, line), [0, 0.0, 0.0])
             c[0] += 1
             c[1] += area
+            c[2] += span
+    for (d, hole, _line), (n, a, span) in walls.items():  # a wall all the way round, in one face or more
+        c = cyls.setdefault((d, hole, span >= FULL_TURN), [0, 0.0])
+        c[0] += n
+        c[1] += a
     types = [{"type": k, "count": n, "area": f(a)} for k, (n, a) in sorted(kinds.items())]
-    diam = [{"diameter": f(d), "faces": n, "hole": hole, "area": f(a)}
-            for (d, hole), (n, a) in sorted(cyls.items(), key=lambda kv: (kv[0][0], str(kv[0][1])))]
+    diam = [{"diameter": f(d), "faces": n, "hole": hole, "full": full, "area": f(a)}
+            for (d, hole, full), (n, a) in sorted(cyls.items(), key=lambda kv: (kv[0][0], str(kv[0][1:])))]
     return types[:MEASURE_LIST_CAP], diam[:MEASURE_LIST_CAP]
 
 

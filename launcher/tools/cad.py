@@ -167,13 +167,23 @@ def measure_content(result: dict) -> list[dict]:
                                            for ft in m["face_types"]))
     if m.get("cylinders"):
         lines.append("cylinders: " + ", ".join(
-            f"d={_g(cy['diameter'])} x{cy['faces']}" + (" hole" if cy["hole"] else " boss" if cy["hole"] is False
-                                                        else "") for cy in m["cylinders"]))
+            f"d={_g(cy['diameter'])} x{cy['faces']}{_cylinder_word(cy)}" for cy in m["cylinders"]))
     checks = [f"valid={m['valid']}"] if "valid" in m else ["validity: not checked (call validate)"]
     checks += [f"{k}={m[k]}" for k in ("closed", "manifold") if k in m]
     if checks:
         lines.append(" ".join(checks))
     return [content.text("\n".join(lines))]
+
+
+def _cylinder_word(cy: dict) -> str:
+    """What a group of cylinder faces is: all the way round, a hole (concave) or a shaft/boss;
+    partial, a rounded edge (convex) or a fillet in a corner. Unknown: nothing said."""
+    concave, full = cy.get("hole"), cy.get("full")
+    if concave is None or full is None:
+        return ""
+    if full:
+        return " hole" if concave else " shaft/boss"
+    return " fillet" if concave else " rounded edge"
 
 
 def distance_content(result: dict) -> list[dict]:
@@ -254,9 +264,9 @@ RENDER = Tool(
 
 MEASURE = Tool(
     "measure", "Measure an object",
-    "Measure one object exactly (OCCT, not the mesh): volume, area, bounding box (min/max/size/centre), "
+    "Measure one object exactly (OCCT, not the mesh): volume, area, bounding box (min, max, size, centre), "
     "centre of mass, counts of solids/shells/faces/edges/vertices, face types with areas, cylinder "
-    "diameters (hole or boss), validity, and for solids whether they are closed and manifold. The full "
+    "diameters (hole, shaft/boss, rounded edge or fillet), validity, and whether solids are closed and manifold. The full "
     "validity check (BRepCheck) runs only with check=true (validate runs it too).",
     params={"object_name": OBJECT, "check": {"type": "boolean", "default": False,
                                              "description": "Also run the full validity check (slower)."}},

@@ -78,7 +78,8 @@ def test_plate_hole_inventory():
     d = measure.measure(ns_with(p=plate()), "p")
     assert math.isclose(d["volume"], 80 * 60 * 10 - 4 * math.pi * 16 * 10, rel_tol=1e-5)
     cyl = d["cylinders"]
-    assert cyl == [{"diameter": 8.0, "faces": 4, "hole": True, "area": pytest.approx(4 * 2 * math.pi * 4 * 10, rel=1e-5)}]
+    assert cyl == [{"diameter": 8.0, "faces": 4, "hole": True, "full": True,
+                    "area": pytest.approx(4 * 2 * math.pi * 4 * 10, rel=1e-5)}]
     kinds = {k["type"]: k["count"] for k in d["face_types"]}
     assert kinds == {"plane": 6, "cylinder": 4}
 
@@ -87,6 +88,7 @@ def test_boss_is_not_a_hole_and_sphere_is_a_sphere():
     ns = ns_with(c=Cylinder(3, 10), s=Sphere(2))
     c = measure.measure(ns, "c")
     assert c["cylinders"][0]["diameter"] == 6.0 and c["cylinders"][0]["hole"] is False
+    assert c["cylinders"][0]["full"] is True
     s = measure.measure(ns, "s")
     assert s["face_types"][0]["type"] == "sphere"
     assert math.isclose(s["volume"], 4 / 3 * math.pi * 8, rel_tol=1e-6)
@@ -241,3 +243,22 @@ def test_a_mesh_exports_where_its_triangles_are_kept(tmp_path):
     for fmt in ("stl", "3mf", "brep"):
         data, meta = serialize.serialize(ns, "m", fmt, 10 ** 8)
         assert data and meta["check"]["bbox"]["size"] == pytest.approx([4, 3, 2], abs=1e-3), (fmt, meta)
+
+
+def test_rounded_edges_and_fillets_are_not_holes_or_bosses():
+    """The issue's bracket: rounded corners were listed as bosses and a fillet in a corner as a
+    hole. A cylinder face covering part of the turn is a rounded edge (convex) or a fillet
+    (concave); a wall OCCT holds as two halves is still one hole, all the way round."""
+    from OCP.ShapeUpgrade import ShapeUpgrade_ShapeDivideClosed
+    from build123d import Align, Axis, Solid, fillet
+    mn = (Align.CENTER, Align.CENTER, Align.MIN)
+    tray = fillet(Box(80, 60, 30, align=mn).edges().filter_by(Axis.Z), 5)
+    tray -= Pos(0, 0, 2) * fillet(Box(76, 56, 30, align=mn).edges().filter_by(Axis.Z), 3)
+    cyl = measure.measure(ns_with(t=tray), "t")["cylinders"]
+    assert [(c["diameter"], c["faces"], c["hole"], c["full"]) for c in cyl] == [(6.0, 4, True, False),
+                                                                                 (10.0, 4, False, False)]
+    div = ShapeUpgrade_ShapeDivideClosed(plate().wrapped)
+    div.SetNbSplitPoints(1)
+    div.Perform()
+    cyl = measure.measure(ns_with(p=Solid(div.Result())), "p")["cylinders"]
+    assert [(c["diameter"], c["faces"], c["hole"], c["full"]) for c in cyl] == [(8.0, 8, True, True)]

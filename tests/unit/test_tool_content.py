@@ -105,11 +105,17 @@ def test_cad_contents():
     assert render_text("render", {"ok": False, "error": "no shapes"}) == "Error: no shapes"
     m = {"name": "b", "counts": {"solids": 1, "shells": 1, "faces": 6, "edges": 12, "vertices": 8}, "volume": 24.0,
          "bbox": {"min": [0, 0, 0], "max": [2, 3, 4], "size": [2, 3, 4], "center": [1, 1.5, 2]},
-         "center_of_mass": [1, 1.5, 2], "cylinders": [{"diameter": 8.0, "faces": 4, "hole": True, "area": 1.0}],
+         "center_of_mass": [1, 1.5, 2],
+         "cylinders": [{"diameter": 8.0, "faces": 4, "hole": True, "full": True, "area": 1.0},
+                       {"diameter": 10.0, "faces": 4, "hole": False, "full": False, "area": 1.0},
+                       {"diameter": 6.0, "faces": 4, "hole": True, "full": False, "area": 1.0},
+                       {"diameter": 12.0, "faces": 1, "hole": False, "full": True, "area": 1.0},
+                       {"diameter": 2.0, "faces": 1, "hole": None, "full": True, "area": 1.0}],
          "valid": True, "closed": True, "manifold": True}
     t = render_text("measure", {"ok": True, "measure": m}).splitlines()
     assert t[0] == "b: 1 solid, 1 shell, 6 faces, 12 edges, 8 vertices" and t[1] == "volume: 24 mm^3"
-    assert "cylinders: d=8 x4 hole" in t and t[-1] == "valid=True closed=True manifold=True"
+    assert ("cylinders: d=8 x4 hole, d=10 x4 rounded edge, d=6 x4 fillet, d=12 x1 shaft/boss, d=2 x1" in t
+            and t[-1] == "valid=True closed=True manifold=True")
     del m["valid"]  # measure's default (issue 22): the full check is validate's (or check=true)
     t = render_text("measure", {"ok": True, "measure": m}).splitlines()
     assert t[-1] == "validity: not checked (call validate) closed=True manifold=True"
