@@ -415,6 +415,43 @@ def distance(namespace: dict, name_a: str, name_b: str) -> dict:
     return d
 
 
+PAIRS_CHECKED = 20  # solids in a compound whose pairs validate compares (a boolean per pair)
+
+
+def _self_interferes(shape) -> bool:
+    from OCP.BOPAlgo import BOPAlgo_ArgumentAnalyzer
+    an = BOPAlgo_ArgumentAnalyzer()
+    an.SetShape1(shape)
+    an.SetRunParallel(False)
+    an.SelfInterMode = True  # a read/write property in OCP
+    an.Perform()
+    return bool(an.HasFaulty())
+
+
+def _between_solids(shape) -> list | None:
+    """Why a compound of solids interferes: ``[(i, j, shared volume)]`` for the pairs that overlap,
+    ``[]`` when each solid is sound and they only touch (a lid resting on a box), None when a solid
+    is faulty on its own or there are more than ``PAIRS_CHECKED`` solids (not looked into)."""
+    from OCP.TopAbs import TopAbs_SOLID
+    solids = _unique(shape, TopAbs_SOLID)
+    if len(solids) > PAIRS_CHECKED or any(_self_interferes(so) for so in solids):
+        return None
+    scale = max(max(abs(x) for x in bbox(shape)["size"]), 1.0)
+    out = []
+    for i, a in enumerate(solids):
+        for j in range(i + 1, len(solids)):
+            b = solids[j]
+            if _boxes_overlap(a, b):
+                v = _common_volume(a, b)
+                if v > 1e-9 * scale ** 3:
+                    out.append((i, j, v))
+    return out
+
+
+def _fmt_num(x: float) -> str:
+    return f"{x:.6g}"
+
+
 def validate(namespace: dict, name: str) -> dict:
     """PASS/FAIL for export readiness: every check that fails is a reason; warnings do not fail."""
     from OCP.TopAbs import TopAbs_SOLID
@@ -443,16 +480,21 @@ def validate(namespace: dict, name: str) -> dict:
         check("positive_volume", not bad, "every solid has a positive volume" if not bad else
               f"{len(bad)} solid(s) with zero or negative volume (inside-out)")
         try:
-            from OCP.BOPAlgo import BOPAlgo_ArgumentAnalyzer
-            an = BOPAlgo_ArgumentAnalyzer()
-            an.SetShape1(shape)
-            an.SetRunParallel(False)
-            an.SelfInterMode = True  # a read/write property in OCP
-            an.Perform()
-            faulty = bool(an.HasFaulty())
-            check("self_intersection", not faulty, "no self-intersection" if not faulty else
-                  "the shape intersects itself (overlapping solids in one compound?) or has faults a "
-                  "boolean operation would trip on")
+            faulty = _self_interferes(shape)
+            between = _between_solids(shape) if faulty and c["solids"] > 1 else None
+            if not faulty:
+                check("self_intersection", True, "no self-intersection")
+            elif between == []:
+                check("self_intersection", False, "the solids touch but share no volume (fine for an "
+                      "assembly; fuse them for one printable body)", "warning")
+            elif between:
+                said = [f"solids {i} and {j} overlap by {_fmt_num(v)} mm^3" if k == 0 else
+                        f"solids {i} and {j} by {_fmt_num(v)} mm^3" for k, (i, j, v) in enumerate(between[:3])]
+                more = f" and {len(between) - 3} more pairs" if len(between) > 3 else ""
+                check("self_intersection", False, ", ".join(said) + more + " (fuse them, or move one)")
+            else:
+                check("self_intersection", False, "the shape intersects itself (overlapping solids in one "
+                      "compound?) or has faults a boolean operation would trip on")
         except Exception as e:  # noqa: BLE001
             check("self_intersection", True, f"not checked: {type(e).__name__}", "warning")
         check("single_solid", c["solids"] == 1, "one solid" if c["solids"] == 1 else

@@ -162,6 +162,11 @@ def test_measure_distance_validate(client):
     client.text("execute", {"code": "sheet_face = Face.make_rect(5, 5)"})
     v = client.text("validate", {"object_name": "sheet_face"})
     assert v.startswith("sheet_face: FAIL") and "no solid" in v
+    # an assembly whose parts rest on each other passes; the contact is a warning, not a fault
+    code = "stack = Compound([Box(10, 10, 10), Pos(0, 0, 6) * Box(10, 10, 2)])\n"
+    assert client.text("execute", {"code": code}).startswith("OK")
+    v = client.text("validate", {"object_name": "stack"})
+    assert v.startswith("stack: PASS") and "warning: the solids touch but share no volume" in v, v
     assert "no object named" in client.text("measure", {"object_name": "ghost"}, error=True)
 
 

@@ -141,9 +141,25 @@ def test_validate_pass_and_fail():
     face = measure.validate(ns, "f")
     assert face["status"] == "FAIL" and "no solid" in face["reasons"][0]
     overl = measure.validate(ns, "two")
-    assert overl["status"] == "FAIL" and any("intersects itself" in r for r in overl["reasons"])
+    assert overl["status"] == "FAIL" and overl["reasons"] == ["solids 0 and 1 overlap by 4 mm^3 (fuse them, or "
+                                                              "move one)"], overl["reasons"]
     apart = measure.validate(ns, "apart")
     assert apart["status"] == "PASS" and "2 separate solids" in apart["warnings"][0]
+
+
+def test_an_assembly_whose_parts_only_touch_passes_with_a_warning():
+    """A lid resting on a box (a shared face, no shared volume) is what an assembly looks like:
+    BOPAlgo flags the contact as interference, but it is not a fault; overlapping solids are,
+    named with the volume they share, and a fault inside one solid keeps the general reason."""
+    lid_on_box = Compound([Box(10, 10, 10), Pos(0, 0, 6) * Box(10, 10, 2), Pos(20, 0, 0) * Box(2, 2, 2)])
+    v = strict_json(measure.validate(ns_with(a=lid_on_box), "a"))
+    assert v["status"] == "PASS" and v["reasons"] == [], v
+    assert any("touch" in w for w in v["warnings"]) and any("3 separate solids" in w for w in v["warnings"]), v
+    three = Compound([Box(10, 10, 10), Pos(0, 0, 5) * Box(10, 10, 2), Pos(20, 0, 0) * Box(2, 2, 2),
+                      Pos(20, 0, 1.5) * Box(2, 2, 2)])
+    v = strict_json(measure.validate(ns_with(t=three), "t"))
+    assert v["status"] == "FAIL" and v["reasons"] == [
+        "solids 0 and 1 overlap by 100 mm^3, solids 2 and 3 by 2 mm^3 (fuse them, or move one)"], v
 
 
 def test_open_shell_is_not_closed():
