@@ -3,7 +3,8 @@
 A name may hold a shape, a builder (``BuildPart``/``BuildSketch``/``BuildLine``: drawn through its
 part, sketch or line), or a list, tuple or dict of those (one part per element: ``parts[0]``,
 ``parts['lid']``). A ``Compound`` with several children (its assembly ``children``, else the
-sub-shapes of its TopoDS compound) is split into one part per child, named by the child's
+sub-shapes of its TopoDS compound; not for a ``Part``, ``Sketch`` or ``Curve``, which an operation
+made whole) is split into one part per child, named by the child's
 ``label`` when it is a plain word, else ``assy[i]``. Without names, every top-level shape and
 every list/dict of shapes is drawn (each distinct shape once), except sketches and lines of
 builders nested in another builder (the sketch an extrude consumed); but when the code called
@@ -57,6 +58,8 @@ def _children(value: Any, w) -> list[tuple[str | None, Any]]:
                     return []
                 out.append((_label(getattr(k, "label", None)), kw))
             return out
+        if _made_whole(value):
+            return []
         out = []
         it = TopoDS_Iterator(w)
         while it.More() and len(out) <= RENDER_MAX_OBJECTS:
@@ -65,6 +68,14 @@ def _children(value: Any, w) -> list[tuple[str | None, Any]]:
         return out if len(out) >= 2 else []
     except Exception:  # noqa: BLE001 - hostile properties: drawn whole
         return []
+
+
+def _made_whole(value: Any) -> bool:
+    """A ``Part``, ``Sketch`` or ``Curve``: one object an operation made, whatever pieces its compound
+    holds (a sketch's separate faces, a cut that left two solids), drawn in one colour; a plain
+    ``Compound`` of shapes is an assembly, one colour per shape."""
+    import build123d as b
+    return isinstance(value, (b.Part, b.Sketch, b.Curve))
 
 
 def _elements(value: Any) -> list[tuple[str, Any]] | None:

@@ -356,6 +356,33 @@ def test_a_compound_of_three_children_shows_three_colours_and_legend(how):
             assert (np.abs(corner - np.array(col)).sum(1) == 0).any()
 
 
+def test_a_sketch_or_part_in_pieces_is_one_colour():
+    """A Sketch of two separate faces and a Part a cut left in two solids are each one object (one
+    colour, one name); a plain Compound of shapes is split per shape (also what an algebra-mode cut
+    returns: its pieces in two colours show that it fell apart)."""
+    from build123d import BuildSketch, Circle, Compound, Rectangle
+    with BuildSketch() as sk:
+        with Locations((-30, 0)):
+            Rectangle(20, 20)
+        with Locations((30, 0)):
+            Circle(10)
+    from build123d import Mode, Part
+    with BuildPart() as bp:
+        Box(80, 20, 5)
+        Box(10, 30, 10, mode=Mode.SUBTRACT)
+    two = bp.part
+    assert isinstance(two, Part) and len(two.solids()) == 2
+    for name, value in (("sk", sk.sketch), ("two", two)):
+        png, meta = render.render(ns_with(**{name: value}), view="top", width=600, height=300)
+        assert meta["objects"] == [name], meta["objects"]
+        img = decode(png)
+        cols = {nearest_palette(img[r, c]) for c, r in (to_px(meta, -30, 0), to_px(meta, 30, 0))}
+        assert cols == {0}, cols
+    png, meta = render.render(ns_with(c=Compound([sk.sketch.faces()[0], sk.sketch.faces()[1]])), view="top",
+                              width=600, height=300)
+    assert meta["objects"] == ["c[0]", "c[1]"]
+
+
 def test_a_childs_label_names_its_part():
     from build123d import Compound
     kids = three_boxes()
