@@ -9,7 +9,8 @@ default profile, builds the test plate of tests/unit/test_features.py (seven hol
 blind, countersunk, counterbored; rounded corners) and times ``tools/call`` round trips of
 ``features`` and ``measure`` on it, interleaved, after a 0.3 s pause each (the next process is
 forked and waiting, as in real use). Then the same two computations in this process (CPU time,
-no jail, no IPC). Printed: p50/p90 in ms and the ratio features/measure. Nothing is asserted.
+no jail, no IPC), and on a plate of 600 through holes. Printed: p50/p90 in ms and the ratio
+features/measure. Nothing is asserted.
 """
 from __future__ import annotations
 
@@ -66,6 +67,31 @@ def cpu(n: int) -> dict[str, list[float]]:
     return out
 
 
+PERFORATED = '''with BuildPart() as p:
+    Box(200, 150, 5)
+    with Locations(Plane.XY.offset(2.5)):
+        with GridLocations(6, 6, 30, 20):
+            Hole(1.5)
+part = p.part
+'''
+
+
+def cpu_large(n: int) -> dict[str, list[float]]:
+    """The same two on a plate of 600 through holes (a probe and two crossings per hole end):
+    where the per-hole costs show."""
+    from jail.cad import features, measure
+    ns: dict = {}
+    exec(compile("from build123d import *\n" + PERFORATED, "<bench>", "exec"), ns)
+    ns = {"part": ns["part"]}
+    out: dict[str, list[float]] = {"features": [], "measure": []}
+    for _ in range(n):
+        for name, fn in (("features", features.features), ("measure", measure.measure)):
+            c = time.process_time()
+            fn(ns, "part")
+            out[name].append((time.process_time() - c) * 1000)
+    return out
+
+
 def report(title: str, d: dict[str, list[float]]) -> None:
     f50, m50 = statistics.median(d["features"]), statistics.median(d["measure"])
     print(f"{title}: features p50 {f50:.1f} ms (p90 {pct(d['features'], 90):.1f}), "
@@ -81,6 +107,7 @@ def main() -> None:
     print(f"load {os.getloadavg()[0]:.2f}, {n} calls each")
     report("MCP round trip (default profile, jailed disposable next)", anyio.run(_mcp, n))
     report("CPU in process (no jail, no IPC)", cpu(n))
+    report("CPU in process, 600-hole plate", cpu_large(2 if a.quick else 3))
 
 
 if __name__ == "__main__":

@@ -21,11 +21,10 @@ import math
 from OCP.BRep import BRep_Tool
 from OCP.Geom import Geom_Line
 from OCP.GeomAPI import GeomAPI_IntCS
-from OCP.TopAbs import TopAbs_EDGE
 from OCP.TopoDS import TopoDS
 from OCP.gp import gp_Dir, gp_Lin, gp_Pnt
 
-from jail.cad.features_faces import (TWO_PI, TopAbs_VERTEX, FaceInfo, Material, _Map, add, canonical_dir, cross, dot,
+from jail.cad.features_faces import (TWO_PI, TopAbs_VERTEX, FaceInfo, Material, add, canonical_dir, cross, dot,
                                      edge_points, mul, norm, sub, unique, unit)
 
 FULL = 0.98 * TWO_PI
@@ -148,12 +147,8 @@ def _crossing(infos, run, origin, axis, t_end: float, radius: float, tol: float)
     mine = {fi.index for s in run for fi in s["faces"]}
     for s in run:
         for fi in s["faces"]:
-            edges = unique(fi.face, TopAbs_EDGE)
             for j in fi.neighbours - mine:
-                theirs = _Map()
-                for e in unique(infos[j].face, TopAbs_EDGE):
-                    theirs.Add(e)
-                spans = [_edge_span(e, origin, axis) for e in edges if theirs.Contains(e)]
+                spans = [_edge_span(fi.edges[k], origin, axis) for k in fi.edges.keys() & infos[j].edges.keys()]
                 if not spans:
                     continue
                 lo, hi = min(x[0] for x in spans), max(x[1] for x in spans)
