@@ -103,6 +103,10 @@ def features(namespace: dict, name: str, kinds=None) -> dict:
     shape = select_one(namespace, name)
     if is_mesh(shape):  # before any surface query: OCCT's crash the process on its faces
         raise MeasureError(f"{cap(name, NAME_CAP)!r} is {mesh_error('features')}")
+    if not Material(shape).solids:
+        raise MeasureError(f"{cap(name, NAME_CAP)!r} has no solid: features finds holes, bosses, slots, fillets "
+                           "and chamfers on solids (extrude or revolve a sketch first; measure reads faces "
+                           "and wires)")
     raw = find(shape)
     want = set(kinds) if kinds else set(KINDS)
     conv = {"holes": _hole, "bosses": _boss, "slots": _slot, "patterns": _pattern,

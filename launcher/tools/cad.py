@@ -311,7 +311,10 @@ FEATURE_KINDS = feature_replies.KINDS
 
 def features(ctx, session, object_name, kinds=None) -> dict:
     req = {"t": "features", "name": object_name, "kinds": None if not kinds else list(dict.fromkeys(kinds))}
-    return _service(session, req, lambda r: feature_replies.features_reply(r, object_name))
+    out = _service(session, req, lambda r: feature_replies.features_reply(r, object_name))
+    if out.get("ok") and req["kinds"]:
+        out["kinds"] = req["kinds"]  # what was asked (the launcher's own, schema-checked): for the text
+    return out
 
 
 def _at(c) -> str:
@@ -340,6 +343,10 @@ def _pattern_text(p: dict) -> str:
     if p["type"] == "grid":
         return f"{p['counts'][0]}x{p['counts'][1]} grid pitch {_g(p['pitch'][0])} x {_g(p['pitch'][1])}"
     return f"linear pitch {_g(p['pitch'])} along {_at(p['direction'])}"
+
+
+def _or(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
 def features_content(result: dict) -> list[dict]:
@@ -383,7 +390,8 @@ def features_content(result: dict) -> list[dict]:
         if tuple(sorted(p["members"])) not in said[p["of"]]:
             lines.append(f"pattern: {p['count']} {p['of']} on a {_pattern_text(p)}")
     if len(lines) == 1:
-        lines.append("no holes, bosses, fillets, chamfers or slots found")
+        asked = [k for k in result.get("kinds") or () if k in FEATURE_KINDS and k != "patterns"]
+        lines.append(f"no {_or(asked or ['holes', 'bosses', 'fillets', 'chamfers', 'slots'])} found")
     if f["truncated"]:
         lines.append("lists cut: " + ", ".join(f"{k} ({n} found)" for k, n in f["truncated"].items()))
     return [content.text("\n".join(lines))]

@@ -68,6 +68,8 @@ def test_a_boss_and_kinds(client):
     b = data["bosses"][0]
     assert math.dist(b["center"], (10, 5, 4)) < 0.05 and b["diameter"] == pytest.approx(12)
     assert "bosses: 1 x d=12 height 12 +Z at (10, 5, 4)" in text
+    data, text = features(client, {"object_name": "boss", "kinds": ["slots"]})
+    assert text == "boss:\nno slots found" and data["slots"] == [] and data["bosses"] == []
 
 
 def test_tilted_holes_cross_holes_and_a_blind_slot(client):
@@ -89,5 +91,7 @@ def test_tilted_holes_cross_holes_and_a_blind_slot(client):
 def test_errors_are_errors_without_structured_content(client):
     msg = client.error("features", {"object_name": "nothing_here"})
     assert "no object named" in msg
+    assert client.text("execute", {"code": "ring = Circle(10) - Circle(3)\n"}).startswith("OK")
+    assert "'ring' has no solid: features finds holes" in client.error("features", {"object_name": "ring"})
     res = client.call("features", {"object_name": "plate", "kinds": ["holes", "gears"]})
     assert res.is_error and res.structured_content is None

@@ -273,6 +273,25 @@ def test_chamfer_size_on_mitred_and_cut_strips(make, want):
         assert (s2 is None) == (w2 is None) and (w2 is None or s2 == pytest.approx(w2, abs=1e-6)), got
 
 
+def test_objects_without_a_solid_are_refused_with_what_to_do():
+    from build123d import Circle
+    sk = Circle(10) - Circle(3)
+    for value in (sk, sk.faces()[0], Circle(5).wires()[0]):
+        with pytest.raises(MeasureError, match="'s' has no solid: features finds holes.*extrude or revolve"):
+            features.features({"s": value}, "s")
+
+
+@pytest.mark.parametrize("kinds,line", [(None, "no holes, bosses, fillets, chamfers or slots found"),
+                                        (["holes"], "no holes found"),
+                                        (["slots", "holes", "patterns"], "no slots or holes found")])
+def test_nothing_found_says_what_was_looked_for(kinds, line):
+    raw = features.features({"b": Box(10, 10, 10)}, "b", kinds)
+    result = {"ok": True, "features": R.features_reply(raw, "b")}
+    if kinds:
+        result["kinds"] = kinds
+    assert table.render_text("features", result) == "b:\n" + line
+
+
 def test_kinds_and_errors():
     d = run(plate(), kinds=["fillets"])
     assert set(d) == {*features.KINDS, "truncated"} and d["holes"] == [] and d["fillets"]
