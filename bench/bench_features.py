@@ -51,39 +51,25 @@ async def _mcp(n: int) -> dict[str, list[float]]:
     return out
 
 
-def cpu(n: int) -> dict[str, list[float]]:
-    from jail.cad import features, measure
-    ns: dict = {}
-    exec(compile("from build123d import *\n" + plate_code(), "<bench>", "exec"), ns)
-    ns = {"part": ns["part"]}
-    out: dict[str, list[float]] = {"features": [], "measure": []}
-    features.features(ns, "part")
-    measure.measure(ns, "part")
-    for _ in range(n):
-        for name, fn in (("features", features.features), ("measure", measure.measure)):
-            c = time.process_time()
-            fn(ns, "part")
-            out[name].append((time.process_time() - c) * 1000)
-    return out
-
-
-PERFORATED = '''with BuildPart() as p:
+PERFORATED = """with BuildPart() as p:
     Box(200, 150, 5)
     with Locations(Plane.XY.offset(2.5)):
         with GridLocations(6, 6, 30, 20):
             Hole(1.5)
 part = p.part
-'''
+"""
 
 
-def cpu_large(n: int) -> dict[str, list[float]]:
-    """The same two on a plate of 600 through holes (a probe and two crossings per hole end):
-    where the per-hole costs show."""
+def cpu(n: int, code: str | None = None) -> dict[str, list[float]]:
+    """The two computations in this process on ``part`` as ``code`` builds it (default: the test
+    plate; ``PERFORATED``: 600 through holes, where the per-hole costs show)."""
     from jail.cad import features, measure
     ns: dict = {}
-    exec(compile("from build123d import *\n" + PERFORATED, "<bench>", "exec"), ns)
+    exec(compile("from build123d import *\n" + (code or plate_code()), "<bench>", "exec"), ns)
     ns = {"part": ns["part"]}
     out: dict[str, list[float]] = {"features": [], "measure": []}
+    features.features(ns, "part")
+    measure.measure(ns, "part")
     for _ in range(n):
         for name, fn in (("features", features.features), ("measure", measure.measure)):
             c = time.process_time()
@@ -107,7 +93,7 @@ def main() -> None:
     print(f"load {os.getloadavg()[0]:.2f}, {n} calls each")
     report("MCP round trip (default profile, jailed disposable next)", anyio.run(_mcp, n))
     report("CPU in process (no jail, no IPC)", cpu(n))
-    report("CPU in process, 600-hole plate", cpu_large(2 if a.quick else 3))
+    report("CPU in process, 600-hole plate", cpu(2 if a.quick else 3, PERFORATED))
 
 
 if __name__ == "__main__":
