@@ -11,7 +11,7 @@
   ones: never holes or bosses) and tori; **slots**: two concave half cylinders facing each other
   (through, or blind with the depth from the entry, past a chamfer round its edge);
   **chamfers**: narrow planar faces whose normal lies between its two neighbours' (size from the
-  cut triangle), and cones that are neither hole nor boss.
+  cut triangle), and cones that are neither hole nor boss (nor a flank of a V-groove).
 Heuristics on exact B-rep geometry; a face takes part in one feature at most.
 """
 from __future__ import annotations
@@ -392,6 +392,21 @@ def _extent(fi: FaceInfo, d) -> float:
     return max(ts) - min(ts) if ts else 0.0
 
 
+def _groove_flank(fi: FaceInfo, infos) -> bool:
+    """A cone meeting another cone on the same axis that slopes the other way: one flank of a
+    V-groove (a pulley's), not a chamfer."""
+    for j in fi.neighbours:
+        o = infos[j]
+        if o.kind != "cone" or abs(abs(dot(o.axis, fi.axis)) - 1) > 1e-9:
+            continue
+        w = sub(o.origin, fi.origin)
+        if norm(sub(w, mul(fi.axis, dot(w, fi.axis)))) > 1e-6 * max(1.0, norm(fi.origin)):
+            continue
+        if (fi.r1 - fi.r0) * (o.r1 - o.r0) < 0:
+            return True
+    return False
+
+
 def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
     groups: dict = {}
     for fi in infos:
@@ -400,6 +415,8 @@ def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
         if fi.kind == "plane" and fi.normal:
             legs = _chamfer_legs(fi, infos)
         elif fi.kind == "cone":
+            if _groove_flank(fi, infos):
+                continue
             legs = (abs(fi.r1 - fi.r0), abs(fi.t1 - fi.t0))
         else:
             continue

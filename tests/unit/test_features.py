@@ -387,3 +387,19 @@ def test_imported_step_gives_the_same_features(make, tmp_path):
     path = tmp_path / "part.step"
     export_step(part, str(path))
     assert run(import_step(str(path))) == run(part)
+
+
+def test_a_pulleys_v_groove_is_not_two_chamfers_but_a_shaft_chamfer_is():
+    """A V-groove's two flanks are concave cones meeting each other: they were listed as
+    "chamfers: 2 x 4 x 3". A chamfer on the rim stays a chamfer."""
+    from build123d import BuildLine, Polyline, make_face, revolve
+    with BuildPart() as pul:
+        with BuildSketch(Plane.XZ):
+            with BuildLine():
+                Polyline((4, 0), (30, 0), (30, 3), (26, 6), (30, 9), (30, 12), (4, 12), close=True)
+            make_face()
+        revolve(axis=Axis.Z)
+    assert run(pul.part)["chamfers"] == []
+    rimmed = chamfer(pul.part.edges().filter_by(GeomType.CIRCLE).sort_by(Axis.Z)[-1], 1)
+    d = run(rimmed)
+    assert [(g["size"], g["size2"], g["count"]) for g in d["chamfers"]] == [(pytest.approx(1.0), None, 1)], d
