@@ -5,7 +5,9 @@ counterbore) and parallel axes; their centres are projected onto the plane acros
 
 * a **bolt circle**: three or more members on one circle, equally spaced all the way round;
 * a **grid**: the members of a group are exactly an ``nx x ny`` lattice (nx, ny >= 2) along two
-  directions of that plane (the part's axes when the holes run along X, Y or Z), equal pitch each;
+  directions of that plane (the part's axes when the holes run along X, Y or Z; else, or when the
+  lattice is turned in its plane, the direction from one centre to its nearest neighbour and the
+  one square to it), equal pitch each;
 * a **linear array**: three or more members on one line with equal pitch (not already a grid).
 
 A bolt circle made of some members of a grid or an array (the four holes of one of its squares) is
@@ -109,6 +111,42 @@ def _even(levels, tol) -> float | None:
     return steps[0] if all(abs(s - steps[0]) <= tol for s in steps) else None
 
 
+def _lattice(g, pts3, o, u, v, of: str, tol: float) -> dict | None:
+    """The group ``g`` (centres ``pts3``) as a grid along ``u`` and ``v`` (equal pitch each, every
+    cell filled) or a linear array along one of them; None when it is neither."""
+    pts2 = [(dot(sub(p, o), u), dot(sub(p, o), v)) for p in pts3]
+    us, vs = _levels([p[0] for p in pts2], tol), _levels([p[1] for p in pts2], tol)
+    cells = {(next(i for i, x in enumerate(us) if abs(x - p[0]) <= tol),
+              next(j for j, y in enumerate(vs) if abs(y - p[1]) <= tol)) for p in pts2}
+    full = len(cells) == len(g) == len(us) * len(vs)
+    pu, pv = _even(us, tol), _even(vs, tol)
+    if full and len(us) >= 2 and len(vs) >= 2 and pu is not None and pv is not None:
+        return {"type": "grid", "of": of, "count": len(g), "counts": [len(us), len(vs)],
+                "pitch": [pu, pv], "directions": [u, v], "members": list(g)}
+    if full and len(g) >= 3 and (len(us) == 1 or len(vs) == 1):
+        levels, d = (us, u) if len(vs) == 1 else (vs, v)
+        p = _even(levels, tol)
+        if p is not None:
+            order = sorted(range(len(g)), key=lambda k: dot(sub(pts3[k], o), d))
+            return {"type": "linear", "of": of, "count": len(g), "pitch": p, "direction": d,
+                    "members": [g[k] for k in order]}
+    return None
+
+
+def _own_frame(pts3, axis):
+    """Two directions across ``axis`` along a group's own rows: from its first centre to the
+    nearest other one, and square to that; (None, None) when they coincide."""
+    a = canonical_dir(unit(axis))
+    p0 = pts3[0]
+    q = min(pts3[1:], key=lambda p: dot(sub(p, p0), sub(p, p0)))
+    w = sub(q, p0)
+    w = sub(w, mul(a, dot(w, a)))
+    if dot(w, w) <= 1e-18:
+        return None, None
+    u = canonical_dir(unit(w))
+    return u, unit(cross(a, u))
+
+
 def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
     """Patterns among ``items`` (dicts with ``center``, ``axis``, ``diameter``, ``sig``); each
     pattern names its members by index into ``items``."""
@@ -123,21 +161,13 @@ def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
         pts3 = [items[i]["center"] for i in g]
         pts2 = [(dot(sub(p, o), u), dot(sub(p, o), v)) for p in pts3]
         heights = [dot(sub(p, o), canonical_dir(unit(axis))) for p in pts3]
-        us, vs = _levels([p[0] for p in pts2], tol), _levels([p[1] for p in pts2], tol)
-        cells = {(next(i for i, x in enumerate(us) if abs(x - p[0]) <= tol),
-                  next(j for j, y in enumerate(vs) if abs(y - p[1]) <= tol)) for p in pts2}
-        full = len(cells) == len(g) == len(us) * len(vs)
-        pu, pv = _even(us, tol), _even(vs, tol)
-        if full and len(us) >= 2 and len(vs) >= 2 and pu is not None and pv is not None:
-            out.append({"type": "grid", "of": of, "count": len(g), "counts": [len(us), len(vs)],
-                        "pitch": [pu, pv], "directions": [u, v], "members": list(g)})
-        elif full and len(g) >= 3 and (len(us) == 1 or len(vs) == 1):
-            levels, d = (us, u) if len(vs) == 1 else (vs, v)
-            p = _even(levels, tol)
-            if p is not None:
-                order = sorted(range(len(g)), key=lambda k: dot(sub(pts3[k], o), d))
-                out.append({"type": "linear", "of": of, "count": len(g), "pitch": p, "direction": d,
-                            "members": [g[k] for k in order]})
+        found = _lattice(g, pts3, o, u, v, of, tol)
+        if found is None:
+            u2, v2 = _own_frame(pts3, axis)  # the row's or the grid's own directions, when turned
+            if u2 is not None and min(abs(dot(u2, u)), abs(dot(u2, v))) > 1e-6:
+                found = _lattice(g, pts3, o, u2, v2, of, tol)
+        if found is not None:
+            out.append(found)
         lattice = len(out) > before  # a grid or an array: the whole group
         circles = []
         if len(g) <= GROUP_CAP:

@@ -403,3 +403,23 @@ def test_a_pulleys_v_groove_is_not_two_chamfers_but_a_shaft_chamfer_is():
     rimmed = chamfer(pul.part.edges().filter_by(GeomType.CIRCLE).sort_by(Axis.Z)[-1], 1)
     d = run(rimmed)
     assert [(g["size"], g["size2"], g["count"]) for g in d["chamfers"]] == [(pytest.approx(1.0), None, 1)], d
+
+
+@pytest.mark.parametrize("turn", [(0, 0, 0), (30, 20, 0)], ids=["flat", "tilted"])
+def test_rows_and_grids_turned_in_their_plane_are_found(turn):
+    """Holes in a row at 45 degrees to the part's axes, and a 3x2 grid turned by 30 degrees: found
+    along their own directions (the part's axes were the only ones tried), also on a tilted part."""
+    from build123d import Rot
+    with BuildPart() as p:
+        Box(120, 80, 6)
+        with Locations(Plane.XY.offset(3)):
+            with Locations(Location((-30, 0, 0), (0, 0, 45))):
+                with GridLocations(10, 10, 4, 1):
+                    Hole(1)
+            with Locations(Location((30, 0, 0), (0, 0, 30))):
+                with GridLocations(12, 8, 3, 2):
+                    Hole(2)
+    d = run(Rot(*turn) * p.part)
+    got = sorted((x["type"], x["count"], round(x["pitch"], 4) if x["type"] == "linear" else
+                  tuple(sorted(round(q, 4) for q in x["pitch"]))) for x in d["patterns"])
+    assert got == [("grid", 6, (8.0, 12.0)), ("linear", 4, 10.0)], d["patterns"]
