@@ -81,10 +81,11 @@ def _order(h: dict) -> tuple:
     return (round(-c[2], 4), round(c[1], 4), round(c[0], 4))
 
 
-def find(shape, kinds=None) -> dict:
-    """The features of a TopoDS shape as plain data (unrounded), every kind computed."""
+def find(shape, kinds=None, mat: Material | None = None) -> dict:
+    """The features of a TopoDS shape as plain data (unrounded), every kind computed; ``mat``: its
+    solids' probes when the caller has them already."""
     infos = faces_of(shape)
-    mat = Material(shape)
+    mat = Material(shape) if mat is None else mat
     used: set = set()
     hs = sorted(ff.holes(infos, mat, used) if mat.solids else [], key=_order)
     bs = sorted(ff.bosses(infos, mat, used) if mat.solids else [], key=_order)
@@ -103,11 +104,12 @@ def features(namespace: dict, name: str, kinds=None) -> dict:
     shape = select_one(namespace, name)
     if is_mesh(shape):  # before any surface query: OCCT's crash the process on its faces
         raise MeasureError(f"{cap(name, NAME_CAP)!r} is {mesh_error('features')}")
-    if not Material(shape).solids:
+    mat = Material(shape)
+    if not mat.solids:
         raise MeasureError(f"{cap(name, NAME_CAP)!r} has no solid: features finds holes, bosses, slots, fillets "
                            "and chamfers on solids (extrude or revolve a sketch first; measure reads faces "
                            "and wires)")
-    raw = find(shape)
+    raw = find(shape, mat=mat)
     want = set(kinds) if kinds else set(KINDS)
     conv = {"holes": _hole, "bosses": _boss, "slots": _slot, "patterns": _pattern,
             "fillets": lambda g: _group(g, ("radius",)), "chamfers": lambda g: _group(g, ("size", "size2"))}

@@ -228,9 +228,8 @@ def _cylinder_info(face, adaptor) -> tuple[float, bool | None, float, tuple]:
     u0, u1 = adaptor.FirstUParameter(), adaptor.LastUParameter()
     ax = cyl.Axis()
     o, dirn = ax.Location(), ax.Direction()
-    k = [dirn.X(), dirn.Y(), dirn.Z()]
-    if next(c for c in k + [1.0] if abs(c) > 1e-9) < 0:
-        k = [-c for c in k]
+    from jail.cad.features_faces import canonical_dir
+    k = list(canonical_dir((dirn.X(), dirn.Y(), dirn.Z())))
     oo = [o.X(), o.Y(), o.Z()]
     t = sum(a * b for a, b in zip(oo, k))
     line = tuple(round(c, 5) for c in k + [a - t * b for a, b in zip(oo, k)])
