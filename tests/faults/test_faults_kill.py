@@ -336,7 +336,7 @@ def test_random_sigkill_rounds(soak):
                     if snap_name and snap_name in model.snaps:
                         # the killed snapshot is reported as gone, never restored
                         deadline = time.monotonic() + 1
-                        while proc_stat(snap_pid) and proc_stat(snap_pid)[0] != "Z" and time.monotonic() < deadline:
+                        while (st := proc_stat(snap_pid)) and st[0] != "Z" and time.monotonic() < deadline:
                             time.sleep(0.01)
                         if ts.session is not None and not ts.session.closed:
                             r = ts.call("restore_snapshot", {"name": snap_name})
