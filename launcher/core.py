@@ -31,7 +31,10 @@ log = logging.getLogger("build123d_launcher")
 class Launcher:
     def __init__(self, profile: Profile | str = "default", *, output_dir: str | os.PathLike | None = None,
                  jail_uid: str | None = None, spare_sessions: int = 1, warm_in_background: bool = False,
-                 input_dir: str | os.PathLike | None = None):
+                 input_dir: str | os.PathLike | None = None, zygote: Zygote | None = None):
+        """``zygote``: an already started one to share (the tests do, one per process): used as long
+        as it lives, never stopped by :meth:`close`; it must have been started with this profile's
+        userns mode and ``jail_uid`` (ValueError otherwise)."""
         self.profile = load_profile(profile) if isinstance(profile, str) else profile
         selflimit.apply(self.profile)  # the launcher's own memory bound (RLIMIT_AS, receive budget)
         # export() writes here (launcher/files/exports.py); created 0700 on first use
@@ -56,8 +59,17 @@ class Launcher:
         self._creating = 0
         self._closed = False
         self.zygote: Zygote | None = None
+        self._owns_zygote = zygote is None
         self._start_exc: BaseException | None = None
         self._started = threading.Event()
+        if zygote is not None:
+            if (zygote.userns, zygote.jail_uid) != (self.profile.mode("userns"), jail_uid):
+                raise ValueError(f"the shared zygote runs userns={zygote.userns!r} jail_uid={zygote.jail_uid!r}; "
+                                 f"this launcher needs userns={self.profile.mode('userns')!r} jail_uid={jail_uid!r}")
+            self._preflight()
+            self.zygote = zygote
+            self._started.set()
+            return
         if not warm_in_background:
             self._preflight()
             self.zygote = Zygote(userns=self.profile.mode("userns"), jail_uid=jail_uid)
@@ -124,6 +136,7 @@ class Launcher:
             if not self.zygote.alive():
                 log.warning("the zygote died; starting a new one")
                 self.zygote = Zygote(userns=self.profile.mode("userns"), jail_uid=self.jail_uid)
+                self._owns_zygote = True
             return self.zygote
 
     def new_session(self) -> Session:
@@ -203,7 +216,7 @@ class Launcher:
         self.sessions.clear()
         self.verifier.close()
         z = self.zygote
-        if z is not None:
+        if z is not None and self._owns_zygote:
             if not self._started.is_set() and z.alive():
                 z.proc.kill()  # still importing build123d: nothing of value is lost
             z.close()

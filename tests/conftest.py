@@ -1,6 +1,7 @@
 """Fixtures and tier markers for the whole test tree (helpers live in tests/helpers/).
 
-* ``launcher``: one module-scoped :class:`launcher.core.Launcher` (one zygote) on ``TEST_PROFILE``;
+* ``launcher``: one module-scoped :class:`launcher.core.Launcher` on ``TEST_PROFILE``, on the test
+  process' shared zygote (tests/helpers/zygotes.py);
   ``session`` / ``new_session``: fresh sessions of it, closed after the test.
 * Markers (pyproject.toml lists them): ``jail``, ``root``, ``unprivileged``, ``systemd``, ``slow``
   and ``soak`` are given at collection by :mod:`tests.helpers.tiers`. A test without ``jail`` that
@@ -20,7 +21,7 @@ import sys
 
 import pytest
 
-from tests.helpers import tiers
+from tests.helpers import tiers, zygotes
 from tests.helpers.cli import REPO, TEST_PROFILE, profile_search_path
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
@@ -106,6 +107,10 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError(f"tests/helpers/tiers.py EXPLICIT names tests that do not exist: {stale}")
 
 
+def pytest_sessionfinish(session, exitstatus):
+    zygotes.close_all()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     tiers.guard(item.get_closest_marker("jail") is None)
@@ -118,9 +123,9 @@ def pytest_runtest_protocol(item, nextitem):
 # ----------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
 def launcher(tmp_path_factory):
-    """One launcher (one zygote) per test module, on ``TEST_PROFILE``."""
+    """One launcher per test module, on ``TEST_PROFILE``, on the process' shared zygote."""
     from launcher.core import Launcher  # here, not at import: the pure tier never loads the session code
-    L = Launcher(TEST_PROFILE, output_dir=tmp_path_factory.mktemp("out"))
+    L = Launcher(TEST_PROFILE, output_dir=tmp_path_factory.mktemp("out"), zygote=zygotes.shared(TEST_PROFILE))
     try:
         yield L
     finally:

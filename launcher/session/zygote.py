@@ -59,6 +59,7 @@ class Zygote:
                  wait: bool = True):
         """Start the zygote; with ``wait`` (default) also wait until it is ready (else: ``wait_ready()``)."""
         self.lock = threading.Lock()
+        self.userns, self.jail_uid = userns, jail_uid  # what it was started with (Launcher checks a shared one)
         self.ctl, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.rx = protocol.Receiver(self.ctl, 1 << 20)
         cmd = [sys.executable, "-m", "jail.proc.zygote", str(child.fileno()), "--userns", userns]

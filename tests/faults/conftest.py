@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from launcher.core import Launcher
+from tests.helpers import zygotes
 from tests.helpers.faults import profile_path
 
 
@@ -19,5 +20,6 @@ def soak(request) -> bool:
 
 @pytest.fixture(scope="module")
 def faults_launcher(tmp_path_factory):
-    with Launcher(profile_path("faults"), output_dir=tmp_path_factory.mktemp("out")) as L:
+    prof = profile_path("faults")
+    with Launcher(prof, output_dir=tmp_path_factory.mktemp("out"), zygote=zygotes.shared(prof)) as L:
         yield L

@@ -16,6 +16,7 @@ import pytest
 
 from launcher.contain.procs import ppid_of
 from launcher.session import lock as lock_mod
+from tests.helpers import zygotes
 from tests.helpers.proc import alive, wait_until
 from tests.helpers.faults import profile_path
 
@@ -34,8 +35,7 @@ FORGER = ("import os, json, struct, time\n"
 
 @pytest.fixture(scope="module")
 def os_only():
-    from launcher.core import Launcher
-    with Launcher(profile_path("faults_os_only"), spare_sessions=0) as L:
+    with zygotes.on_shared_zygote(profile_path("faults_os_only"), spare_sessions=0) as L:
         yield L
 
 

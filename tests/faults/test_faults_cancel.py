@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import zygotes
 from tests.helpers.cli import REPO, TEST_PROFILE, launcher_env
 from tests.helpers.proc import wait_until
 
@@ -26,10 +27,9 @@ LONG = f'extends = "{TEST_PROFILE}"\nname = "long_timeout"\n[limits]\ntimeout_s 
 
 @pytest.fixture(scope="module")
 def long_launcher(tmp_path_factory):
-    from launcher.core import Launcher
     d = tmp_path_factory.mktemp("cancel")
     (d / "long_timeout.toml").write_text(LONG)
-    L = Launcher(str(d / "long_timeout.toml"), output_dir=d / "out")
+    L = zygotes.on_shared_zygote(str(d / "long_timeout.toml"), output_dir=d / "out")
     yield L
     L.close()
 

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from tests.helpers import zygotes
 from tests.helpers.faults import profile_path
 from tests.helpers.proc import fd_count, rss_kb
 
@@ -58,9 +59,8 @@ PAYLOADS = {
 
 @pytest.fixture(scope="module")
 def os_only(tmp_path_factory):
-    from launcher.core import Launcher
     from launcher.tools.toolset import ToolSet
-    with Launcher(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
+    with zygotes.on_shared_zygote(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
         ts = ToolSet(L)
         for code in ("n = 0", "print(n)", "raise ValueError()", "n = 1"):  # warm-up: fds reach steady state
             ts.call("execute", {"code": code})

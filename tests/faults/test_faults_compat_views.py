@@ -17,8 +17,8 @@ import uuid
 
 import pytest
 
-from launcher.core import Launcher
 from launcher.tools.toolset import ToolSet
+from tests.helpers import zygotes
 from tests.helpers.faults import profile_path
 
 D = '"_" * 2'  # a dunder built at run time: no literal dunder for the AST policy
@@ -219,7 +219,7 @@ print(list(Color.__members__), P(), operator.attrgetter("a")(P(3)), json.dumps({
 
 @pytest.fixture(scope="module")
 def ts(tmp_path_factory):
-    with Launcher(profile_path("faults"), output_dir=tmp_path_factory.mktemp("out")) as L:
+    with zygotes.on_shared_zygote(profile_path("faults"), output_dir=tmp_path_factory.mktemp("out")) as L:
         t = ToolSet(L)
         yield t
         t.close()
@@ -250,7 +250,7 @@ def test_compat_surface_works(ts, name):
 # ------------------------------------------------------------------ the OS layers alone
 @pytest.fixture(scope="module")
 def ts_os_only(tmp_path_factory):
-    with Launcher(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
+    with zygotes.on_shared_zygote(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
         t = ToolSet(L)
         yield t
         t.close()

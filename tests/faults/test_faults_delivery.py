@@ -17,8 +17,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.helpers import zygotes
 from tests.helpers.faults import profile_path
-from launcher.core import Launcher
 from launcher.tools.toolset import ToolSet
 
 
@@ -52,7 +52,7 @@ def send(ts, named: list[tuple[str, bytes]], ok: bool = True) -> dict:
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
-    with Launcher(profile_path("faults_delivery"), output_dir=out) as L:
+    with zygotes.on_shared_zygote(profile_path("faults_delivery"), output_dir=out) as L:
         ts = ToolSet(L)
         assert ts.call("execute", {"code": "n = 1"}).get("ok")
         yield L, ts, out

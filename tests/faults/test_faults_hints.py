@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import zygotes
 from tests.helpers.faults import profile_path
 
 from launcher.tools import render_text
@@ -39,9 +40,8 @@ time.sleep(30)
 
 @pytest.fixture(scope="module")
 def ts(tmp_path_factory):
-    from launcher.core import Launcher
     from launcher.tools.toolset import ToolSet
-    with Launcher(profile_path(PROFILE), output_dir=tmp_path_factory.mktemp("out")) as L:
+    with zygotes.on_shared_zygote(profile_path(PROFILE), output_dir=tmp_path_factory.mktemp("out")) as L:
         t = ToolSet(L)
         assert t.call("execute", {"code": PATCH}).get("ok")
         try:

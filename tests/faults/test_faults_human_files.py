@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import zygotes
 from tests.helpers.faults import profile_path
-from launcher.core import Launcher
 from launcher.files.exports import ExportError, check_filename
 from launcher.files.quota import measure_tree
 from tests.helpers.toolcalls import ToolCalls
@@ -122,7 +122,7 @@ part = Box(4, 5, 6)
 @pytest.fixture(scope="module")
 def forging(tmp_path_factory):
     out = tmp_path_factory.mktemp("hf") / "out"
-    with Launcher(profile_path("faults_os_only"), output_dir=out) as L:
+    with zygotes.on_shared_zygote(profile_path("faults_os_only"), output_dir=out) as L:
         ts = ToolCalls(L)
         try:
             yield ts, out
@@ -224,7 +224,7 @@ def _quota_profile(tmp: Path, **limits) -> str:
 
 def test_output_dir_byte_quota(tmp_path):
     out = tmp_path / "out"
-    with Launcher(_quota_profile(tmp_path, max_output_dir_bytes=40000), output_dir=out) as L:
+    with zygotes.on_shared_zygote(_quota_profile(tmp_path, max_output_dir_bytes=40000), output_dir=out) as L:
         ts = ToolCalls(L)
         try:
             assert ts.execute("b = Box(1, 2, 3)").get("ok")
@@ -263,7 +263,7 @@ def test_output_dir_file_count_quota_and_hostile_trees(tmp_path):
         assert used == 0 and 2 + 64 <= n <= 2 + 80, n
     finally:
         os.close(fd)
-    with Launcher(_quota_profile(tmp_path, max_output_dir_files=90), output_dir=out) as L:
+    with zygotes.on_shared_zygote(_quota_profile(tmp_path, max_output_dir_files=90), output_dir=out) as L:
         ts = ToolCalls(L)
         try:
             assert ts.execute("b = Box(1, 2, 3)").get("ok")
@@ -339,7 +339,7 @@ CLAIMS = {  # object name -> (filename, what the error must say)
 @pytest.fixture(scope="module")
 def swapped(tmp_path_factory):
     out = tmp_path_factory.mktemp("swap") / "out"
-    with Launcher(profile_path("faults_os_only"), output_dir=out, spare_sessions=0) as L:
+    with zygotes.on_shared_zygote(profile_path("faults_os_only"), output_dir=out, spare_sessions=0) as L:
         ts = ToolCalls(L)
         try:
             r = ts.execute(SWAP + "\n" + " = ".join(CLAIMS) + " = box\n")

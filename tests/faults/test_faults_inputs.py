@@ -27,10 +27,10 @@ import threading
 
 import pytest
 
+from tests.helpers import zygotes
 from tests.helpers.faults import profile_path
 from tests.helpers.proc import wait_until
 from launcher.files import inflight, inputs
-from launcher.core import Launcher
 from launcher.files.inputs import InputError, list_inputs, read_input
 from launcher.profile import load_profile
 from launcher.tools import render_text
@@ -333,14 +333,14 @@ def _huge_step(size: int) -> bytes:
 
 @pytest.fixture(scope="module")
 def launcher(indir, tmp_path_factory):
-    with Launcher(_profile("faults", import_timeout_s=2.0), output_dir=tmp_path_factory.mktemp("out"),
+    with zygotes.on_shared_zygote(_profile("faults", import_timeout_s=2.0), output_dir=tmp_path_factory.mktemp("out"),
                   input_dir=indir) as L:
         yield L
 
 
 @pytest.fixture(scope="module")
 def os_only(indir, tmp_path_factory):
-    with Launcher(_profile("faults_os_only", import_timeout_s=2.0), output_dir=tmp_path_factory.mktemp("out"),
+    with zygotes.on_shared_zygote(_profile("faults_os_only", import_timeout_s=2.0), output_dir=tmp_path_factory.mktemp("out"),
                   input_dir=indir) as L:
         yield L
 
@@ -377,7 +377,7 @@ def test_malformed_file_leaves_session_unchanged(launcher, name):
 def test_step_too_big_to_parse_hits_the_timeout(indir, tmp_path):
     """The real OCCT reader on 25 MB of points (over a second of parsing on an idle host): killed at
     the profile's import_timeout_s (0.5 s here), the session unchanged."""
-    with Launcher(_profile("faults", import_timeout_s=0.5), output_dir=tmp_path / "o", input_dir=indir) as L:
+    with zygotes.on_shared_zygote(_profile("faults", import_timeout_s=0.5), output_dir=tmp_path / "o", input_dir=indir) as L:
         ts = ToolCalls(L)
         assert ts.execute("keep = Box(1, 2, 3)\nmarker = 'still-here'")["ok"]
         before = _state(ts)
@@ -395,7 +395,7 @@ def test_step_too_big_to_parse_hits_the_timeout(indir, tmp_path):
 
 
 def test_oversized_file_refused_before_the_jail(indir, tmp_path):
-    with Launcher(_profile("faults", max_input_bytes=1024), output_dir=tmp_path / "o", input_dir=indir) as L:
+    with zygotes.on_shared_zygote(_profile("faults", max_input_bytes=1024), output_dir=tmp_path / "o", input_dir=indir) as L:
         ts = ToolCalls(L)
         r = ts.import_file("box.step", "box")
         assert "max_input_bytes" in r["error"], r

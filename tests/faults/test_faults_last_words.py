@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import zygotes
 from tests.helpers.cli import REPO, TEST_PROFILES
 from tests.helpers.faults import Stdio
 
@@ -62,8 +63,7 @@ def forge(spec: dict) -> str:
 
 
 def _launcher(profile: str, tmp_path_factory):
-    from launcher.core import Launcher
-    return Launcher(profile, output_dir=tmp_path_factory.mktemp("out"))
+    return zygotes.on_shared_zygote(profile, output_dir=tmp_path_factory.mktemp("out"))
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import models
+from tests.helpers import models, zygotes
 from tests.helpers.faults import profile_path
 from tests.helpers.proc import fd_count
 
@@ -84,9 +84,8 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):
-    from launcher.core import Launcher
     from launcher.tools.toolset import ToolSet
-    with Launcher(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
+    with zygotes.on_shared_zygote(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
         ts = ToolSet(L)
         r = ts.call("execute", {"code": PLATE + LIAR})
         assert r.get("ok"), r
@@ -219,7 +218,6 @@ def rig(tmp_path_factory):
     must not reach."""
     import secrets
     import socket
-    from launcher.core import Launcher
     from launcher.tools.toolset import ToolSet
     d = tmp_path_factory.mktemp("rm")
     token = "SECRET-" + secrets.token_hex(8)
@@ -228,7 +226,7 @@ def rig(tmp_path_factory):
     lst.bind(("127.0.0.1", 0))
     lst.listen(8)
     lst.setblocking(False)
-    with Launcher(profile_path("faults_os_only"), output_dir=d / "out") as L:
+    with zygotes.on_shared_zygote(profile_path("faults_os_only"), output_dir=d / "out") as L:
         ts = ToolSet(L)
         yield ts, {"SECRET": str(d / "secret.txt"), "TCP_PORT": str(lst.getsockname()[1])}, token, lst
         ts.close()

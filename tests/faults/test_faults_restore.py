@@ -18,6 +18,7 @@ import sys
 
 import pytest
 
+from tests.helpers import zygotes
 from tests.helpers.faults import launcher_fixture, profile_path
 from tests.helpers.proc import alive, assert_contained, next_pid, proc_stat, wait_until
 
@@ -203,8 +204,7 @@ SIGNALLING = ["faults_os_only", "faults_noseccomp"]
 
 @pytest.fixture(scope="module", params=SIGNALLING)
 def signalled(request, tmp_path_factory):
-    from launcher.core import Launcher
-    with Launcher(profile_path(request.param), output_dir=tmp_path_factory.mktemp("out"), spare_sessions=0) as L:
+    with zygotes.on_shared_zygote(profile_path(request.param), output_dir=tmp_path_factory.mktemp("out"), spare_sessions=0) as L:
         s = L.new_session()
         try:
             yield request.param, s

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from launcher.core import Launcher
+from tests.helpers import zygotes
 from tests.helpers.faults import launcher_fixture, profile_path
 
 CAP = 1 << 20  # the faults_scratch profile's max_export_bytes
@@ -138,7 +138,7 @@ def test_no_links_fifos_devices_fds_or_chdir(sess, call):
 
 @pytest.fixture(scope="module")
 def os_only(tmp_path_factory):
-    with Launcher(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
+    with zygotes.on_shared_zygote(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
         s = L.new_session()
         try:
             yield Tapped(s)

@@ -14,6 +14,7 @@ import io
 
 import pytest
 
+from tests.helpers import zygotes
 from tests.helpers.faults import profile_path
 
 PIL = pytest.importorskip("PIL")
@@ -70,9 +71,8 @@ LIES = {
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):
-    from launcher.core import Launcher
     from launcher.tools.toolset import ToolSet
-    with Launcher(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
+    with zygotes.on_shared_zygote(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
         ts = ToolSet(L)
         r = ts.call("execute", {"code": SETUP})
         assert r.get("ok"), r

@@ -15,6 +15,7 @@ import os
 import pytest
 
 from jail.cad import warmup
+from tests.helpers import zygotes
 from tests.helpers.faults import profile_path
 from tests.helpers.proc import next_pid, spare_pid, wait_until
 
@@ -80,8 +81,7 @@ n = 41
 
 @pytest.fixture(scope="module")
 def faults_os_launcher(tmp_path_factory):
-    from launcher.core import Launcher
-    with Launcher(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
+    with zygotes.on_shared_zygote(profile_path("faults_os_only"), output_dir=tmp_path_factory.mktemp("out")) as L:
         yield L
 
 

@@ -31,7 +31,9 @@ def launcher_fixture(profile: str):
     @pytest.fixture(scope="module", name="launcher")
     def _launcher(tmp_path_factory):
         from launcher.core import Launcher
-        with Launcher(profile_path(profile), output_dir=tmp_path_factory.mktemp("out")) as L:
+        from tests.helpers import zygotes
+        prof = profile_path(profile)
+        with Launcher(prof, output_dir=tmp_path_factory.mktemp("out"), zygote=zygotes.shared(prof)) as L:
             yield L
 
     return _launcher

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.core import Launcher
+from tests.helpers import zygotes
 from tests.helpers.cli import TEST_PROFILE
 from tests.helpers.toolcalls import ToolCalls
 
@@ -27,7 +27,7 @@ def launcher(tmp_path_factory):
     d = tmp_path_factory.mktemp("corpus")
     prof = d / "corpus.toml"
     prof.write_text(f'extends = "{TEST_PROFILE}"\nname = "corpus"\n[limits]\ntimeout_s = 60\ncpu_s = 60\n')
-    with Launcher(str(prof), output_dir=d / "out", input_dir=CORPUS, spare_sessions=1) as L:
+    with zygotes.on_shared_zygote(str(prof), output_dir=d / "out", input_dir=CORPUS, spare_sessions=1) as L:
         yield L
 
 

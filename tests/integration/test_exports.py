@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import zygotes
 from tests.helpers.cli import TEST_PROFILE
 
-from launcher.core import Launcher
 from launcher.tools import render_text
 from tests.helpers.toolcalls import ToolCalls
 
@@ -39,7 +39,7 @@ def env(tmp_path_factory):
     out = base / "out"            # does not exist yet: export must create it 0700
     outside = base / "outside"    # symlink targets: nothing may ever appear here
     outside.mkdir()
-    L = Launcher(TEST_PROFILE, output_dir=out)
+    L = zygotes.on_shared_zygote(TEST_PROFILE, output_dir=out)
     ts = ToolCalls(L)
     r = ts.execute(MODEL)
     assert r["ok"], r
@@ -234,7 +234,7 @@ def lax(tmp_path_factory):
     prof.write_text(f'extends = "{find_profile(TEST_PROFILE).stem}"\nname = "lax_export"\n'
                     "[limits]\nmax_export_bytes = 4096\n"
                     '[layers]\nast_policy = "off"\nbuiltins = "off"\n')
-    L = Launcher(str(prof), output_dir=d / "out")
+    L = zygotes.on_shared_zygote(str(prof), output_dir=d / "out")
     try:
         yield L, d / "out"
     finally:
@@ -347,7 +347,7 @@ def test_export_via_session_bytes_never_writes_in_the_jail(env):
 def test_the_verifier_is_its_own_session_made_once_replaced_when_dead(tmp_path):
     """The re-check runs in a session of its own (never the caller's), made on first use, reused,
     replaced when its head dies, and closed with the launcher."""
-    L = Launcher(TEST_PROFILE, output_dir=tmp_path / "out", spare_sessions=0)
+    L = zygotes.on_shared_zygote(TEST_PROFILE, output_dir=tmp_path / "out", spare_sessions=0)
     ts = ToolCalls(L)
     try:
         assert ts.execute("b = Box(1, 2, 3)")["ok"]

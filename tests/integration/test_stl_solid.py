@@ -13,7 +13,7 @@ import struct
 import pytest
 
 from jail.cad import readers
-from launcher.core import Launcher
+from tests.helpers import zygotes
 from tests.helpers.cli import TEST_PROFILE
 from tests.helpers.toolcalls import ToolCalls
 
@@ -59,7 +59,7 @@ def test_import_file_of_stls(tmp_path):
     indir.mkdir()
     (indir / "junction.stl").write_bytes(binary_stl(cube_triangles(t_junction=True)))
     (indir / "open.stl").write_bytes(binary_stl(cube_triangles(open_=True)))
-    with Launcher(TEST_PROFILE, output_dir=out, input_dir=indir, spare_sessions=0) as L:
+    with zygotes.on_shared_zygote(TEST_PROFILE, output_dir=out, input_dir=indir, spare_sessions=0) as L:
         ts = ToolCalls(L)
         try:
             assert ts.execute("box = Box(20, 10, 5)").get("ok")

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from launcher.cli import DEMO_CODE
-from launcher.core import Launcher
 from launcher.tools.toolset import ToolSet
+from tests.helpers import zygotes
 
 
 @pytest.fixture(scope="module")
 def strict(tmp_path_factory):
     out = tmp_path_factory.mktemp("strict-out")
-    with Launcher("strict", output_dir=out, spare_sessions=0) as L:
+    with zygotes.on_shared_zygote("strict", output_dir=out, spare_sessions=0) as L:
         ts = ToolSet(L)
         yield L, ts, out
         ts.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from launcher.core import Launcher
+from tests.helpers import zygotes
 from tests.helpers.cli import TEST_PROFILE
 from tests.helpers.models import FILLETED, copies
 from tests.helpers.toolcalls import ToolCalls
@@ -24,7 +24,7 @@ def ts(tmp_path_factory):
     d = tmp_path_factory.mktemp("prof")
     prof = d / "summary10.toml"
     prof.write_text(f'extends = "{TEST_PROFILE}"\nname = "summary10"\n[limits]\ntimeout_s = 10\ncpu_s = 20\n')
-    with Launcher(str(prof), output_dir=d / "out", spare_sessions=0) as L:
+    with zygotes.on_shared_zygote(str(prof), output_dir=d / "out", spare_sessions=0) as L:
         t = ToolCalls(L)
         yield t
         t.close()

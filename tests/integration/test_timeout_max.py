@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from launcher.core import Launcher
 from launcher.profile import ProfileError, load_profile
+from tests.helpers import zygotes
 from tests.helpers.cli import TEST_PROFILE
 from tests.helpers.toolcalls import ToolCalls
 
@@ -20,7 +20,7 @@ SPIN = "while True:\n    pass"
 
 @pytest.fixture(scope="module")
 def ts(tmp_path_factory):
-    with Launcher(TEST_PROFILE, output_dir=tmp_path_factory.mktemp("out"), spare_sessions=0) as L:
+    with zygotes.on_shared_zygote(TEST_PROFILE, output_dir=tmp_path_factory.mktemp("out"), spare_sessions=0) as L:
         t = ToolCalls(L)
         yield t
         t.close()

@@ -28,6 +28,7 @@ import typing
 import pytest
 
 from jail.cad import runner
+from tests.helpers import zygotes
 from tests.helpers.cli import REPO
 
 try:
@@ -447,8 +448,7 @@ print("LEAK", 1)
 
 @pytest.fixture(scope="module")
 def launcher(tmp_path_factory):
-    from launcher.core import Launcher
-    with Launcher(str(REPO / "profiles" / "default.toml"), output_dir=tmp_path_factory.mktemp("out")) as L:
+    with zygotes.on_shared_zygote(str(REPO / "profiles" / "default.toml"), output_dir=tmp_path_factory.mktemp("out")) as L:
         yield L
 
 
