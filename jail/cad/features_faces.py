@@ -4,6 +4,7 @@ Each face of a solid becomes a :class:`FaceInfo`: its surface kind (plane, cylin
 other), for surfaces of revolution the axis line, the radius at both axial ends, the axial extent
 along the axis and the angular span it covers, and whether it is *concave* (the material is
 outside the surface: a hole wall) or convex (the material inside: a boss wall, a rounded corner).
+A sphere is kind "other" with its material side (a cavity a hole may open into).
 The material side comes from the face's orientation-aware outward normal (``BRepGProp_Face``),
 never from build123d's Python methods, which user code may have patched.
 
@@ -22,7 +23,7 @@ from OCP.BRepClass3d import BRepClass3d_SolidClassifier
 from OCP.BRepGProp import BRepGProp, BRepGProp_Face
 from OCP.GProp import GProp_GProps
 from OCP.BRepTools import BRepTools
-from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Plane, GeomAbs_Torus
+from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Plane, GeomAbs_Sphere, GeomAbs_Torus
 from OCP.TopAbs import TopAbs_EDGE, TopAbs_FACE, TopAbs_IN, TopAbs_SOLID, TopAbs_VERTEX
 from OCP.TopExp import TopExp, TopExp_Explorer
 from OCP.TopoDS import TopoDS
@@ -174,6 +175,8 @@ def face_info(index: int, face) -> FaceInfo:
             fi.concave = dot(sub(mid, centre), n) < 0
         else:
             fi.concave = dot(radial, n) < 0
+    elif t == GeomAbs_Sphere:  # kind "other"; concave: a spherical cavity (a hole may open into it)
+        fi.concave = dot(sub(mid, _xyz(ad.Sphere().Location())), n) < 0
     return fi
 
 

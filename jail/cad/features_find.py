@@ -102,6 +102,16 @@ def _entry_first(axis) -> bool:
     return True
 
 
+def _enter_a(across_a: FaceInfo | None, across_b: FaceInfo | None, axis) -> bool:
+    """For a through hole with the same ends: enter at end a (t low)? From the outside, when one
+    end opens into another hole's wall (a cross hole into a bore, a radial hole into a hub's bore:
+    the face across is concave); else as :func:`_entry_first` says."""
+    inner_a, inner_b = (bool(f is not None and f.concave) for f in (across_a, across_b))
+    if inner_a != inner_b:
+        return inner_b
+    return _entry_first(axis)
+
+
 def _coaxial_runs(cands: list[FaceInfo], tol: float):
     """``(origin, axis, run, cylinders, t_start, t_end)`` for each run of full-turn coaxial
     segments of ``cands`` that holds a cylinder (what holes and bosses are made of)."""
@@ -134,7 +144,7 @@ def _line_hits(face, origin, axis) -> list[float]:
             for q in (inter.Point(i) for i in range(1, inter.NbPoints() + 1))]
 
 
-def _crossing(infos, run, origin, axis, t_end: float, radius: float, tol: float) -> float:
+def _crossing(infos, run, origin, axis, t_end: float, radius: float, tol: float) -> tuple[float, FaceInfo | None]:
     """The t where the hole's axis meets the surface it opens onto at its end ``t_end``.
 
     ``t_end`` is the run's axial extreme: on a flat face square to the axis that is the crossing;
@@ -143,7 +153,7 @@ def _crossing(infos, run, origin, axis, t_end: float, radius: float, tol: float)
     the edge is a circle short of where the axis meets it. The surface is the one across an
     edge of the run that reaches ``t_end``; the axis line meets it (untrimmed: the hole took
     that part away) at the crossing nearest ``t_end``, no further than the edge's span plus
-    ``radius``. ``t_end`` when nothing qualifies."""
+    ``radius``. Returns that t and the face across (``t_end`` and None when nothing qualifies)."""
     mine = {fi.index for s in run for fi in s["faces"]}
     for s in run:
         for fi in s["faces"]:
@@ -159,8 +169,8 @@ def _crossing(infos, run, origin, axis, t_end: float, radius: float, tol: float)
                 reach = hi - lo + radius + tol
                 hits = [t for t in _line_hits(infos[j].face, origin, axis) if abs(t - t_end) <= reach]
                 if hits:
-                    return min(hits, key=lambda t: abs(t - t_end))
-    return t_end
+                    return min(hits, key=lambda t: abs(t - t_end)), infos[j]
+    return t_end, None
 
 
 # ------------------------------------------------------------------ holes
@@ -176,16 +186,16 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         if not (open_a or open_b):
             continue  # a closed cavity, not a hole
         ra, rb = _radius_at(run, ta, tol * 10), _radius_at(run, tb, tol * 10)
+        rmax = max(max(s["r0"], s["r1"]) for s in run)
+        (ca, across_a), (cb, across_b) = (_crossing(infos, run, origin, axis, t, rmax, tol * 10) for t in (ta, tb))
         if open_a and open_b:
-            first = ra > rb + tol or (abs(ra - rb) <= tol and _entry_first(axis))
+            first = ra > rb + tol or (abs(ra - rb) <= tol and _enter_a(across_a, across_b, axis))
         else:
             first = open_a
         sign = 1.0 if first else -1.0
         t_entry = ta if first else tb
         axis_in = mul(axis, sign)
-        rmax = max(max(s["r0"], s["r1"]) for s in run)
-        t_in = _crossing(infos, run, origin, axis, t_entry, rmax, tol * 10)
-        t_out = _crossing(infos, run, origin, axis, tb if first else ta, rmax, tol * 10)
+        t_in, t_out = (ca, cb) if first else (cb, ca)
         inset = (t_in - t_entry) * sign  # how far inside the extreme the axis meets the entry face
 
         def s_of(t):
@@ -282,7 +292,7 @@ def _open_end(infos, a: FaceInfo, b: FaceInfo, line, t_end: float, outward: floa
     line): past a chamfer round its edge, else where the centre line meets the surface it opens
     onto (a keyway in a round shaft: the top of the shaft, not the tip of its curved edge)."""
     t = _entry_cone(infos, a, t_end, outward, tol)
-    return t if t != t_end else _crossing(infos, [{"faces": [a, b]}], line, a.axis, t_end, a.r0, tol)
+    return t if t != t_end else _crossing(infos, [{"faces": [a, b]}], line, a.axis, t_end, a.r0, tol)[0]
 
 
 def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:

@@ -1,14 +1,19 @@
 """Patterns among holes (or bosses): bolt circles, grids and linear arrays.
 
 Members are grouped when they have the same diameter, the same kind (through/blind, countersink,
-counterbore) and parallel axes; their centres are projected onto the plane across the axis.
+counterbore) and parallel axes (radial patterns: any axes); their centres are projected onto the
+plane across the axis.
 
 * a **bolt circle**: three or more members on one circle, equally spaced all the way round;
 * a **grid**: the members of a group are exactly an ``nx x ny`` lattice (nx, ny >= 2) along two
   directions of that plane (the part's axes when the holes run along X, Y or Z; else, or when the
   lattice is turned in its plane, the direction from one centre to its nearest neighbour and the
   one square to it), equal pitch each;
-* a **linear array**: three or more members on one line with equal pitch (not already a grid).
+* a **linear array**: three or more members on one line with equal pitch (not already a grid);
+* a **radial pattern**: three or more members whose axes lie in one plane and meet at one point
+  (holes drilled from a hub's outside towards its axis), centres at one distance from that point
+  and equally spaced all the way round; ``axis`` is the hub's (square to the plane). A member is
+  in one radial pattern at most (the largest).
 
 A bolt circle made of some members of a grid or an array (the four holes of one of its squares) is
 not listed: the lattice already says where they are. A circle of the whole group is (a 2x2 grid).
@@ -147,6 +152,75 @@ def _own_frame(pts3, axis):
     return u, unit(cross(a, u))
 
 
+def _meet(p1, d1, p2, d2, tol):
+    """Where two lines (point, unit direction) meet, or None when they are parallel or pass
+    further than ``tol`` apart."""
+    n = cross(d1, d2)
+    nn = dot(n, n)
+    if nn < 1e-12:
+        return None
+    w = sub(p2, p1)
+    if abs(dot(w, n)) / math.sqrt(nn) > tol:
+        return None
+    return add(p1, mul(d1, dot(cross(w, d2), n) / nn))
+
+
+def _off_line(q, p, d) -> float:
+    """The distance of point ``q`` from the line through ``p`` along unit ``d``."""
+    w = sub(q, p)
+    r = sub(w, mul(d, dot(w, d)))
+    return math.sqrt(dot(r, r))
+
+
+def _radials(items: list[dict], of: str, tol: float) -> list[dict]:
+    """Radial patterns (module docstring): for each pair of members whose axes meet, the members
+    whose axes pass through that point square to the pair's plane, at the same distance from it."""
+    groups: list[list[int]] = []
+    for i, it in enumerate(items):
+        for g in groups:
+            h = items[g[0]]
+            if abs(h["diameter"] - it["diameter"]) <= tol and h["sig"] == it["sig"]:
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    out: list[dict] = []
+    for g in groups:
+        if not 3 <= len(g) <= GROUP_CAP:
+            continue
+        seen: set = set()
+        for i, j in itertools.combinations(g, 2):
+            a, b = items[i], items[j]
+            c = _meet(a["center"], unit(a["axis"]), b["center"], unit(b["axis"]), tol)
+            if c is None:
+                continue
+            hub = canonical_dir(unit(cross(a["axis"], b["axis"])))
+            rad = math.dist(a["center"], c)
+            members = [k for k in g if abs(dot(unit(items[k]["axis"]), hub)) <= 1e-6
+                       and _off_line(c, items[k]["center"], unit(items[k]["axis"])) <= tol
+                       and abs(math.dist(items[k]["center"], c) - rad) <= tol]
+            key = tuple(members)
+            if len(members) < 3 or key in seen or rad <= tol:
+                continue
+            seen.add(key)
+            u, v = _frame(hub)
+            angs = sorted(math.atan2(dot(sub(items[k]["center"], c), v), dot(sub(items[k]["center"], c), u))
+                          for k in members)
+            gaps = [y - x for x, y in zip(angs, angs[1:])] + [angs[0] + 2 * math.pi - angs[-1]]
+            step = 2 * math.pi / len(members)
+            if all(abs(gap - step) <= max(1e-3, tol / rad) for gap in gaps):
+                out.append({"type": "radial", "of": of, "center": c, "radius": rad, "count": len(members),
+                            "axis": hub, "start_angle": math.degrees(angs[0]), "pitch_angle": 360.0 / len(members),
+                            "members": sorted(members, key=lambda k: math.atan2(
+                                dot(sub(items[k]["center"], c), v), dot(sub(items[k]["center"], c), u)))})
+    out.sort(key=lambda p: -p["count"])
+    kept: list[dict] = []
+    for p in out:  # a member is in one radial pattern at most, the largest (a cube's side holes: round Z,
+        if not any(set(p["members"]) & set(q["members"]) for q in kept):  # not round X and Y too)
+            kept.append(p)
+    return kept
+
+
 def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
     """Patterns among ``items`` (dicts with ``center``, ``axis``, ``diameter``, ``sig``); each
     pattern names its members by index into ``items``."""
@@ -181,5 +255,5 @@ def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
                                 "start_angle": math.degrees(a0), "pitch_angle": 360.0 / len(members),
                                 "members": [g[k] for k in members]})
         out[before:before] = circles  # circles first, as a drawing calls them out
-    return out
+    return out + _radials(items, of, tol)
 

@@ -340,6 +340,8 @@ def _hole_kind(h: dict) -> str:
 def _pattern_text(p: dict) -> str:
     if p["type"] == "bolt_circle":
         return f"bolt circle r={_g(p['radius'])} at {_at(p['center'])}"
+    if p["type"] == "radial":
+        return f"radial pattern r={_g(p['radius'])} round {_axis_word(p['axis'])} through {_at(p['center'])}"
     if p["type"] == "grid":
         return f"{p['counts'][0]}x{p['counts'][1]} grid pitch {_g(p['pitch'][0])} x {_g(p['pitch'][1])}"
     return f"linear pitch {_g(p['pitch'])} along {_at(p['direction'])}"
@@ -361,14 +363,16 @@ def features_content(result: dict) -> list[dict]:
 
     def grouped(of: str, kind_of) -> None:
         """One line per kind of hole (or boss): count, kind, the pattern they make, centres."""
-        groups: dict[str, list[int]] = {}
+        radial = {i: k for k, p in enumerate(f["patterns"]) if p["of"] == of and p["type"] == "radial"
+                  for i in p["members"]}  # one line per radial pattern, whatever each member's axis
+        groups: dict[tuple, list[int]] = {}
         for i, x in enumerate(f[of]):
-            groups.setdefault(kind_of(x), []).append(i)
+            groups.setdefault((kind_of(x, i in radial), radial.get(i)), []).append(i)
         pats: dict[tuple, list[str]] = {}
         for p in f["patterns"]:
             if p["of"] == of:
                 pats.setdefault(tuple(sorted(p["members"])), []).append(_pattern_text(p))
-        for kind, idx in groups.items():
+        for (kind, _radial), idx in groups.items():
             on = pats.get(tuple(sorted(idx)))
             if on:
                 said[of].add(tuple(sorted(idx)))
@@ -376,8 +380,11 @@ def features_content(result: dict) -> list[dict]:
             centres = ", ".join(_at(f[of][i]["center"]) for i in idx[:12]) + (" ..." if len(idx) > 12 else "")
             lines.append(f"{of}: {len(idx)} x {kind}{where} at {centres}")
 
-    grouped("holes", lambda h: f"{_hole_kind(h)} {_axis_word(h['axis'])}")
-    grouped("bosses", lambda b: f"d={_g(b['diameter'])} height {_g(b['height'])} {_axis_word(b['axis'])}")
+    def way(x, radial: bool) -> str:  # a radial pattern's line names the pattern's axis instead
+        return "" if radial else " " + _axis_word(x["axis"])
+
+    grouped("holes", lambda h, radial: _hole_kind(h) + way(h, radial))
+    grouped("bosses", lambda b, radial: f"d={_g(b['diameter'])} height {_g(b['height'])}" + way(b, radial))
     for g in f["fillets"]:
         lines.append(f"fillets: {g['count']} x r={_g(g['radius'])} ({'convex rounds' if g['convex'] else 'concave'})")
     for g in f["chamfers"]:
@@ -403,7 +410,7 @@ FEATURES = Tool(
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots, and patterns of holes or bosses (bolt circles, grids, linear arrays). The numbers are in "
+    "slots, and patterns of holes or bosses (bolt circles, grids, linear arrays, radial). The numbers are in "
     "structuredContent; the text is a summary. Read-only: runs in a disposable jailed process.",
     params={"object_name": OBJECT,
             "kinds": {"type": "array", "items": {"type": "string", "enum": list(FEATURE_KINDS)},

@@ -41,6 +41,11 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
     "not_a_dict": ("return [1, 2, 3]", "error"),
     "member_out_of_range": ("r['patterns'][0]['members'] = [10 ** 6]; return r", "patterns[0].members[0]"),
     "ansi_error": (f"raise ValueError({ANSI!r} * 20)", "ValueError"),
+    "radial_nan": ("p = r['patterns'][0]; p['type'] = 'radial'; p['radius'] = float('nan'); return r", "error"),
+    "radial_no_axis": ("p = r['patterns'][0]; p['type'] = 'radial'; p.pop('axis', None); return r", "patterns[0].axis"),
+    # members repeated and shared by two radial patterns: a valid reply, one text line per pattern
+    "radial_overlap": ("p = dict(r['patterns'][0], type='radial', members=[0, 0, 1]); "
+                       "r['patterns'] = [p, dict(p, members=[1, 2, 6])]; return r", "ok"),
 }
 
 

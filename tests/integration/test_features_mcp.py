@@ -82,10 +82,20 @@ def test_tilted_holes_cross_holes_and_a_blind_slot(client):
     data, _ = features(client, {"object_name": "tilted"})
     assert math.dist(unit.hole_at(data, (0, 0))["center"], (0, 0, 5)) < 0.05
     data, text = features(client, {"object_name": "tube"})
-    assert "holes: 2 x through d=6 -X at (-15, 0, 10), (20, 0, 10)" in text
+    assert "holes: 1 x through d=6 +X at (-20, 0, 10)\nholes: 1 x through d=6 -X at (20, 0, 10)" in text
     data, text = features(client, {"object_name": "slot"})
     assert [(s["depth"], s["through"]) for s in data["slots"]] == [(pytest.approx(4), False)]
     assert "slot: 26 x 6 depth 4 -Z at (0, 0, 5)" in text
+
+
+def test_radial_holes_through_the_client(client):
+    """A hub's radial holes: entered from outside, one radial pattern in the schema-checked reply."""
+    code = inspect.getsource(unit.hub) + "hub = hub(start=15.0)\n"
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "hub"})
+    (p,) = [p for p in data["patterns"] if p["type"] == "radial"]
+    assert p["count"] == 6 and p["radius"] == pytest.approx(20, abs=0.05)
+    assert "holes: 6 x through d=4 on a radial pattern r=20 round +Z through (0, 0, 0) at" in text
 
 
 def test_errors_are_errors_without_structured_content(client):

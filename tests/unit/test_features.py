@@ -193,13 +193,36 @@ def tube():
 
 
 def test_a_cross_hole_enters_where_its_axis_meets_the_wall():
-    """A hole through a tube's wall: its entry centre is where the axis meets the round surface
-    (x = 20 outside, x = -15 inside), not the far tip of the curved edge (x = -14.7)."""
+    """A hole through a tube's walls is two holes, each entered from outside (x = -20 and 20,
+    axes pointing in), where the axis meets the round surface: not at the far tip of the curved
+    edge (x = -14.7), and not from the bore (x = -15) because the hole's axis points along +X."""
     d = run(tube())
     cross = sorted((h for h in d["holes"] if h["diameter"] == pytest.approx(6)), key=lambda h: h["center"][0])
     assert len(cross) == 2, d["holes"]
-    assert near(cross[0]["center"], (-15, 0, 10)) and near(cross[1]["center"], (20, 0, 10))
+    assert near(cross[0]["center"], (-20, 0, 10)) and near(cross[1]["center"], (20, 0, 10))
+    assert near(cross[0]["axis"], (1, 0, 0), 1e-6) and near(cross[1]["axis"], (-1, 0, 0), 1e-6)
     assert [h["length"] for h in cross] == [pytest.approx(5, abs=TOL)] * 2
+
+
+def hub(n=6, start=0.0):
+    h = Cylinder(20, 16) - Cylinder(8, 16)
+    for i in range(n):
+        drill = Cylinder(2, 50, align=(Align.CENTER, Align.CENTER, Align.MIN))
+        h -= Rot(0, 0, start + i * 360 / n) * Rot(0, 90, 0) * drill
+    return h
+
+
+@pytest.mark.parametrize("start", [0.0, 15.0])
+def test_radial_holes_into_a_bore_enter_from_outside(start):
+    """Six radial holes from a hub's outside into its bore: each enters on the outer surface
+    (radius 20) with its axis pointing at the hub's axis, whatever its direction (the entry used
+    to follow the axis' sign: half of them entered from the bore)."""
+    radial = [h for h in run(hub(start=start))["holes"] if h["diameter"] == pytest.approx(4)]
+    assert len(radial) == 6, radial
+    for h in radial:
+        c, a = h["center"], h["axis"]
+        assert math.hypot(c[0], c[1]) == pytest.approx(20, abs=TOL) and c[2] == pytest.approx(0, abs=TOL), h
+        assert near(a, (-c[0] / 20, -c[1] / 20, 0), 1e-6) and h["through"] and h["length"] == pytest.approx(12, abs=TOL)
 
 
 def test_a_hole_through_a_ball_enters_where_its_axis_meets_the_sphere():
@@ -208,6 +231,44 @@ def test_a_hole_through_a_ball_enters_where_its_axis_meets_the_sphere():
     from build123d import Sphere
     (h,) = run(Sphere(20) - Cylinder(3, 50))["holes"]
     assert near(h["center"], (0, 0, 20), 1e-4) and h["through"] and h["length"] == pytest.approx(40, abs=1e-4)
+
+
+def test_radial_holes_are_one_pattern_round_the_hub_axis():
+    """Six radial holes round a hub are one radial pattern (centre on the hub's axis, radius to
+    their entries, 60 degrees apart), and the reply's text says so in one line."""
+    d = run(hub(start=15.0))
+    (p,) = [p for p in d["patterns"] if p["type"] == "radial"]
+    assert p["count"] == 6 and sorted(p["members"]) == [i for i, h in enumerate(d["holes"]) if h["diameter"] == 4]
+    assert near(p["center"], (0, 0, 0)) and near(p["axis"], (0, 0, 1), 1e-6)
+    assert p["radius"] == pytest.approx(20, abs=TOL) and p["pitch_angle"] == pytest.approx(60)
+    assert p["start_angle"] % 60 == pytest.approx(15, abs=1e-3)
+    out = R.features_reply(d, "hub")
+    R.check(out)
+    text = table.render_text("features", {"ok": True, "features": out})
+    assert "holes: 6 x through d=4 on a radial pattern r=20 round +Z through (0, 0, 0) at" in text, text
+    assert "pattern:" not in text
+
+
+def test_two_rows_of_radial_holes_and_a_cube_s_holes():
+    """Two rows of four radial holes are two patterns (their axes meet at two points); holes on
+    a cube's six faces into a ball-shaped cavity all enter from outside, and each is in one
+    pattern at most: four round one axis, the two others on their own."""
+    part = Cylinder(15, 40) - Cylinder(10, 40)
+    for z in (-10, 10):
+        for i in range(4):
+            part -= Pos(0, 0, z) * Rot(0, 0, 45 + 90 * i) * Rot(0, 90, 0) * Cylinder(
+                2.5, 40, align=(Align.CENTER, Align.CENTER, Align.MIN))
+    d = run(part)
+    rows = sorted((p for p in d["patterns"] if p["type"] == "radial"), key=lambda p: p["center"][2])
+    assert [(p["count"], round(p["center"][2], 6), round(p["radius"], 4)) for p in rows] == [(4, -10, 15), (4, 10, 15)]
+    from build123d import Sphere
+    cube = Box(30, 30, 30) - Sphere(8)
+    for r in [(0, 0, 0), (0, 90, 0), (0, 180, 0), (0, -90, 0), (90, 0, 0), (-90, 0, 0)]:
+        cube -= Rot(*r) * Cylinder(3, 20, align=(Align.CENTER, Align.CENTER, Align.MIN))
+    d = run(cube)
+    assert len(d["holes"]) == 6 and all(max(map(abs, h["center"])) == pytest.approx(15, abs=TOL) for h in d["holes"])
+    (p,) = d["patterns"]
+    assert p["type"] == "radial" and p["count"] == 4
 
 
 def tilted():
@@ -317,6 +378,7 @@ def test_rebuilt_reply_conforms_and_renders():
     ("holes", 0, "diameter", float("nan")), ("holes", 0, "center", [1, 2]), ("holes", 0, "through", 1),
     ("holes", 0, "center", [1e300, 0, 0]), ("fillets", 0, "convex", "yes"), ("holes", 0, "countersink", "x"),
     ("patterns", 0, "type", "\x1b[2J"), ("patterns", 0, "members", [99]),
+    ("patterns", 0, "radius", -1.0),
 ])
 def test_hostile_fields_refuse_the_reply(patch):
     raw = run(plate())
@@ -378,11 +440,11 @@ def test_output_schema_is_listed_only_for_features():
     assert set(with_schema["features"]["required"]) >= set(features.KINDS)
 
 
-@pytest.mark.parametrize("make", [lambda: tilted(), lambda: tube(), lambda: slotted(4, 1)],
-                         ids=["tilted", "tube", "slot"])
+@pytest.mark.parametrize("make", [lambda: tilted(), lambda: tube(), lambda: slotted(4, 1), lambda: hub(start=15.0)],
+                         ids=["tilted", "tube", "slot", "hub"])
 def test_imported_step_gives_the_same_features(make, tmp_path):
-    """Tilted holes, a tube's cross holes and a chamfered blind slot read back from STEP: the same
-    answer, number for number, as the part they were written from."""
+    """Tilted holes, a tube's cross holes, a chamfered blind slot and a hub's radial holes read
+    back from STEP: the same answer, number for number, as the part they were written from."""
     part = make()
     path = tmp_path / "part.step"
     export_step(part, str(path))
