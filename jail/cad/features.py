@@ -54,7 +54,8 @@ def _group(g: dict, size_keys) -> dict:
 def _slot(s: dict) -> dict:
     return {"center": _v(s["center"]), "length": f(s["length"]), "width": f(s["width"]),
             "axis": _v(s["axis"]), "direction": _v(s["direction"]),
-            "depth": None if s["depth"] is None else f(s["depth"]), "through": bool(s["through"])}
+            "depth": None if s["depth"] is None else f(s["depth"]), "through": bool(s["through"]),
+            "open_end": bool(s["open_end"])}
 
 
 def _pattern(p: dict) -> dict:

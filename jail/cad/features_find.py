@@ -24,8 +24,8 @@ from OCP.GeomAPI import GeomAPI_IntCS
 from OCP.TopoDS import TopoDS
 from OCP.gp import gp_Dir, gp_Lin, gp_Pnt
 
-from jail.cad.features_faces import (TWO_PI, TopAbs_VERTEX, FaceInfo, Material, add, canonical_dir, cross, dot,
-                                     edge_points, mul, norm, sub, unique, unit)
+from jail.cad.features_faces import (TWO_PI, TopAbs_EDGE, TopAbs_VERTEX, FaceInfo, Material, add, canonical_dir,
+                                     cross, dot, edge_points, mul, norm, sub, unique, unit)
 
 FULL = 0.98 * TWO_PI
 
@@ -298,7 +298,8 @@ def _open_end(infos, a: FaceInfo, b: FaceInfo, line, t_end: float, outward: floa
 def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     """Slots: two concave half cylinders facing each other. Through when the material is absent
     just beyond both ends of the walls (probed on the slot's centre line); else entered from the
-    open end. ``center`` and ``depth`` start at the entry, past a chamfer round the edge."""
+    open end. ``center`` and ``depth`` start at the entry, past a chamfer round the edge. Then
+    slots open at one end (:func:`_open_slot`) from the half cylinders left."""
     tol = 1e-6 * _scale(infos) + 1e-6
     halves = [fi for fi in infos if fi.index not in used and fi.kind == "cylinder" and fi.concave
               and abs(fi.span - math.pi) <= 0.02 * math.pi]
@@ -333,11 +334,73 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             out.append({"center": add(line, mul(a.axis, t_in)), "length": d + 2 * a.r0, "width": 2 * a.r0,
                         "axis": mul(a.axis, 1.0 if from_lo else -1.0),
                         "direction": canonical_dir(unit(sub(pb, pa))),
-                        "depth": None if through else hi - lo, "through": through})
+                        "depth": None if through else hi - lo, "through": through, "open_end": False})
             taken.update((a.index, b.index))
             used.update((a.index, b.index))
             break
+    for a in halves:
+        if a.index not in taken:
+            found = _open_slot(infos, a, mat, tol)
+            if found is not None:
+                out.append(found)
+                used.add(a.index)
     return out
+
+
+def _sides(infos, a: FaceInfo, tol: float) -> list[FaceInfo] | None:
+    """The faces across a half cylinder's two straight edges (lines along its axis), one per edge;
+    None unless there are exactly two such edges."""
+    length = a.t1 - a.t0
+    out = []
+    for j in a.neighbours:
+        for k in a.edges.keys() & infos[j].edges.keys():
+            lo, hi = _edge_span(a.edges[k], a.origin, a.axis)
+            if hi - lo >= length - tol:
+                out.append(infos[j])
+    return out if len(out) == 2 else None
+
+
+def _open_slot(infos, a: FaceInfo, mat: Material, tol: float) -> dict | None:
+    """A slot that runs out of the part at one end: one concave half cylinder (its round end) whose
+    straight edges meet either two walls tangent to it, leading to where the slot leaves the part
+    (a U slot at a flange's edge), or the face the slot leaves by, square to it (a semicircular
+    notch). ``direction`` points to the open end; ``length`` runs from there to the round end;
+    ``center`` is the middle of that length where the slot is entered. None for anything else (a
+    half-round end of a closed pocket, a fillet)."""
+    sides = _sides(infos, a, tol * 10)
+    if sides is None or any(fi.kind != "plane" for fi in sides):
+        return None
+    mid_line = add(a.origin, mul(a.axis, (a.t0 + a.t1) / 2))
+    w = sub(a.mid, mid_line)
+    w = sub(w, mul(a.axis, dot(w, a.axis)))
+    if norm(w) <= tol:
+        return None
+    d = mul(unit(w), -1.0)  # from the round end towards the opening
+    tangent = [abs(dot(fi.normal, d)) < 1e-6 and abs(dot(fi.normal, a.axis)) < 1e-6 for fi in sides]
+    square = [dot(fi.normal, d) > 1 - 1e-6 for fi in sides]
+    if all(tangent):
+        reach = max(dot(sub(p, mid_line), d) for fi in sides for e in unique(fi.face, TopAbs_EDGE)
+                    for p in edge_points(e))
+    elif all(square):
+        reach = 0.0
+    else:
+        return None
+    step = max(1e-4, 1e-3 * a.r0)
+    if mat.inside(add(mid_line, mul(d, reach + step))):
+        return None  # the walls end on material: a closed pocket's round end
+    inner = add(a.origin, mul(d, -a.r0 / 2))  # in the slot, halfway to its round end
+    open_lo = not mat.inside(add(inner, mul(a.axis, a.t0 - step)))
+    open_hi = not mat.inside(add(inner, mul(a.axis, a.t1 + step)))
+    if not (open_lo or open_hi):
+        return None
+    lo = _entry_cone(infos, a, a.t0, -1.0, tol * 10) if open_lo else a.t0
+    hi = _entry_cone(infos, a, a.t1, 1.0, tol * 10) if open_hi else a.t1
+    through = open_lo and open_hi
+    from_lo = _entry_first(a.axis) if through else open_lo
+    middle = add(a.origin, mul(d, (reach - a.r0) / 2))
+    return {"center": add(middle, mul(a.axis, lo if from_lo else hi)), "length": reach + a.r0, "width": 2 * a.r0,
+            "axis": mul(a.axis, 1.0 if from_lo else -1.0), "direction": d,
+            "depth": None if through else hi - lo, "through": through, "open_end": True}
 
 
 # ------------------------------------------------------------------ fillets and chamfers

@@ -64,7 +64,9 @@ SLOT = _obj({"center": dict(_VEC, description="centre of the slot where it opens
              "axis": dict(_VEC, description="unit vector from the entry into the material"),
              "direction": dict(_VEC, description="unit vector along the slot's length"),
              "depth": dict(_OPT_POS, description="blind: from the entry to the floor (mm); through: null"),
-             "through": {"type": "boolean"}})
+             "through": {"type": "boolean"},
+             "open_end": {"type": "boolean", "description": "runs out of the part at one end (a U slot or a "
+                          "notch at an edge): direction points there, length runs from there to the round end"}})
 _MEMBERS = {"type": "array", "items": _COUNT, "maxItems": FEATURES_LIST_CAP}
 _OF = {"type": "string", "enum": ["holes", "bosses"]}
 _ROUND = {"center": _VEC, "radius": _POS, "axis": _VEC, "pitch_angle": _NUM, "start_angle": _NUM}
@@ -182,7 +184,7 @@ def _slot(s, w) -> dict:
     return {"center": _vec(s.get("center"), w + ".center"), "length": _num(s.get("length"), w + ".length", 0.0),
             "width": _num(s.get("width"), w + ".width", 0.0), "axis": _vec(s.get("axis"), w + ".axis"),
             "direction": _vec(s.get("direction"), w + ".direction"), "depth": _opt(s.get("depth"), w + ".depth"),
-            "through": _bool(s.get("through"), w + ".through")}
+            "through": _bool(s.get("through"), w + ".through"), "open_end": _bool(s.get("open_end"), w + ".open_end")}
 
 
 def _pattern(p, w, n_items: dict) -> dict:

@@ -391,8 +391,9 @@ def features_content(result: dict) -> list[dict]:
         size = _g(g["size"]) if g["size2"] is None else f"{_g(g['size'])} x {_g(g['size2'])}"
         lines.append(f"chamfers: {g['count']} x {size}")
     for s in f["slots"]:
-        how = "through" if s["through"] else f"depth {_g(s['depth'])}"
-        lines.append(f"slot: {_g(s['length'])} x {_g(s['width'])} {how} {_axis_word(s['axis'])} at {_at(s['center'])}")
+        how = ("open-ended " if s["open_end"] else "") + ("through" if s["through"] else f"depth {_g(s['depth'])}")
+        lines.append(f"slot: {_g(s['length'])} x {_g(s['width'])} {how} {_axis_word(s['axis'])} at {_at(s['center'])}"
+                     + (f" opening {_axis_word(s['direction'])}" if s["open_end"] else ""))
     for p in f["patterns"]:
         if tuple(sorted(p["members"])) not in said[p["of"]]:
             lines.append(f"pattern: {p['count']} {p['of']} on a {_pattern_text(p)}")
@@ -410,7 +411,8 @@ FEATURES = Tool(
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots, and patterns of holes or bosses (bolt circles, grids, linear arrays, radial). The numbers are in "
+    "slots (closed or open at one end), and patterns of holes or bosses (bolt circles, grids, linear arrays, "
+    "radial). The numbers are in "
     "structuredContent; the text is a summary. Read-only: runs in a disposable jailed process.",
     params={"object_name": OBJECT,
             "kinds": {"type": "array", "items": {"type": "string", "enum": list(FEATURE_KINDS)},

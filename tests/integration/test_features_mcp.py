@@ -98,6 +98,14 @@ def test_radial_holes_through_the_client(client):
     assert "holes: 6 x through d=4 on a radial pattern r=20 round +Z through (0, 0, 0) at" in text
 
 
+def test_slots_open_at_one_end_through_the_client(client):
+    code = inspect.getsource(unit.flange_slots) + "flange = flange_slots()\n"
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "flange"})
+    assert sorted(s["open_end"] for s in data["slots"]) == [False, True, True, True] and data["fillets"] == []
+    assert "slot: 4 x 8 open-ended through -Z at (10, -18, 3) opening -Y" in text, text
+
+
 def test_errors_are_errors_without_structured_content(client):
     msg = client.error("features", {"object_name": "nothing_here"})
     assert "no object named" in msg

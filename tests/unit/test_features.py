@@ -10,9 +10,9 @@ import json
 import math
 
 import pytest
-from build123d import (Align, Axis, Box, BuildPart, BuildSketch, CounterBoreHole, CounterSinkHole, Cylinder,
+from build123d import (Align, Axis, Box, BuildPart, BuildSketch, Circle, CounterBoreHole, CounterSinkHole, Cylinder,
                        GeomType, GridLocations, Hole, Location, Locations, Mode, Plane, PolarLocations, Pos, Rot,
-                       Select, SlotCenterToCenter, chamfer, export_step, extrude, fillet, import_step)
+                       Rectangle, Select, SlotCenterToCenter, chamfer, export_step, extrude, fillet, import_step)
 
 from jail.cad import features
 from jail.cad.measure import MeasureError
@@ -388,13 +388,70 @@ def test_hostile_fields_refuse_the_reply(patch):
         R.features_reply(raw, "plate")
 
 
+def flange_slots():
+    """A U slot running out of a flange's +X edge, a closed slot, a blind U step at the -X edge
+    and a semicircular notch in the -Y edge."""
+    with BuildPart() as p:
+        Box(80, 40, 6)
+        with BuildSketch(Plane.XY.offset(3)):
+            with Locations((35, 0)):
+                SlotCenterToCenter(20, 8)
+            with Locations((-20, 10)):
+                SlotCenterToCenter(12, 6, rotation=90)
+        extrude(amount=-6, mode=Mode.SUBTRACT)
+        with BuildSketch(Plane.XY.offset(3)):
+            with Locations((-40, 0)):
+                SlotCenterToCenter(16, 10)
+        extrude(amount=-4, mode=Mode.SUBTRACT)
+    return p.part - Pos(10, -20, 0) * Cylinder(4, 6)
+
+
+def test_slots_open_at_one_end_are_slots_not_fillets():
+    """A U slot at an edge, a blind step and a notch were 'fillets: r=4 (concave)': each is now a
+    slot open at that end, its length from the edge to the round end, centred on that length,
+    ``direction`` pointing out; the closed slot stays closed; nothing is left as a fillet."""
+    d = run(flange_slots())
+    assert d["fillets"] == [], d["fillets"]
+    got = {tuple(round(x, 4) for x in s["center"]): s for s in d["slots"]}
+    want = {  # centre: (length, width, depth, through, open_end, direction)
+        (30.5, 0, 3): (19, 8, None, True, True, (1, 0, 0)),
+        (-20, 10, 3): (18, 6, None, True, False, (0, 1, 0)),
+        (-33.5, 0, 3): (13, 10, 4, False, True, (-1, 0, 0)),
+        (10, -18, 3): (4, 8, None, True, True, (0, -1, 0)),
+    }
+    assert set(got) == set(want), d["slots"]
+    for c, (length, width, depth, through, open_end, direction) in want.items():
+        s = got[c]
+        assert (s["length"], s["width"], s["depth"], s["through"], s["open_end"]) == (
+            pytest.approx(length), pytest.approx(width), depth if depth is None else pytest.approx(depth),
+            through, open_end), s
+        assert near(s["direction"], direction, 1e-6) and near(s["axis"], (0, 0, -1), 1e-6)
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(d, "f")})
+    assert "slot: 19 x 8 open-ended through -Z at (30.5, 0, 3) opening +X" in text, text
+    assert "slot: 13 x 10 open-ended depth 4 -Z at (-33.5, 0, 3) opening -X" in text
+
+
+def test_a_pockets_half_round_end_is_not_an_open_slot():
+    """A D-shaped pocket (round at one end, square at the other): the half cylinder's walls end on
+    material, so it is not a slot running out of the part."""
+    with BuildPart() as p:
+        Box(60, 40, 10)
+        with BuildSketch(Plane.XY.offset(5)):
+            with Locations((-10, 0)):
+                Circle(5)
+                Rectangle(20, 10, align=(Align.MIN, Align.CENTER))
+        extrude(amount=-4, mode=Mode.SUBTRACT)
+    d = run(p.part)
+    assert d["slots"] == [] and [(g["radius"], g["convex"]) for g in d["fillets"]] == [(5, False)], d
+
+
 @pytest.mark.parametrize("depth,text", [(10, "slot: 26 x 6 through -Z at (0, 0, 5)"),
                                         (4, "slot: 26 x 6 depth 4 -Z at (0, 0, 5)")])
 def test_slot_reply_text_and_hostile_slot_fields(depth, text):
     out = R.features_reply(run(slotted(depth, 1)), "s")
     R.check(out)
     assert text in table.render_text("features", {"ok": True, "features": out})
-    for key, value in (("through", 1), ("depth", -1.0), ("depth", "4")):
+    for key, value in (("through", 1), ("depth", -1.0), ("depth", "4"), ("open_end", "yes"), ("open_end", None)):
         raw = run(slotted(depth, 1))
         raw["slots"][0][key] = value
         with pytest.raises(ReplyRefused, match=rf"slots\[0\].{key}"):
@@ -440,11 +497,11 @@ def test_output_schema_is_listed_only_for_features():
     assert set(with_schema["features"]["required"]) >= set(features.KINDS)
 
 
-@pytest.mark.parametrize("make", [lambda: tilted(), lambda: tube(), lambda: slotted(4, 1), lambda: hub(start=15.0)],
-                         ids=["tilted", "tube", "slot", "hub"])
+@pytest.mark.parametrize("make", [lambda: tilted(), lambda: tube(), lambda: slotted(4, 1), lambda: hub(start=15.0),
+                                  lambda: flange_slots()], ids=["tilted", "tube", "slot", "hub", "open_slots"])
 def test_imported_step_gives_the_same_features(make, tmp_path):
-    """Tilted holes, a tube's cross holes, a chamfered blind slot and a hub's radial holes read
-    back from STEP: the same answer, number for number, as the part they were written from."""
+    """Tilted holes, a tube's cross holes, a chamfered blind slot, a hub's radial holes and slots
+    open at one end read back from STEP: the same answer, number for number, as the part they were written from."""
     part = make()
     path = tmp_path / "part.step"
     export_step(part, str(path))
