@@ -193,13 +193,25 @@ def faces_of(shape) -> list[FaceInfo]:
     m = DataMap()
     TopExp.MapShapesAndAncestors_s(shape, TopAbs_EDGE, TopAbs_FACE, m)
     for i in range(1, m.Extent() + 1):
-        owners = {index.FindIndex(f) - 1 for f in m.FindFromIndex(i)}
+        owners = {index.FindIndex(f) - 1 for f in _faces_at(m.FindFromIndex(i))}
         owners.discard(-1)
         edge = m.FindKey(i)
         for a in owners:
             infos[a].neighbours |= owners - {a}
             infos[a].edges[i] = edge
     return infos
+
+
+def _faces_at(faces) -> list:
+    """The faces of an edge's list: its first and last when there are at most two (the manifold
+    case), read directly; iterating OCP's list from Python costs ~0.3 ms an edge (3.3 s of 3.5 on
+    a plate with 625 hexagonal holes)."""
+    n = faces.Size()
+    if n == 0:
+        return []
+    if n <= 2:
+        return [faces.First(), faces.Last()]
+    return list(faces)
 
 
 # ------------------------------------------------------------------ material probes

@@ -427,8 +427,13 @@ def fillets(infos: list[FaceInfo], used: set) -> list[dict]:
 
 
 def _chamfer_legs(fi: FaceInfo, by_index) -> tuple[float, float] | None:
-    """The two legs of a planar chamfer face, or None when it does not look like one."""
-    planes = [by_index[j] for j in fi.neighbours if by_index[j].kind == "plane" and by_index[j].normal]
+    """The two legs of a planar chamfer face, or None when it does not look like one: a strip
+    smaller than the two planes it joins, its normal between theirs, both edges convex (the walls
+    of a polygonal hole meet at concave corners: not chamfers)."""
+    bigger = fi.area * (1 + 1e-6)  # a chamfer is smaller than the faces it joins
+    planes = [by_index[j] for j in fi.neighbours
+              if by_index[j].kind == "plane" and by_index[j].normal and by_index[j].area > bigger
+              and dot(sub(by_index[j].mid, fi.mid), fi.normal) < 0]  # convex edge: the face falls away
     best = None
     for i, a in enumerate(planes):
         for b in planes[i + 1:]:
@@ -440,8 +445,6 @@ def _chamfer_legs(fi: FaceInfo, by_index) -> tuple[float, float] | None:
             th_b = math.acos(max(-1.0, min(1.0, dot(n, nb))))
             if abs(th_a + th_b - phi) > 1e-4 or th_a < 1e-3 or th_b < 1e-3:
                 continue  # the normal is not between the two neighbours'
-            if fi.area >= min(a.area, b.area):
-                continue  # a chamfer is smaller than the faces it joins
             # width of the strip: across it, in its plane (every vertex lies on one of its two long
             # edges, also where an end is mitred; its area over its length undercounts a trapezoid)
             edge_dir = unit(cross(na, nb))
