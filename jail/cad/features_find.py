@@ -11,7 +11,8 @@
   ones: never holes or bosses) and tori; **slots**: two concave half cylinders facing each other
   (through, or blind with the depth from the entry, past a chamfer round its edge);
   **chamfers**: narrow planar faces whose normal lies between its two neighbours' (size from the
-  cut triangle), and cones that are neither hole nor boss (nor a flank of a V-groove).
+  cut triangle), and cones that are neither hole nor boss (nor a flank of a V-groove, nor a taper
+  longer than its radius).
 Heuristics on exact B-rep geometry; a face takes part in one feature at most.
 """
 from __future__ import annotations
@@ -494,6 +495,8 @@ def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
             if _groove_flank(fi, infos):
                 continue
             legs = (abs(fi.r1 - fi.r0), abs(fi.t1 - fi.t0))
+            if math.hypot(*legs) > max(fi.r0, fi.r1):
+                continue  # longer than its radius: a taper (a cup's wall, a point), not a chamfer
         else:
             continue
         if legs is None:

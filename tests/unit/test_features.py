@@ -508,6 +508,20 @@ def test_imported_step_gives_the_same_features(make, tmp_path):
     assert run(import_step(str(path))) == run(part)
 
 
+def test_a_tapered_cup_and_a_point_are_not_chamfers():
+    """A cup revolved with a tapered wall read 'chamfers: 1 x 7.44813' (build123d's tea_cup
+    example); a taper whose slant is longer than its radius is not a chamfer, nor is a cone point,
+    while a 1 mm chamfer on a pin's end is."""
+    from build123d import Cone
+    cup = Cone(30, 40, 60) - Pos(0, 0, 3) * Cone(27, 37, 60)
+    assert run(cup)["chamfers"] == []
+    point = Cylinder(4, 20) + Pos(0, 0, 10) * Cone(4, 0, 8, align=(Align.CENTER, Align.CENTER, Align.MIN))
+    assert run(point)["chamfers"] == []
+    pin = Cylinder(4, 20)
+    pin = chamfer(pin.edges().group_by(Axis.Z)[-1], 1)
+    assert [(c["size"], c["count"]) for c in run(pin)["chamfers"]] == [(pytest.approx(1), 1)]
+
+
 def test_the_walls_of_polygonal_holes_are_not_chamfers():
     """A plate with hexagonal holes (build123d's fast_grid_holes example, smaller): each wall's
     normal lies between its neighbours', but they meet at concave corners, so none is a chamfer
