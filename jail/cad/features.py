@@ -77,6 +77,12 @@ def _sig(h: dict) -> tuple:
             None if h["depth"] is None else round(h["depth"], 3))
 
 
+def _slot_sig(s: dict) -> tuple:
+    """Slots in one pattern: same length, depth, through and open end, along the same direction."""
+    return (round(s["length"], 3), None if s["depth"] is None else round(s["depth"], 3), s["through"],
+            s["open_end"], tuple(round(x, 6) for x in s["direction"]))
+
+
 def _order(h: dict) -> tuple:
     c = h["center"]
     return (round(-c[2], 4), round(c[1], 4), round(c[0], 4))
@@ -90,12 +96,13 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     used: set = set()
     hs = sorted(ff.holes(infos, mat, used) if mat.solids else [], key=_order)
     bs = sorted(ff.bosses(infos, mat, used) if mat.solids else [], key=_order)
-    sl = ff.slots(infos, mat, used) if mat.solids else []
+    sl = sorted(ff.slots(infos, mat, used) if mat.solids else [], key=_order)
     fl = ff.fillets(infos, used)
     ch = ff.chamfers(infos, used)
     items = [dict(h, sig=_sig(h)) for h in hs]
     pats = fp.find(items, "holes")
     pats += fp.find([dict(b, sig=round(b["height"], 3)) for b in bs], "bosses")
+    pats += fp.find([dict(s, diameter=s["width"], sig=_slot_sig(s)) for s in sl], "slots")
     return {"holes": hs, "bosses": bs, "fillets": fl, "chamfers": ch, "slots": sl, "patterns": pats}
 
 

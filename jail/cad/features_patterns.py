@@ -17,6 +17,8 @@ plane across the axis.
 
 A bolt circle made of some members of a grid or an array (the four holes of one of its squares) is
 not listed: the lattice already says where they are. A circle of the whole group is (a 2x2 grid).
+Nor is one with another member of the group on a side of its polygon, or on a side carried on by
+one more of its length (a square of holes out of two longer rows).
 
 Pure Python on the numbers the hole finder made; nothing here touches OCCT. A group larger than
 ``GROUP_CAP`` is not searched for bolt circles (the search is cubic).
@@ -98,6 +100,26 @@ def _bolt_circles(idx, pts2, tol):
             continue
         out.append((ctr, rad, members, a0))
     return out
+
+
+def _sides_go_on(members, pts2, ctr, tol) -> bool:
+    """Whether another member of the group lies on a side of the polygon the circle's members
+    make, or on that side carried on by one more of its length: the circle is a few holes of
+    longer rows (two rows of a connector: every four holes two pitches apart are 'a bolt circle')."""
+    order = sorted(members, key=lambda k: math.atan2(pts2[k][1] - ctr[1], pts2[k][0] - ctr[0]))
+    others = [pts2[k] for k in range(len(pts2)) if k not in set(members)]
+    for a, b in zip(order, order[1:] + order[:1]):
+        (ax, ay), (bx, by) = pts2[a], pts2[b]
+        dx, dy = bx - ax, by - ay
+        side = math.hypot(dx, dy)
+        if side <= tol:
+            continue
+        for ox, oy in others:
+            along = ((ox - ax) * dx + (oy - ay) * dy) / side  # from a towards b
+            off = abs((ox - ax) * dy - (oy - ay) * dx) / side
+            if off <= tol and -side - tol <= along <= 2 * side + tol:
+                return True
+    return False
 
 
 def _levels(vals, tol):
@@ -248,6 +270,8 @@ def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
             for ctr, rad, members, a0 in _bolt_circles(g, pts2, tol):
                 if lattice and len(members) < len(g):
                     continue  # four holes of a grid's square: the grid says it
+                if _sides_go_on(members, pts2, ctr, tol):
+                    continue  # a square cut out of longer rows: the rows say it
                 h = sum(heights[k] for k in members) / len(members)
                 c3 = add(add(o, add(mul(u, ctr[0]), mul(v, ctr[1]))), mul(canonical_dir(unit(axis)), h))
                 circles.append({"type": "bolt_circle", "of": of, "center": c3, "radius": rad,

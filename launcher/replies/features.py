@@ -68,7 +68,7 @@ SLOT = _obj({"center": dict(_VEC, description="centre of the slot where it opens
              "open_end": {"type": "boolean", "description": "runs out of the part at one end (a U slot or a "
                           "notch at an edge): direction points there, length runs from there to the round end"}})
 _MEMBERS = {"type": "array", "items": _COUNT, "maxItems": FEATURES_LIST_CAP}
-_OF = {"type": "string", "enum": ["holes", "bosses"]}
+_OF = {"type": "string", "enum": ["holes", "bosses", "slots"]}
 _ROUND = {"center": _VEC, "radius": _POS, "axis": _VEC, "pitch_angle": _NUM, "start_angle": _NUM}
 PATTERN = {"anyOf": [
     _obj({"type": {"const": "bolt_circle"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, **_ROUND}),
@@ -190,7 +190,7 @@ def _slot(s, w) -> dict:
 def _pattern(p, w, n_items: dict) -> dict:
     p = _dict(p, w)
     kind, of = p.get("type"), p.get("of")
-    if kind not in ("bolt_circle", "radial", "grid", "linear") or of not in ("holes", "bosses"):
+    if kind not in ("bolt_circle", "radial", "grid", "linear") or of not in ("holes", "bosses", "slots"):
         _Path(w).refuse("has an unknown type")
     members = p.get("members")
     if not isinstance(members, list):
@@ -235,7 +235,7 @@ def features_reply(r, name: str) -> dict:
             truncated[k] = src_trunc[k]
         if k != "patterns":
             out[k] = [_REBUILD[k](x, f"{k}[{i}]") for i, x in enumerate(items[:FEATURES_LIST_CAP])]
-    n_items = {"holes": len(out["holes"]), "bosses": len(out["bosses"])}
+    n_items = {k: len(out[k]) for k in ("holes", "bosses", "slots")}
     out["patterns"] = [_pattern(x, f"patterns[{i}]", n_items)
                        for i, x in enumerate(r.get("patterns", [])[:FEATURES_LIST_CAP])]
     out["truncated"] = truncated

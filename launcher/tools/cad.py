@@ -337,6 +337,11 @@ def _hole_kind(h: dict) -> str:
     return s
 
 
+def _slot_kind(s: dict) -> str:
+    return (f"length {_g(s['length'])} width {_g(s['width'])} " + ("open-ended " if s["open_end"] else "")
+            + ("through" if s["through"] else f"depth {_g(s['depth'])}"))
+
+
 def _pattern_text(p: dict) -> str:
     if p["type"] == "bolt_circle":
         return f"bolt circle r={_g(p['radius'])} at {_at(p['center'])}"
@@ -352,17 +357,17 @@ def _or(words: list[str]) -> str:
 
 
 def features_content(result: dict) -> list[dict]:
-    """One line per kind found; holes and bosses grouped by kind, with the pattern a group makes and
+    """One line per kind found; holes, bosses and slots grouped by kind, with the pattern a group makes and
     its centres (entry centres, base centres); the numbers are in structuredContent."""
     failed = _failed(result, "features")
     if failed:
         return failed
     f = result["features"]
     lines = [f"{f['name']}:"]
-    said: dict[str, set] = {"holes": set(), "bosses": set()}  # member lists a group line named
+    said: dict[str, set] = {"holes": set(), "bosses": set(), "slots": set()}  # member lists a line named
 
     def grouped(of: str, kind_of) -> None:
-        """One line per kind of hole (or boss): count, kind, the pattern they make, centres."""
+        """One line per kind of hole (boss, slot): count, kind, the pattern they make, centres."""
         radial = {i: k for k, p in enumerate(f["patterns"]) if p["of"] == of and p["type"] == "radial"
                   for i in p["members"]}  # one line per radial pattern, whatever each member's axis
         groups: dict[tuple, list[int]] = {}
@@ -390,10 +395,8 @@ def features_content(result: dict) -> list[dict]:
     for g in f["chamfers"]:
         size = _g(g["size"]) if g["size2"] is None else f"{_g(g['size'])} x {_g(g['size2'])}"
         lines.append(f"chamfers: {g['count']} x {size}")
-    for s in f["slots"]:
-        how = ("open-ended " if s["open_end"] else "") + ("through" if s["through"] else f"depth {_g(s['depth'])}")
-        lines.append(f"slot: {_g(s['length'])} x {_g(s['width'])} {how} {_axis_word(s['axis'])} at {_at(s['center'])}"
-                     + (f" opening {_axis_word(s['direction'])}" if s["open_end"] else ""))
+    grouped("slots", lambda s, radial: _slot_kind(s) + way(s, radial)
+            + (f" opening {_axis_word(s['direction'])}" if s["open_end"] else ""))
     for p in f["patterns"]:
         if tuple(sorted(p["members"])) not in said[p["of"]]:
             lines.append(f"pattern: {p['count']} {p['of']} on a {_pattern_text(p)}")
@@ -411,7 +414,7 @@ FEATURES = Tool(
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots (closed or open at one end), and patterns of holes or bosses (bolt circles, grids, linear arrays, "
+    "slots (closed or open at one end), and patterns of holes, bosses or slots (bolt circles, grids, linear arrays, "
     "radial). The numbers are in "
     "structuredContent; the text is a summary. Read-only: runs in a disposable jailed process.",
     params={"object_name": OBJECT,

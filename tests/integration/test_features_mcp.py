@@ -85,7 +85,7 @@ def test_tilted_holes_cross_holes_and_a_blind_slot(client):
     assert "holes: 1 x through d=6 +X at (-20, 0, 10)\nholes: 1 x through d=6 -X at (20, 0, 10)" in text
     data, text = features(client, {"object_name": "slot"})
     assert [(s["depth"], s["through"]) for s in data["slots"]] == [(pytest.approx(4), False)]
-    assert "slot: 26 x 6 depth 4 -Z at (0, 0, 5)" in text
+    assert "slots: 1 x length 26 width 6 depth 4 -Z at (0, 0, 5)" in text
 
 
 def test_radial_holes_through_the_client(client):
@@ -103,7 +103,7 @@ def test_slots_open_at_one_end_through_the_client(client):
     assert client.text("execute", {"code": code}).startswith("OK")
     data, text = features(client, {"object_name": "flange"})
     assert sorted(s["open_end"] for s in data["slots"]) == [False, True, True, True] and data["fillets"] == []
-    assert "slot: 4 x 8 open-ended through -Z at (10, -18, 3) opening -Y" in text, text
+    assert "slots: 1 x length 4 width 8 open-ended through -Z opening -Y at (10, -18, 3)" in text, text
 
 
 def test_errors_are_errors_without_structured_content(client):

@@ -427,8 +427,61 @@ def test_slots_open_at_one_end_are_slots_not_fillets():
             through, open_end), s
         assert near(s["direction"], direction, 1e-6) and near(s["axis"], (0, 0, -1), 1e-6)
     text = table.render_text("features", {"ok": True, "features": R.features_reply(d, "f")})
-    assert "slot: 19 x 8 open-ended through -Z at (30.5, 0, 3) opening +X" in text, text
-    assert "slot: 13 x 10 open-ended depth 4 -Z at (-33.5, 0, 3) opening -X" in text
+    assert "slots: 1 x length 19 width 8 open-ended through -Z opening +X at (30.5, 0, 3)" in text, text
+    assert "slots: 1 x length 13 width 10 open-ended depth 4 -Z opening -X at (-33.5, 0, 3)" in text
+
+
+def rail(n=5):
+    """A strip with a row of ``n`` through slots, 25 apart (a DIN rail's)."""
+    with BuildPart() as p:
+        Box(35, 25 * n, 1.5)
+        with BuildSketch(Plane.XY.offset(0.75)):
+            with GridLocations(0, 25, 1, n):
+                SlotCenterToCenter(8.8, 6.2, rotation=90)
+        extrude(amount=-1.5, mode=Mode.SUBTRACT)
+    return p.part
+
+
+def test_a_row_of_slots_is_one_line_and_a_linear_pattern():
+    """Slots are grouped like holes: one line per kind with the pattern they make (a DIN rail's
+    39 slots were 39 lines)."""
+    d = run(rail())
+    (p,) = d["patterns"]
+    assert (p["type"], p["of"], p["count"], p["pitch"]) == ("linear", "slots", 5, pytest.approx(25))
+    out = R.features_reply(d, "rail")
+    R.check(out)
+    text = table.render_text("features", {"ok": True, "features": out})
+    assert text.splitlines()[1:] == ["slots: 5 x length 15 width 6.2 through -Z on a linear pitch 25 along (0, 1, 0) "
+                                     "at (0, -50, 0.75), (0, -25, 0.75), (0, 0, 0.75), (0, 25, 0.75), (0, 50, 0.75)"]
+    d["patterns"][0]["members"] = [0, 5]
+    with pytest.raises(ReplyRefused, match=r"patterns\[0\].members\[1\]"):
+        R.features_reply(d, "rail")
+
+
+def test_two_rows_of_holes_make_no_bolt_circles_but_a_flange_s_circle_stays():
+    """Two rows of eleven holes (a connector's): every four holes two pitches apart lie on a circle,
+    equally spaced; none is a bolt circle, as other holes of the rows lie on its sides. Four bolt
+    holes of a flange with two more of their size elsewhere still are one."""
+    with BuildPart() as p:
+        Box(70, 30, 3)
+        with Locations(Plane.XY.offset(1.5)):
+            with GridLocations(5, 20, 11, 2):
+                Hole(1)
+    assert [x["type"] for x in run(p.part)["patterns"]] == ["grid"]
+    with BuildPart() as p:
+        Box(70, 30, 3)
+        with Locations(Plane.XY.offset(1.5)):
+            with GridLocations(5, 20, 11, 2):
+                Hole(1)
+            with Locations((3.5, 0), (-3.5, 4)):
+                Hole(1)
+    d = run(p.part)
+    assert not [x for x in d["patterns"] if x["type"] == "bolt_circle"], d["patterns"]
+    flange = Cylinder(40, 8)
+    for x, y in [(25, 0), (0, 25), (-25, 0), (0, -25), (10, 33), (-30, -20)]:
+        flange -= Pos(x, y, 0) * Cylinder(3, 8)
+    circles = [x for x in run(flange)["patterns"] if x["type"] == "bolt_circle"]
+    assert [(c["count"], round(c["radius"], 6)) for c in circles] == [(4, 25)]
 
 
 def test_a_pockets_half_round_end_is_not_an_open_slot():
@@ -445,8 +498,8 @@ def test_a_pockets_half_round_end_is_not_an_open_slot():
     assert d["slots"] == [] and [(g["radius"], g["convex"]) for g in d["fillets"]] == [(5, False)], d
 
 
-@pytest.mark.parametrize("depth,text", [(10, "slot: 26 x 6 through -Z at (0, 0, 5)"),
-                                        (4, "slot: 26 x 6 depth 4 -Z at (0, 0, 5)")])
+@pytest.mark.parametrize("depth,text", [(10, "slots: 1 x length 26 width 6 through -Z at (0, 0, 5)"),
+                                        (4, "slots: 1 x length 26 width 6 depth 4 -Z at (0, 0, 5)")])
 def test_slot_reply_text_and_hostile_slot_fields(depth, text):
     out = R.features_reply(run(slotted(depth, 1)), "s")
     R.check(out)
