@@ -218,7 +218,7 @@ def select_shown(namespace: dict) -> list[tuple[str, Any]] | None:
     code may have replaced it): exact list/tuple types are looked into (``SHOWN_DEPTH`` levels, at
     most ``MAX_ELEMENTS_SCANNED`` objects in all), anything else that is not a shape is skipped, and
     a record that cannot be read is a RenderError. Names: the one given to show(), else the session
-    name bound to the object, else ``shown[i]``; over ``RENDER_MAX_OBJECTS`` parts, the last ones
+    name bound to the object (or to the builder whose part, sketch or line it is), else ``shown[i]``; over ``RENDER_MAX_OBJECTS`` parts, the last ones
     are drawn as one part ``others``."""
     from jail.cad.shims import record
     items = record.last()
@@ -226,8 +226,13 @@ def select_shown(namespace: dict) -> list[tuple[str, Any]] | None:
         return None
     try:
         bound = {}
-        for n in user_names(namespace)[:MAX_ELEMENTS_SCANNED]:
+        names = user_names(namespace)[:MAX_ELEMENTS_SCANNED]
+        for n in names:
             bound.setdefault(id(namespace.get(n)), n)
+        for n in names:  # show(body.part): named after the builder whose part it is
+            out = _builder_output(namespace.get(n))
+            if out is not None:
+                bound.setdefault(id(out), n)
         pk = _Picker()
         budget = [MAX_ELEMENTS_SCANNED]
         colours: dict = {}  # part name -> the colour show() was given for it
@@ -252,6 +257,18 @@ def select_shown(namespace: dict) -> list[tuple[str, Any]] | None:
     out = ShownParts(pk.parts)
     out.palette = [colours.get(n) or PALETTE[i % len(PALETTE)] for i, (n, _) in enumerate(pk.parts)]
     return out
+
+
+def _builder_output(value: Any) -> Any:
+    """A builder's part, sketch or line (None for anything else, or when reading it raises)."""
+    if not _is_builder(value):
+        return None
+    try:
+        import build123d as b
+        attr = "part" if isinstance(value, b.BuildPart) else "sketch" if isinstance(value, b.BuildSketch) else "line"
+        return getattr(value, attr)
+    except Exception:  # noqa: BLE001 - hostile properties: no name from it
+        return None
 
 
 class ShownParts(list):

@@ -154,6 +154,20 @@ def test_render_draws_the_last_shown_objects_by_name(b3d):
     assert "other" in meta["objects"]
 
 
+def test_shown_parts_of_builders_are_named_after_the_builders(b3d):
+    """``show(body.part, cab.part)`` (build123d's toy_truck example) drew a legend of 'shown0',
+    'shown1': a part shown from a builder takes the builder's name; a name bound to the part itself
+    wins."""
+    from jail.cad.render import render
+    ns = jail_ns()
+    ns.update(BuildPart=b3d.BuildPart, Box=b3d.Box, Pos=b3d.Pos)
+    exec("from ocp_vscode import show\nwith BuildPart() as body:\n    Box(10, 10, 10)\n"
+         "with BuildPart() as cab:\n    Box(4, 4, 4)\nwith BuildPart() as lid:\n    Box(2, 2, 2)\n"
+         "top = lid.part\nshow(body.part, Pos(20, 0, 0) * cab.part, lid.part)\n", ns)
+    _, meta = render({k: v for k, v in ns.items() if k in ("body", "cab", "lid", "top")}, width=64, height=64)
+    assert meta["objects"] == ["body", "shown1", "top"]
+
+
 def test_render_draws_shown_objects_in_their_colours(b3d):
     import io
 
