@@ -4,7 +4,9 @@ Members are grouped when they have the same diameter, the same kind (through/bli
 counterbore) and parallel axes (radial patterns: any axes); their centres are projected onto the
 plane across the axis.
 
-* a **bolt circle**: three or more members on one circle, equally spaced all the way round;
+* a **bolt circle**: three or more members on one circle, equally spaced all the way round; an
+  **arc**: four or more on one circle, equally spaced but for one wider gap (a polar array over part
+  of a turn, a bolt circle with a hole left out), ``start_angle`` at the member after the gap;
 * a **grid**: the members of a group are exactly an ``nx x ny`` lattice (nx, ny >= 2) along two
   directions of that plane (the part's axes when the holes run along X, Y or Z; else, or when the
   lattice is turned in its plane, the direction from one centre to its nearest neighbour and the
@@ -89,16 +91,22 @@ def _bolt_circles(idx, pts2, tol):
         seen.add(key)
         angs = sorted(math.atan2(pts2[k][1] - ctr[1], pts2[k][0] - ctr[0]) for k in members)
         gaps = [b2 - a2 for a2, b2 in zip(angs, angs[1:])] + [angs[0] + 2 * math.pi - angs[-1]]
+        eq = max(1e-3, tol / max(rad, 1e-9))
         step = 2 * math.pi / len(members)
-        if all(abs(g - step) <= max(1e-3, tol / max(rad, 1e-9)) for g in gaps):
-            found.append((ctr, rad, members, angs[0]))
+        if all(abs(g - step) <= eq for g in gaps):
+            found.append((ctr, rad, members, angs[0], step, True))
+            continue
+        step = min(gaps)
+        wide = [i for i, g in enumerate(gaps) if abs(g - step) > eq]
+        if len(members) >= 4 and len(wide) == 1:  # equally spaced but for one gap: an arc
+            found.append((ctr, rad, members, angs[(wide[0] + 1) % len(angs)], step, False))
     # keep the largest circles; drop one whose members are all in a bigger one with the same centre
     found.sort(key=lambda x: -len(x[2]))
     out = []
-    for ctr, rad, members, a0 in found:
-        if any(set(members) <= set(m) and math.dist(ctr, c2) <= tol for c2, _, m, _ in out):
+    for ctr, rad, members, a0, step, full in found:
+        if any(set(members) <= set(m) and math.dist(ctr, c2) <= tol for c2, _, m, *_ in out):
             continue
-        out.append((ctr, rad, members, a0))
+        out.append((ctr, rad, members, a0, step, full))
     return out
 
 
@@ -267,17 +275,19 @@ def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
         lattice = len(out) > before  # a grid or an array: the whole group
         circles = []
         if len(g) <= GROUP_CAP:
-            for ctr, rad, members, a0 in _bolt_circles(g, pts2, tol):
+            for ctr, rad, members, a0, step, full in _bolt_circles(g, pts2, tol):
                 if lattice and len(members) < len(g):
                     continue  # four holes of a grid's square: the grid says it
                 if _sides_go_on(members, pts2, ctr, tol):
                     continue  # a square cut out of longer rows: the rows say it
                 h = sum(heights[k] for k in members) / len(members)
                 c3 = add(add(o, add(mul(u, ctr[0]), mul(v, ctr[1]))), mul(canonical_dir(unit(axis)), h))
-                circles.append({"type": "bolt_circle", "of": of, "center": c3, "radius": rad,
+                ang = {k: (math.atan2(pts2[k][1] - ctr[1], pts2[k][0] - ctr[0]) - a0) % (2 * math.pi)
+                       for k in members}  # from the first member round the circle
+                circles.append({"type": "bolt_circle" if full else "arc", "of": of, "center": c3, "radius": rad,
                                 "count": len(members), "axis": canonical_dir(unit(axis)),
-                                "start_angle": math.degrees(a0), "pitch_angle": 360.0 / len(members),
-                                "members": [g[k] for k in members]})
+                                "start_angle": math.degrees(a0), "pitch_angle": math.degrees(step),
+                                "members": [g[k] for k in sorted(members, key=lambda k: ang[k] + 1e-9 * k)]})
         out[before:before] = circles  # circles first, as a drawing calls them out
     return out + _radials(items, of, tol)
 

@@ -345,6 +345,9 @@ def _slot_kind(s: dict) -> str:
 def _pattern_text(p: dict) -> str:
     if p["type"] == "bolt_circle":
         return f"bolt circle r={_g(p['radius'])} at {_at(p['center'])}"
+    if p["type"] == "arc":
+        return (f"arc r={_g(p['radius'])} at {_at(p['center'])}, {_g(p['pitch_angle'])}° apart from "
+                f"{_g(p['start_angle'])}°")
     if p["type"] == "radial":
         return f"radial pattern r={_g(p['radius'])} round {_axis_word(p['axis'])} through {_at(p['center'])}"
     if p["type"] == "grid":
@@ -381,7 +384,7 @@ def features_content(result: dict) -> list[dict]:
             on = pats.get(tuple(sorted(idx)))
             if on:
                 said[of].add(tuple(sorted(idx)))
-            where = (" on a " + " / ".join(on)) if on else ""
+            where = (" on " + " / ".join(("an " if t.startswith("a") else "a ") + t for t in on)) if on else ""
             centres = ", ".join(_at(f[of][i]["center"]) for i in idx[:12]) + (" ..." if len(idx) > 12 else "")
             lines.append(f"{of}: {len(idx)} x {kind}{where} at {centres}")
 
@@ -399,7 +402,8 @@ def features_content(result: dict) -> list[dict]:
             + (f" opening {_axis_word(s['direction'])}" if s["open_end"] else ""))
     for p in f["patterns"]:
         if tuple(sorted(p["members"])) not in said[p["of"]]:
-            lines.append(f"pattern: {p['count']} {p['of']} on a {_pattern_text(p)}")
+            text = _pattern_text(p)
+            lines.append(f"pattern: {p['count']} {p['of']} on {'an' if text.startswith('a') else 'a'} {text}")
     if len(lines) == 1:
         asked = [k for k in result.get("kinds") or () if k in FEATURE_KINDS and k != "patterns"]
         lines.append(f"no {_or(asked or ['holes', 'bosses', 'fillets', 'chamfers', 'slots'])} found")
@@ -414,9 +418,9 @@ FEATURES = Tool(
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots (closed or open at one end), and patterns of holes, bosses or slots (bolt circles, grids, linear arrays, "
-    "radial). The numbers are in "
-    "structuredContent; the text is a summary. Read-only: runs in a disposable jailed process.",
+    "slots (closed or open at one end), and patterns of holes, bosses or slots (bolt circles, arcs, grids, "
+    "linear arrays, radial). The numbers are in structuredContent; the text is a summary. Read-only: runs in "
+    "a disposable jailed process.",
     params={"object_name": OBJECT,
             "kinds": {"type": "array", "items": {"type": "string", "enum": list(FEATURE_KINDS)},
                       "minItems": 1, "maxItems": len(FEATURE_KINDS),

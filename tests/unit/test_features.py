@@ -484,6 +484,45 @@ def test_two_rows_of_holes_make_no_bolt_circles_but_a_flange_s_circle_stays():
     assert [(c["count"], round(c["radius"], 6)) for c in circles] == [(4, 25)]
 
 
+@pytest.mark.parametrize("leave_out,want", [
+    (None, ("bolt_circle", 6, 60.0, None)),
+    (2, ("arc", 5, 60.0, 180.0)),          # a bolt circle with a hole left out: an arc from after the gap
+    (None, None),                           # (below: a polar array over a third of a turn)
+])
+def test_arcs_of_holes_and_a_bolt_circle_with_a_hole_left_out(leave_out, want):
+    """A polar array over part of a turn, or a bolt circle with one hole left out, was no pattern;
+    each is now an arc: count, pitch, start angle at the member after the gap, members in order
+    round the circle. Three holes on a circle are never an arc (any isosceles triangle is)."""
+    part = Cylinder(50, 8)
+    if want is None:
+        with BuildPart() as p:
+            Cylinder(50, 8)
+            with Locations(Plane.XY.offset(4)):
+                with PolarLocations(30, 5, start_angle=10, angular_range=120, endpoint=True):
+                    Hole(3)
+            with Locations((0, -15, 4), (8, -25, 4), (-8, -25, 4)):
+                Hole(3)
+        d = run(p.part)
+        (arc,) = d["patterns"]
+        assert (arc["type"], arc["count"], arc["radius"]) == ("arc", 5, pytest.approx(30))
+        assert (arc["pitch_angle"], arc["start_angle"]) == (pytest.approx(30), pytest.approx(10))
+        angles = [math.degrees(math.atan2(d["holes"][i]["center"][1], d["holes"][i]["center"][0]))
+                  for i in arc["members"]]
+        assert angles == [pytest.approx(a) for a in (10, 40, 70, 100, 130)]
+        text = table.render_text("features", {"ok": True, "features": R.features_reply(d, "p")})
+        assert "pattern: 5 holes on an arc r=30 at (0, 0, 4), 30° apart from 10°" in text, text
+        return
+    for i in range(6):
+        if i != leave_out:
+            a = math.radians(60 * i)
+            part -= Pos(35 * math.cos(a), 35 * math.sin(a), 0) * Cylinder(4, 8)
+    (p,) = run(part)["patterns"]
+    kind, count, pitch, start = want
+    assert (p["type"], p["count"], p["pitch_angle"]) == (kind, count, pytest.approx(pitch))
+    if start is not None:
+        assert p["start_angle"] == pytest.approx(start)
+
+
 def test_a_pockets_half_round_end_is_not_an_open_slot():
     """A D-shaped pocket (round at one end, square at the other): the half cylinder's walls end on
     material, so it is not a slot running out of the part."""
