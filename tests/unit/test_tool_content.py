@@ -114,7 +114,7 @@ def test_cad_contents():
          "valid": True, "closed": True, "manifold": True}
     t = render_text("measure", {"ok": True, "measure": m}).splitlines()
     assert t[0] == "b: 1 solid, 1 shell, 6 faces, 12 edges, 8 vertices" and t[1] == "volume: 24 mm^3"
-    assert ("cylinders: d=8 x4 hole, d=10 x4 rounded edge, d=6 x4 fillet, d=12 x1 shaft/boss, d=2 x1" in t
+    assert ("cylinders: d=8 x4 hole, d=10 x4 rounded edge, d=6 x4 fillet/slot end, d=12 x1 shaft/boss, d=2 x1" in t
             and t[-1] == "valid=True closed=True manifold=True")
     del m["valid"]  # measure's default (issue 22): the full check is validate's (or check=true)
     t = render_text("measure", {"ok": True, "measure": m}).splitlines()
