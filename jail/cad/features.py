@@ -4,7 +4,7 @@ Runs in a jailed, disposable next like ``measure``: the object is resolved by na
 ``measure.select_one`` (same messages), its OCCT faces are read (``features_faces``), features
 are recognised (``features_find``) and patterns searched (``features_patterns``). The reply is
 plain JSON: every number rounded and finite (``measure.f``), every list capped
-(``FEATURES_LIST_CAP``, the count before the cap in ``truncated``), the six top-level keys always
+(``FEATURES_LIST_CAP``, the count before the cap in ``truncated``), the seven top-level keys always
 present (an empty list for a kind not asked for).
 
 Does not guarantee honest numbers once user code ran in this process; the launcher rebuilds the
@@ -18,7 +18,7 @@ from jail.cad.measure import MeasureError, f, is_mesh, mesh_error, select_one
 from jail.cad.names import cap
 from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
 
-KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "patterns")
+KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "grooves", "patterns")
 CENTERS_CAP = 20  # centres listed per fillet/chamfer group (keeps a full reply well under the cap)
 
 
@@ -56,6 +56,11 @@ def _slot(s: dict) -> dict:
             "axis": _v(s["axis"]), "direction": _v(s["direction"]),
             "depth": None if s["depth"] is None else f(s["depth"]), "through": bool(s["through"]),
             "open_end": bool(s["open_end"])}
+
+
+def _groove(g: dict) -> dict:
+    return {"center": _v(g["center"]), "axis": _v(g["axis"]), "diameter": f(g["diameter"]), "depth": f(g["depth"]),
+            "width": f(g["width"]), "profile": str(g["profile"])}
 
 
 def _pattern(p: dict) -> dict:
@@ -97,13 +102,14 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     hs = sorted(ff.holes(infos, mat, used) if mat.solids else [], key=_order)
     bs = sorted(ff.bosses(infos, mat, used) if mat.solids else [], key=_order)
     sl = sorted(ff.slots(infos, mat, used) if mat.solids else [], key=_order)
+    gr = sorted(ff.grooves(infos, used), key=_order)
     fl = ff.fillets(infos, used)
     ch = ff.chamfers(infos, used)
     items = [dict(h, sig=_sig(h)) for h in hs]
     pats = fp.find(items, "holes")
     pats += fp.find([dict(b, sig=round(b["height"], 3)) for b in bs], "bosses")
     pats += fp.find([dict(s, diameter=s["width"], sig=_slot_sig(s)) for s in sl], "slots")
-    return {"holes": hs, "bosses": bs, "fillets": fl, "chamfers": ch, "slots": sl, "patterns": pats}
+    return {"holes": hs, "bosses": bs, "fillets": fl, "chamfers": ch, "slots": sl, "grooves": gr, "patterns": pats}
 
 
 def features(namespace: dict, name: str, kinds=None) -> dict:
@@ -119,7 +125,7 @@ def features(namespace: dict, name: str, kinds=None) -> dict:
                            "and wires)")
     raw = find(shape, mat=mat)
     want = set(kinds) if kinds else set(KINDS)
-    conv = {"holes": _hole, "bosses": _boss, "slots": _slot, "patterns": _pattern,
+    conv = {"holes": _hole, "bosses": _boss, "slots": _slot, "grooves": _groove, "patterns": _pattern,
             "fillets": lambda g: _group(g, ("radius",)), "chamfers": lambda g: _group(g, ("size", "size2"))}
     out: dict = {}
     truncated: dict = {}

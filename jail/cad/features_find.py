@@ -404,6 +404,108 @@ def _open_slot(infos, a: FaceInfo, mat: Material, tol: float) -> dict | None:
             "depth": None if through else hi - lo, "through": through, "open_end": True}
 
 
+# ------------------------------------------------------------------ grooves
+def _radii(fi: FaceInfo, origin, axis) -> list[float]:
+    """Distances from the axis line of the points along ``fi``'s edges (not its seam: a cone's
+    runs from one end circle to the other)."""
+    out = []
+    face = TopoDS.Face(fi.face)
+    for e in fi.edges.values():
+        if BRep_Tool.IsClosed_s(TopoDS.Edge(e), face):
+            continue
+        for p in edge_points(e):
+            w = sub(p, origin)
+            out.append(norm(sub(w, mul(axis, dot(w, axis)))))
+    return out
+
+
+def _coaxial(fi: FaceInfo, origin, axis, tol: float) -> bool:
+    if fi.kind == "plane":
+        return fi.normal is not None and abs(abs(dot(fi.normal, axis)) - 1) < 1e-6
+    if fi.kind != "cone" or abs(abs(dot(fi.axis, axis)) - 1) > 1e-9:
+        return False
+    w = sub(fi.origin, origin)
+    return norm(sub(w, mul(axis, dot(w, axis)))) <= tol
+
+
+def _walls(infos, faces: list[FaceInfo], origin, axis, t_end: float, tol: float) -> list[FaceInfo]:
+    """The faces across the circular edges of ``faces`` at ``t_end`` (along ``axis`` from ``origin``)."""
+    mine = {fi.index for fi in faces}
+    out: dict[int, FaceInfo] = {}
+    for fi in faces:
+        for j in fi.neighbours - mine:
+            spans = [_edge_span(fi.edges[k], origin, axis) for k in fi.edges.keys() & infos[j].edges.keys()]
+            if spans and all(abs(lo - t_end) <= tol and abs(hi - t_end) <= tol for lo, hi in spans):
+                out[j] = infos[j]
+    return list(out.values())
+
+
+def _rise(walls: list[FaceInfo], origin, axis, r: float, tol: float) -> float | None:
+    """How far the walls at one end of a groove's bottom reach out from it; None unless every wall
+    is a coaxial ring, a plane or cone bounded by circles round the axis (the bottom's and an outer
+    one), that does. A plate a tube passes through is no wall: its edges are elsewhere too."""
+    if not walls or not all(_coaxial(w, origin, axis, tol) for w in walls):
+        return None
+    radii = [x for w in walls for x in _radii(w, origin, axis)]
+    top = max(radii, default=r)
+    if any(abs(x - r) > tol and abs(x - top) > tol for x in radii):
+        return None
+    return top - r if top - r > tol else None
+
+
+def grooves(infos: list[FaceInfo], used: set) -> list[dict]:
+    """Grooves round a shaft (a circlip's, a pulley's V); not yet in a bore (there a hole's run
+    takes the groove's faces).
+
+    * **flat**: a convex cylinder all the way round (its faces on one axis line, one radius) with
+      walls at both ends, coaxial planes or cones, that rise out from it. A shaft step has a wall at
+      one end only.
+    * **v**: two convex coaxial cones sloping opposite ways that meet at their narrow ends.
+
+    ``diameter`` is the bottom's, ``depth`` to the lower of the two walls, ``width`` along the axis
+    (the bottom's for flat, the opening's for v), ``center`` on the axis midway."""
+    tol = 1e-6 * _scale(infos) + 1e-6
+    out = []
+    cyl = [fi for fi in infos if fi.index not in used and fi.kind == "cylinder" and fi.concave is False
+           and fi.span >= FULL * 0.5]
+    for line in _lines(cyl, tol * 10):
+        origin, axis, segs = _segments(line, tol * 10)
+        for sg in segs:
+            if sg["span"] < FULL:
+                continue
+            r = sg["r0"]
+            walls = [_walls(infos, sg["faces"], origin, axis, t, tol * 10) for t in (sg["t0"], sg["t1"])]
+            rises = [_rise(w, origin, axis, r, tol * 10) for w in walls]
+            if None in rises:
+                continue
+            out.append({"center": add(origin, mul(axis, (sg["t0"] + sg["t1"]) / 2)), "axis": axis,
+                        "diameter": 2 * r, "depth": min(rises), "width": sg["t1"] - sg["t0"], "profile": "flat"})
+            used.update(fi.index for fi in sg["faces"])
+            used.update(w.index for ws in walls for w in ws if w.kind == "cone")  # angled walls: not chamfers
+    cones = [fi for fi in infos if fi.index not in used and fi.kind == "cone" and fi.concave is False
+             and fi.span >= FULL * 0.98]
+    for i, a in enumerate(cones):
+        for b in cones[i + 1:]:
+            if b.index in used or b.index not in a.neighbours or not _coaxial(b, a.origin, a.axis, tol * 10):
+                continue
+            shift = dot(sub(b.origin, a.origin), a.axis)
+            ar0, ar1, br0, br1 = a.r0, a.r1, b.r0, b.r1
+            ts = (a.t0, a.t1, b.t0 + shift, b.t1 + shift)
+            if (ar1 - ar0) * (br1 - br0) >= 0:
+                continue  # sloping the same way: a taper in two faces
+            narrow_a = ts[0] if ar0 < ar1 else ts[1]
+            narrow_b = ts[2] if br0 < br1 else ts[3]
+            if abs(narrow_a - narrow_b) > tol * 10:
+                continue  # they meet at their wide ends: a ridge, not a groove
+            r = min(ar0, ar1, br0, br1)
+            out.append({"center": add(a.origin, mul(a.axis, (min(ts) + max(ts)) / 2)), "axis": a.axis,
+                        "diameter": 2 * r, "depth": min(max(ar0, ar1), max(br0, br1)) - r,
+                        "width": max(ts) - min(ts), "profile": "v"})
+            used.update((a.index, b.index))
+            break
+    return out
+
+
 # ------------------------------------------------------------------ fillets and chamfers
 def _where(groups: dict, key, fi: FaceInfo, extra: dict) -> None:
     g = groups.setdefault(key, dict(extra, count=0, centers=[]))

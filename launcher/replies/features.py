@@ -18,7 +18,7 @@ from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
 from launcher.replies import validate as replies
 from launcher.replies.cad import ReplyRefused
 
-KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "patterns")
+KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "grooves", "patterns")
 CENTERS_CAP = 20
 LIMIT = 1e12
 
@@ -67,6 +67,12 @@ SLOT = _obj({"center": dict(_VEC, description="centre of the slot where it opens
              "through": {"type": "boolean"},
              "open_end": {"type": "boolean", "description": "runs out of the part at one end (a U slot or a "
                           "notch at an edge): direction points there, length runs from there to the round end"}})
+GROOVE = _obj({"center": dict(_VEC, description="on the axis, midway along the groove (mm)"),
+               "axis": _VEC, "diameter": dict(_POS, description="of the groove's bottom (mm)"),
+               "depth": dict(_POS, description="from the bottom to the lower of its two walls (mm)"),
+               "width": dict(_POS, description="along the axis: the bottom's (flat), the opening's (v) (mm)"),
+               "profile": {"type": "string", "enum": ["flat", "v"]}},
+              "a groove round a shaft (a circlip's, a pulley's V)")
 _MEMBERS = {"type": "array", "items": _COUNT, "maxItems": FEATURES_LIST_CAP}
 _OF = {"type": "string", "enum": ["holes", "bosses", "slots"]}
 _ROUND = {"center": _VEC, "radius": _POS, "axis": _VEC, "pitch_angle": _NUM, "start_angle": _NUM}
@@ -87,7 +93,7 @@ PATTERN = {"anyOf": [
 OUTPUT_SCHEMA = _obj({
     "name": {"type": "string"},
     "holes": _list(HOLE), "bosses": _list(BOSS), "fillets": _list(FILLET), "chamfers": _list(CHAMFER),
-    "slots": _list(SLOT), "patterns": _list(PATTERN),
+    "slots": _list(SLOT), "grooves": _list(GROOVE), "patterns": _list(PATTERN),
     "truncated": {"type": "object", "additionalProperties": _COUNT,
                   "description": "kinds whose list was cut, with how many were found"},
 })
@@ -217,7 +223,18 @@ def _pattern(p, w, n_items: dict) -> dict:
     return out
 
 
-_REBUILD = {"holes": _hole, "bosses": _boss, "fillets": _fillet, "chamfers": _chamfer, "slots": _slot}
+def _groove(g, w) -> dict:
+    g = _dict(g, w)
+    profile = g.get("profile")
+    if profile not in ("flat", "v"):
+        _Path(w + ".profile").refuse("is not flat or v")
+    return {"center": _vec(g.get("center"), w + ".center"), "axis": _vec(g.get("axis"), w + ".axis"),
+            "diameter": _num(g.get("diameter"), w + ".diameter", 0.0), "depth": _num(g.get("depth"), w + ".depth", 0.0),
+            "width": _num(g.get("width"), w + ".width", 0.0), "profile": profile}
+
+
+_REBUILD = {"holes": _hole, "bosses": _boss, "fillets": _fillet, "chamfers": _chamfer, "slots": _slot,
+            "grooves": _groove}
 
 
 def features_reply(r, name: str) -> dict:

@@ -402,13 +402,16 @@ def features_content(result: dict) -> list[dict]:
         lines.append(f"chamfers: {g['count']} x {size}")
     grouped("slots", lambda s, radial: _slot_kind(s) + way(s, radial)
             + (f" opening {_axis_word(s['direction'])}" if s["open_end"] else ""))
+    for g in f["grooves"]:
+        lines.append(f"groove: {g['profile']} d={_g(g['diameter'])} width {_g(g['width'])} depth {_g(g['depth'])} "
+                     f"round {_axis_word(g['axis'])} at {_at(g['center'])}")
     for p in f["patterns"]:
         if tuple(sorted(p["members"])) not in said[p["of"]]:
             text = _pattern_text(p)
             lines.append(f"pattern: {p['count']} {p['of']} on {'an' if text.startswith('a') else 'a'} {text}")
     if len(lines) == 1:
         asked = [k for k in result.get("kinds") or () if k in FEATURE_KINDS and k != "patterns"]
-        lines.append(f"no {_or(asked or ['holes', 'bosses', 'fillets', 'chamfers', 'slots'])} found")
+        lines.append(f"no {_or(asked or ['holes', 'bosses', 'fillets', 'chamfers', 'slots', 'grooves'])} found")
     if f["truncated"]:
         lines.append("lists cut: " + ", ".join(f"{k} ({n} found)" for k, n in f["truncated"].items()))
     return [content.text("\n".join(lines))]
@@ -416,11 +419,11 @@ def features_content(result: dict) -> list[dict]:
 
 FEATURES = Tool(
     "features", "Find holes, bosses, fillets",
-    "Find one object's holes, bosses, fillets, chamfers, slots and hole patterns from its exact geometry "
+    "Find one object's holes, bosses, fillets, chamfers, slots, grooves and patterns from its exact geometry "
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots (closed or open at one end), and patterns of holes, bosses or slots (bolt circles, arcs, grids, "
+    "slots (closed or open at one end), grooves round a shaft (flat or v), and patterns of holes, bosses or slots (bolt circles, arcs, grids, "
     "linear arrays, radial). The numbers are in structuredContent; the text is a summary. Read-only: runs in "
     "a disposable jailed process.",
     params={"object_name": OBJECT,

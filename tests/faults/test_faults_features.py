@@ -43,6 +43,8 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
     "ansi_error": (f"raise ValueError({ANSI!r} * 20)", "ValueError"),
     "open_end_string": ("r['slots'] = [dict(center=[0, 0, 0], length=5, width=10, axis=[0, 0, -1], "
                         "direction=[1, 0, 0], depth=None, through=True, open_end='yes')]; return r", "slots[0].open_end"),
+    "groove_profile": ("r['grooves'] = [dict(center=[0, 0, 0], axis=[0, 0, 1], diameter=10, depth=1, width=2, "
+                       f"profile={ANSI!r})]; return r", "grooves[0].profile"),
     "radial_nan": ("p = r['patterns'][0]; p['type'] = 'radial'; p['radius'] = float('nan'); return r", "error"),
     "radial_no_axis": ("p = r['patterns'][0]; p['type'] = 'radial'; p.pop('axis', None); return r", "patterns[0].axis"),
     # members repeated and shared by two radial patterns: a valid reply, one text line per pattern

@@ -106,6 +106,14 @@ def test_slots_open_at_one_end_through_the_client(client):
     assert "slots: 1 x length 4 width 8 open-ended through -Z opening -Y at (10, -18, 3)" in text, text
 
 
+def test_a_shaft_s_groove_through_the_client(client):
+    code = inspect.getsource(unit.grooved_shaft) + "shaft = grooved_shaft()\n"
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "shaft", "kinds": ["grooves"]})
+    assert [(g["profile"], g["width"]) for g in data["grooves"]] == [("flat", pytest.approx(1.2))]
+    assert text == "shaft:\ngroove: flat d=18.8 width 1.2 depth 0.6 round +Z at (0, 0, 30)" and data["chamfers"] == []
+
+
 def test_errors_are_errors_without_structured_content(client):
     msg = client.error("features", {"object_name": "nothing_here"})
     assert "no object named" in msg

@@ -342,7 +342,7 @@ def test_objects_without_a_solid_are_refused_with_what_to_do():
             features.features({"s": value}, "s")
 
 
-@pytest.mark.parametrize("kinds,line", [(None, "no holes, bosses, fillets, chamfers or slots found"),
+@pytest.mark.parametrize("kinds,line", [(None, "no holes, bosses, fillets, chamfers, slots or grooves found"),
                                         (["holes"], "no holes found"),
                                         (["slots", "holes", "patterns"], "no slots or holes found")])
 def test_nothing_found_says_what_was_looked_for(kinds, line):
@@ -523,6 +523,55 @@ def test_arcs_of_holes_and_a_bolt_circle_with_a_hole_left_out(leave_out, want):
         assert p["start_angle"] == pytest.approx(start)
 
 
+def grooved_shaft():
+    """A shaft with a circlip groove (d=18.8, 1.2 wide) and a chamfered end."""
+    from build123d import GeomType
+    shaft = Cylinder(10, 80) - Pos(0, 0, 30) * (Cylinder(11, 1.2) - Cylinder(9.4, 1.2))
+    return chamfer(shaft.edges().filter_by(GeomType.CIRCLE).group_by(Axis.Z)[-1], 1)
+
+
+def _revolved(*pts):
+    from build123d import Polyline, make_face, revolve
+    return revolve(make_face(Plane.XZ * Polyline(*pts, close=True)), Axis.Z)
+
+
+@pytest.mark.parametrize("make,want", [
+    (grooved_shaft, [("flat", 18.8, 1.2, 0.6, 30)]),
+    (lambda: _revolved((5, -10), (30, -10), (30, -6), (22, 0), (30, 6), (30, 10), (5, 10)),
+     [("v", 44, 12, 8, 0)]),                                              # a pulley's V
+    (lambda: _revolved((0, -10), (20, -10), (20, -5), (15, -2), (15, 2), (20, 5), (20, 10), (0, 10)),
+     [("flat", 30, 4, 5, 0)]),                                            # angled walls, flat bottom
+    (lambda: _revolved((0, -10), (15, -10), (15, -4), (20, 0), (15, 4), (15, 10), (0, 10)), []),  # a ridge
+    (lambda: Cylinder(10, 40, align=(Align.CENTER, Align.CENTER, Align.MIN))
+     + Pos(0, 0, 40) * Cylinder(7, 30, align=(Align.CENTER, Align.CENTER, Align.MIN)), []),  # a step
+    (lambda: Pos(0, 0, 20) * Box(40, 40, 4) + Pos(0, 0, -20) * Box(40, 40, 4)
+     + Pos(10, 0, 0) * Cylinder(2, 40) + Pos(-10, 0, 0) * Cylinder(2, 40), []),  # tubes between two plates
+], ids=["circlip", "pulley_v", "trapezoid", "ridge", "step", "tube_sheet"])
+def test_grooves_round_a_shaft(make, want):
+    """A circlip's groove was not listed; a pulley's V was not listed either (its flanks had only
+    stopped reading as chamfers). Grooves: profile, bottom diameter, width, depth, centre on the
+    axis; a ridge, a shaft step and tubes between two plates (build123d's heat_exchanger, while
+    this was written, read its tubes as grooves 284 wide) are not grooves, and angled walls are not chamfers."""
+    d = run(make())
+    got = [(g["profile"], g["diameter"], g["width"], g["depth"], g["center"][2]) for g in d["grooves"]]
+    assert got == [(p, pytest.approx(dia), pytest.approx(w), pytest.approx(dep), pytest.approx(z, abs=1e-6))
+                   for p, dia, w, dep, z in want]
+    assert all(near(g["axis"], (0, 0, 1), 1e-9) for g in d["grooves"])
+    assert [c["size"] for c in d["chamfers"]] == ([pytest.approx(1)] if make is grooved_shaft else [])
+    out = R.features_reply(d, "s")
+    R.check(out)
+    text = table.render_text("features", {"ok": True, "features": out})
+    if make is grooved_shaft:
+        assert "groove: flat d=18.8 width 1.2 depth 0.6 round +Z at (0, 0, 30)" in text, text
+    for key, value in (("profile", "\x1b[2J"), ("depth", -1.0), ("diameter", float("nan")), ("axis", [0, 1])):
+        if not d["grooves"]:
+            break
+        bad = json.loads(json.dumps(d))
+        bad["grooves"][0][key] = value if key != "diameter" else 1e300
+        with pytest.raises(ReplyRefused, match=rf"grooves\[0\].{key}"):
+            R.features_reply(bad, "s")
+
+
 def test_a_pockets_half_round_end_is_not_an_open_slot():
     """A D-shaped pocket (round at one end, square at the other): the half cylinder's walls end on
     material, so it is not a slot running out of the part."""
@@ -590,7 +639,8 @@ def test_output_schema_is_listed_only_for_features():
 
 
 @pytest.mark.parametrize("make", [lambda: tilted(), lambda: tube(), lambda: slotted(4, 1), lambda: hub(start=15.0),
-                                  lambda: flange_slots()], ids=["tilted", "tube", "slot", "hub", "open_slots"])
+                                  lambda: flange_slots(), grooved_shaft],
+                         ids=["tilted", "tube", "slot", "hub", "open_slots", "groove"])
 def test_imported_step_gives_the_same_features(make, tmp_path):
     """Tilted holes, a tube's cross holes, a chamfered blind slot, a hub's radial holes and slots
     open at one end read back from STEP: the same answer, number for number, as the part they were written from."""
