@@ -60,7 +60,7 @@ def _slot(s: dict) -> dict:
 
 def _groove(g: dict) -> dict:
     return {"center": _v(g["center"]), "axis": _v(g["axis"]), "diameter": f(g["diameter"]), "depth": f(g["depth"]),
-            "width": f(g["width"]), "profile": str(g["profile"])}
+            "width": f(g["width"]), "profile": str(g["profile"]), "internal": bool(g["internal"])}
 
 
 def _pattern(p: dict) -> dict:

@@ -440,46 +440,48 @@ def _walls(infos, faces: list[FaceInfo], origin, axis, t_end: float, tol: float)
     return list(out.values())
 
 
-def _rise(walls: list[FaceInfo], origin, axis, r: float, tol: float) -> float | None:
-    """How far the walls at one end of a groove's bottom reach out from it; None unless every wall
-    is a coaxial ring, a plane or cone bounded by circles round the axis (the bottom's and an outer
-    one), that does. A plate a tube passes through is no wall: its edges are elsewhere too."""
+def _rise(walls: list[FaceInfo], origin, axis, r: float, outward: bool, tol: float) -> float | None:
+    """How far the walls at one end of a groove's bottom reach from it (out round a shaft, in
+    within a bore); None unless every wall is a coaxial ring, a plane or cone bounded by circles
+    round the axis (the bottom's and one other), that does. A plate a tube passes through is no
+    wall: its edges are elsewhere too."""
     if not walls or not all(_coaxial(w, origin, axis, tol) for w in walls):
         return None
     radii = [x for w in walls for x in _radii(w, origin, axis)]
-    top = max(radii, default=r)
-    if any(abs(x - r) > tol and abs(x - top) > tol for x in radii):
+    far = (max if outward else min)(radii, default=r)
+    if any(abs(x - r) > tol and abs(x - far) > tol for x in radii):
         return None
-    return top - r if top - r > tol else None
+    return abs(far - r) if abs(far - r) > tol else None
 
 
 def grooves(infos: list[FaceInfo], used: set) -> list[dict]:
-    """Grooves round a shaft (a circlip's, a pulley's V); not yet in a bore (there a hole's run
-    takes the groove's faces).
+    """Grooves round a shaft (a circlip's, a pulley's V) and in a bore (an O-ring's, flat-bottomed).
 
-    * **flat**: a convex cylinder all the way round (its faces on one axis line, one radius) with
-      walls at both ends, coaxial planes or cones, that rise out from it. A shaft step has a wall at
-      one end only.
+    * **flat**: a cylinder all the way round (its faces on one axis line, one radius) with walls at
+      both ends, coaxial rings (planes or cones), that rise from it: out round a shaft (a convex
+      bottom), in within a bore (a concave one, whose faces the hole's run also holds: the hole
+      stays a hole). A shaft step, or a counterbore, has such a wall at one end only.
     * **v**: two convex coaxial cones sloping opposite ways that meet at their narrow ends.
 
     ``diameter`` is the bottom's, ``depth`` to the lower of the two walls, ``width`` along the axis
     (the bottom's for flat, the opening's for v), ``center`` on the axis midway."""
     tol = 1e-6 * _scale(infos) + 1e-6
     out = []
-    cyl = [fi for fi in infos if fi.index not in used and fi.kind == "cylinder" and fi.concave is False
-           and fi.span >= FULL * 0.5]
+    cyl = [fi for fi in infos if fi.kind == "cylinder" and fi.span >= FULL * 0.5
+           and (fi.concave or (fi.concave is False and fi.index not in used))]
     for line in _lines(cyl, tol * 10):
         origin, axis, segs = _segments(line, tol * 10)
         for sg in segs:
-            if sg["span"] < FULL:
+            if sg["span"] < FULL or len({fi.concave for fi in sg["faces"]}) != 1:
                 continue
-            r = sg["r0"]
+            r, outward = sg["r0"], sg["faces"][0].concave is False
             walls = [_walls(infos, sg["faces"], origin, axis, t, tol * 10) for t in (sg["t0"], sg["t1"])]
-            rises = [_rise(w, origin, axis, r, tol * 10) for w in walls]
+            rises = [_rise(w, origin, axis, r, outward, tol * 10) for w in walls]
             if None in rises:
                 continue
             out.append({"center": add(origin, mul(axis, (sg["t0"] + sg["t1"]) / 2)), "axis": axis,
-                        "diameter": 2 * r, "depth": min(rises), "width": sg["t1"] - sg["t0"], "profile": "flat"})
+                        "diameter": 2 * r, "depth": min(rises), "width": sg["t1"] - sg["t0"], "profile": "flat",
+                        "internal": not outward})
             used.update(fi.index for fi in sg["faces"])
             used.update(w.index for ws in walls for w in ws if w.kind == "cone")  # angled walls: not chamfers
     cones = [fi for fi in infos if fi.index not in used and fi.kind == "cone" and fi.concave is False
@@ -500,7 +502,7 @@ def grooves(infos: list[FaceInfo], used: set) -> list[dict]:
             r = min(ar0, ar1, br0, br1)
             out.append({"center": add(a.origin, mul(a.axis, (min(ts) + max(ts)) / 2)), "axis": a.axis,
                         "diameter": 2 * r, "depth": min(max(ar0, ar1), max(br0, br1)) - r,
-                        "width": max(ts) - min(ts), "profile": "v"})
+                        "width": max(ts) - min(ts), "profile": "v", "internal": False})
             used.update((a.index, b.index))
             break
     return out

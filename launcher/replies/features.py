@@ -71,8 +71,9 @@ GROOVE = _obj({"center": dict(_VEC, description="on the axis, midway along the g
                "axis": _VEC, "diameter": dict(_POS, description="of the groove's bottom (mm)"),
                "depth": dict(_POS, description="from the bottom to the lower of its two walls (mm)"),
                "width": dict(_POS, description="along the axis: the bottom's (flat), the opening's (v) (mm)"),
-               "profile": {"type": "string", "enum": ["flat", "v"]}},
-              "a groove round a shaft (a circlip's, a pulley's V)")
+               "profile": {"type": "string", "enum": ["flat", "v"]},
+               "internal": {"type": "boolean", "description": "in a bore (its diameter is the larger)"}},
+              "a groove round a shaft (a circlip's, a pulley's V) or in a bore (an O-ring's)")
 _MEMBERS = {"type": "array", "items": _COUNT, "maxItems": FEATURES_LIST_CAP}
 _OF = {"type": "string", "enum": ["holes", "bosses", "slots"]}
 _ROUND = {"center": _VEC, "radius": _POS, "axis": _VEC, "pitch_angle": _NUM, "start_angle": _NUM}
@@ -230,7 +231,8 @@ def _groove(g, w) -> dict:
         _Path(w + ".profile").refuse("is not flat or v")
     return {"center": _vec(g.get("center"), w + ".center"), "axis": _vec(g.get("axis"), w + ".axis"),
             "diameter": _num(g.get("diameter"), w + ".diameter", 0.0), "depth": _num(g.get("depth"), w + ".depth", 0.0),
-            "width": _num(g.get("width"), w + ".width", 0.0), "profile": profile}
+            "width": _num(g.get("width"), w + ".width", 0.0), "profile": profile,
+            "internal": _bool(g.get("internal"), w + ".internal")}
 
 
 _REBUILD = {"holes": _hole, "bosses": _boss, "fillets": _fillet, "chamfers": _chamfer, "slots": _slot,

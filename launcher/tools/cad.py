@@ -404,7 +404,7 @@ def features_content(result: dict) -> list[dict]:
             + (f" opening {_axis_word(s['direction'])}" if s["open_end"] else ""))
     for g in f["grooves"]:
         lines.append(f"groove: {g['profile']} d={_g(g['diameter'])} width {_g(g['width'])} depth {_g(g['depth'])} "
-                     f"round {_axis_word(g['axis'])} at {_at(g['center'])}")
+                     f"{'in a bore ' if g['internal'] else ''}round {_axis_word(g['axis'])} at {_at(g['center'])}")
     for p in f["patterns"]:
         if tuple(sorted(p["members"])) not in said[p["of"]]:
             text = _pattern_text(p)
@@ -423,7 +423,7 @@ FEATURES = Tool(
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots (closed or open at one end), grooves round a shaft (flat or v), and patterns of holes, bosses or slots (bolt circles, arcs, grids, "
+    "slots (closed or open at one end), grooves (flat or v), and patterns of holes, bosses or slots (bolt circles, arcs, grids, "
     "linear arrays, radial). The numbers are in structuredContent; the text is a summary. Read-only: runs in "
     "a disposable jailed process.",
     params={"object_name": OBJECT,

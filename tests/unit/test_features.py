@@ -546,14 +546,20 @@ def _revolved(*pts):
      + Pos(0, 0, 40) * Cylinder(7, 30, align=(Align.CENTER, Align.CENTER, Align.MIN)), []),  # a step
     (lambda: Pos(0, 0, 20) * Box(40, 40, 4) + Pos(0, 0, -20) * Box(40, 40, 4)
      + Pos(10, 0, 0) * Cylinder(2, 40) + Pos(-10, 0, 0) * Cylinder(2, 40), []),  # tubes between two plates
-], ids=["circlip", "pulley_v", "trapezoid", "ridge", "step", "tube_sheet"])
+    (lambda: Cylinder(20, 40) - Cylinder(10, 40) - Pos(0, 0, 5) * (Cylinder(12, 2) - Cylinder(10, 2)),
+     [("flat", 24, 2, 2, 5)]),                                            # an O-ring's groove in a bore
+    (lambda: Box(40, 40, 10) - Pos(0, 0, 5) * Cylinder(6, 8) - Cylinder(3, 10), []),  # a counterbore
+], ids=["circlip", "pulley_v", "trapezoid", "ridge", "step", "tube_sheet", "bore", "counterbore"])
 def test_grooves_round_a_shaft(make, want):
     """A circlip's groove was not listed; a pulley's V was not listed either (its flanks had only
-    stopped reading as chamfers). Grooves: profile, bottom diameter, width, depth, centre on the
-    axis; a ridge, a shaft step and tubes between two plates (build123d's heat_exchanger, while
+    stopped reading as chamfers); nor an O-ring's groove in a bore (the bore stays a hole). Grooves:
+    profile, bottom diameter, width, depth, centre on the axis, internal; a counterbore is not one; a ridge, a shaft step and tubes between two plates (build123d's heat_exchanger, while
     this was written, read its tubes as grooves 284 wide) are not grooves, and angled walls are not chamfers."""
     d = run(make())
     got = [(g["profile"], g["diameter"], g["width"], g["depth"], g["center"][2]) for g in d["grooves"]]
+    assert [g["internal"] for g in d["grooves"]] == [g[1] == 24 for g in want]  # the bore's is internal
+    if any(g[1] == 24 for g in want):
+        assert [(h["diameter"], h["through"]) for h in d["holes"]] == [(pytest.approx(20), True)]
     assert got == [(p, pytest.approx(dia), pytest.approx(w), pytest.approx(dep), pytest.approx(z, abs=1e-6))
                    for p, dia, w, dep, z in want]
     assert all(near(g["axis"], (0, 0, 1), 1e-9) for g in d["grooves"])
@@ -563,7 +569,8 @@ def test_grooves_round_a_shaft(make, want):
     text = table.render_text("features", {"ok": True, "features": out})
     if make is grooved_shaft:
         assert "groove: flat d=18.8 width 1.2 depth 0.6 round +Z at (0, 0, 30)" in text, text
-    for key, value in (("profile", "\x1b[2J"), ("depth", -1.0), ("diameter", float("nan")), ("axis", [0, 1])):
+    for key, value in (("profile", "\x1b[2J"), ("depth", -1.0), ("diameter", float("nan")), ("axis", [0, 1]),
+                       ("internal", "no")):
         if not d["grooves"]:
             break
         bad = json.loads(json.dumps(d))
