@@ -49,13 +49,14 @@ def _frame(axis):
     return u, unit(cross(a, u))
 
 
-def _groups(items: list[dict], tol: float) -> list[list[int]]:
+def _groups(items: list[dict], tol: float, parallel: bool = True) -> list[list[int]]:
+    """Indices of same-kind members (diameter, ``sig``), with parallel axes unless ``parallel`` is off."""
     groups: list[list[int]] = []
     for i, it in enumerate(items):
         for g in groups:
             h = items[g[0]]
             if (abs(h["diameter"] - it["diameter"]) <= tol and h["sig"] == it["sig"]
-                    and abs(abs(dot(h["axis"], it["axis"])) - 1) < 1e-6):
+                    and (not parallel or abs(abs(dot(h["axis"], it["axis"])) - 1) < 1e-6)):
                 g.append(i)
                 break
         else:
@@ -89,17 +90,9 @@ def _bolt_circles(idx, pts2, tol):
         if len(members) < 3 or key in seen:
             continue
         seen.add(key)
-        angs = sorted(math.atan2(pts2[k][1] - ctr[1], pts2[k][0] - ctr[0]) for k in members)
-        gaps = [b2 - a2 for a2, b2 in zip(angs, angs[1:])] + [angs[0] + 2 * math.pi - angs[-1]]
-        eq = max(1e-3, tol / max(rad, 1e-9))
-        step = 2 * math.pi / len(members)
-        if all(abs(g - step) <= eq for g in gaps):
-            found.append((ctr, rad, members, angs[0], step, True))
-            continue
-        step = min(gaps)
-        wide = [i for i, g in enumerate(gaps) if abs(g - step) > eq]
-        if len(members) >= 4 and len(wide) == 1:  # equally spaced but for one gap: an arc
-            found.append((ctr, rad, members, angs[(wide[0] + 1) % len(angs)], step, False))
+        spaced = _spacing([math.atan2(pts2[k][1] - ctr[1], pts2[k][0] - ctr[0]) for k in members], rad, tol)
+        if spaced is not None:
+            found.append((ctr, rad, members, *spaced))
     # keep the largest circles; drop one whose members are all in a bigger one with the same centre
     found.sort(key=lambda x: -len(x[2]))
     out = []
@@ -108,6 +101,23 @@ def _bolt_circles(idx, pts2, tol):
             continue
         out.append((ctr, rad, members, a0, step, full))
     return out
+
+
+def _spacing(angles: list[float], rad: float, tol: float) -> tuple[float, float, bool] | None:
+    """``(start, step, full)`` for points at ``angles`` on a circle of radius ``rad``: equally spaced
+    all the way round (full; start at the smallest angle), or, four or more, but for one wider gap
+    (an arc; start after the gap); None otherwise."""
+    angs = sorted(angles)
+    gaps = [b - a for a, b in zip(angs, angs[1:])] + [angs[0] + 2 * math.pi - angs[-1]]
+    eq = max(1e-3, tol / max(rad, 1e-9))
+    step = 2 * math.pi / len(angs)
+    if all(abs(g - step) <= eq for g in gaps):
+        return angs[0], step, True
+    step = min(gaps)
+    wide = [i for i, g in enumerate(gaps) if abs(g - step) > eq]
+    if len(angs) >= 4 and len(wide) == 1:
+        return angs[(wide[0] + 1) % len(angs)], step, False
+    return None
 
 
 def _sides_go_on(members, pts2, ctr, tol) -> bool:
@@ -205,17 +215,8 @@ def _off_line(q, p, d) -> float:
 def _radials(items: list[dict], of: str, tol: float) -> list[dict]:
     """Radial patterns (module docstring): for each pair of members whose axes meet, the members
     whose axes pass through that point square to the pair's plane, at the same distance from it."""
-    groups: list[list[int]] = []
-    for i, it in enumerate(items):
-        for g in groups:
-            h = items[g[0]]
-            if abs(h["diameter"] - it["diameter"]) <= tol and h["sig"] == it["sig"]:
-                g.append(i)
-                break
-        else:
-            groups.append([i])
     out: list[dict] = []
-    for g in groups:
+    for g in _groups(items, tol, parallel=False):
         if not 3 <= len(g) <= GROUP_CAP:
             continue
         seen: set = set()
@@ -234,15 +235,13 @@ def _radials(items: list[dict], of: str, tol: float) -> list[dict]:
                 continue
             seen.add(key)
             u, v = _frame(hub)
-            angs = sorted(math.atan2(dot(sub(items[k]["center"], c), v), dot(sub(items[k]["center"], c), u))
-                          for k in members)
-            gaps = [y - x for x, y in zip(angs, angs[1:])] + [angs[0] + 2 * math.pi - angs[-1]]
-            step = 2 * math.pi / len(members)
-            if all(abs(gap - step) <= max(1e-3, tol / rad) for gap in gaps):
+            ang = {k: math.atan2(dot(sub(items[k]["center"], c), v), dot(sub(items[k]["center"], c), u))
+                   for k in members}
+            spaced = _spacing(list(ang.values()), rad, tol)
+            if spaced is not None and spaced[2]:  # all the way round
                 out.append({"type": "radial", "of": of, "center": c, "radius": rad, "count": len(members),
-                            "axis": hub, "start_angle": math.degrees(angs[0]), "pitch_angle": 360.0 / len(members),
-                            "members": sorted(members, key=lambda k: math.atan2(
-                                dot(sub(items[k]["center"], c), v), dot(sub(items[k]["center"], c), u)))})
+                            "axis": hub, "start_angle": math.degrees(spaced[0]),
+                            "pitch_angle": math.degrees(spaced[1]), "members": sorted(members, key=ang.get)})
     out.sort(key=lambda p: -p["count"])
     kept: list[dict] = []
     for p in out:  # a member is in one radial pattern at most, the largest (a cube's side holes: round Z,

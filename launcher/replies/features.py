@@ -77,6 +77,7 @@ GROOVE = _obj({"center": dict(_VEC, description="on the axis, midway along the g
 _MEMBERS = {"type": "array", "items": _COUNT, "maxItems": FEATURES_LIST_CAP}
 _OF = {"type": "string", "enum": ["holes", "bosses", "slots"]}
 _ROUND = {"center": _VEC, "radius": _POS, "axis": _VEC, "pitch_angle": _NUM, "start_angle": _NUM}
+ROUND_TYPES = ("bolt_circle", "arc", "radial")  # the pattern types with the _ROUND fields
 PATTERN = {"anyOf": [
     _obj({"type": {"const": "bolt_circle"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, **_ROUND}),
     _obj({"type": {"const": "arc"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, **_ROUND},
@@ -199,7 +200,7 @@ def _slot(s, w) -> dict:
 def _pattern(p, w, n_items: dict) -> dict:
     p = _dict(p, w)
     kind, of = p.get("type"), p.get("of")
-    if kind not in ("bolt_circle", "arc", "radial", "grid", "linear") or of not in ("holes", "bosses", "slots"):
+    if kind not in (*ROUND_TYPES, "grid", "linear") or of not in _OF["enum"]:
         _Path(w).refuse("has an unknown type")
     members = p.get("members")
     if not isinstance(members, list):
@@ -207,7 +208,7 @@ def _pattern(p, w, n_items: dict) -> dict:
     out: dict = {"type": kind, "of": of, "count": _int(p.get("count"), w + ".count"),
                  "members": [_int(m, f"{w}.members[{i}]", max(n_items[of] - 1, 0))
                              for i, m in enumerate(members[:FEATURES_LIST_CAP])]}
-    if kind in ("bolt_circle", "arc", "radial"):
+    if kind in ROUND_TYPES:
         out.update(center=_vec(p.get("center"), w + ".center"), radius=_num(p.get("radius"), w + ".radius", 0.0),
                    axis=_vec(p.get("axis"), w + ".axis"), pitch_angle=_num(p.get("pitch_angle"), w + ".pitch_angle"),
                    start_angle=_num(p.get("start_angle"), w + ".start_angle"))

@@ -357,6 +357,11 @@ def _pattern_text(p: dict) -> str:
     return f"linear pitch {_g(p['pitch'])} along {_at(p['direction'])}"
 
 
+def _a(text: str) -> str:
+    """``text`` with its article: "an arc ...", "a bolt circle ..."."""
+    return ("an " if text.startswith("a") else "a ") + text
+
+
 def _or(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
@@ -386,7 +391,7 @@ def features_content(result: dict) -> list[dict]:
             on = pats.get(tuple(sorted(idx)))
             if on:
                 said[of].add(tuple(sorted(idx)))
-            where = (" on " + " / ".join(("an " if t.startswith("a") else "a ") + t for t in on)) if on else ""
+            where = (" on " + " / ".join(_a(t) for t in on)) if on else ""
             centres = ", ".join(_at(f[of][i]["center"]) for i in idx[:12]) + (" ..." if len(idx) > 12 else "")
             lines.append(f"{of}: {len(idx)} x {kind}{where} at {centres}")
 
@@ -407,8 +412,7 @@ def features_content(result: dict) -> list[dict]:
                      f"{'in a bore ' if g['internal'] else ''}round {_axis_word(g['axis'])} at {_at(g['center'])}")
     for p in f["patterns"]:
         if tuple(sorted(p["members"])) not in said[p["of"]]:
-            text = _pattern_text(p)
-            lines.append(f"pattern: {p['count']} {p['of']} on {'an' if text.startswith('a') else 'a'} {text}")
+            lines.append(f"pattern: {p['count']} {p['of']} on {_a(_pattern_text(p))}")
     if len(lines) == 1:
         asked = [k for k in result.get("kinds") or () if k in FEATURE_KINDS and k != "patterns"]
         lines.append(f"no {_or(asked or ['holes', 'bosses', 'fillets', 'chamfers', 'slots', 'grooves'])} found")
