@@ -100,6 +100,7 @@ class FaceInfo:
     span: float = 0.0                  # angular span in radians (2*pi: all the way round)
     concave: bool | None = None        # material outside the surface (a hole wall)
     minor: float = 0.0                 # torus minor radius
+    major: float = 0.0                 # torus major radius (of its tube's centre circle)
     neighbours: set = field(default_factory=set)
     edges: dict = field(default_factory=dict)  # its edges by their index in the shape (``faces_of``)
 
@@ -168,7 +169,7 @@ def face_info(index: int, face) -> FaceInfo:
         radial = sub(w, mul(fi.axis, dot(w, fi.axis)))
         if kind == "torus":
             tor = ad.Torus()
-            fi.minor = tor.MinorRadius()
+            fi.minor, fi.major = tor.MinorRadius(), tor.MajorRadius()
             # the tube's centre-circle point nearest ``mid`` (the axis' location is the torus'
             # centre): concave (a fillet inside a corner) when the normal points towards it
             centre = add(fi.origin, mul(unit(radial), tor.MajorRadius()))

@@ -1,7 +1,8 @@
 """Recognise machining features on a solid's faces: holes, bosses, fillets, chamfers, slots.
 
 * **Holes**: concave (material outside) cylinders and cones grouped by their common axis line;
-  a run of coaxial segments with a full 360-degree cylinder is one hole. Each end is probed with
+  a run of coaxial segments with a full 360-degree cylinder is one hole (a cylinder whose gap is
+  a keyway counts: ``keyway`` width and depth). Each end is probed with
   a point on the axis just beyond it (``BRepClass3d``): outside the material = open. Both ends
   open = through; one = blind, entered from the open end. A cone at the entry that widens
   towards it is a countersink, a wider cylinder at the entry a counterbore.
@@ -29,6 +30,7 @@ from jail.cad.features_faces import (TWO_PI, TopAbs_EDGE, TopAbs_VERTEX, FaceInf
                                      cross, dot, edge_points, mul, norm, sub, unique, unit)
 
 FULL = 0.98 * TWO_PI
+RING_EDGES = 12  # a groove's wall: two circles and a seam, each circle in up to four arcs (a STEP's)
 
 
 def _scale(infos) -> float:
@@ -113,12 +115,17 @@ def _enter_a(across_a: FaceInfo | None, across_b: FaceInfo | None, axis) -> bool
     return _entry_first(axis)
 
 
-def _coaxial_runs(cands: list[FaceInfo], tol: float):
+def _coaxial_runs(cands: list[FaceInfo], tol: float, bridge=None):
     """``(origin, axis, run, cylinders, t_start, t_end)`` for each run of full-turn coaxial
-    segments of ``cands`` that holds a cylinder (what holes and bosses are made of)."""
+    segments of ``cands`` that holds a cylinder (what holes and bosses are made of). A segment
+    short of a full turn counts when ``bridge(segment, origin, axis)`` returns what closes its gap
+    (a keyway), kept in the segment as ``"bridge"``."""
     for line in _lines(cands, tol * 10):
         origin, axis, segs = _segments(line, tol * 10)
-        segs = [s for s in segs if s["span"] >= FULL]
+        for s in segs:
+            if s["span"] < FULL and bridge is not None:
+                s["bridge"] = bridge(s, origin, axis)
+        segs = [s for s in segs if s["span"] >= FULL or s.get("bridge")]
         for run in _runs(segs, tol * 10):
             cyl = [s for s in run if s["kind"] == "cylinder"]
             if cyl:
@@ -174,12 +181,80 @@ def _crossing(infos, run, origin, axis, t_end: float, radius: float, tol: float)
     return t_end, None
 
 
-# ------------------------------------------------------------------ holes
-def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
-    tol = 1e-6 * _scale(infos) + 1e-6
-    cands = [fi for fi in infos if fi.kind in ("cylinder", "cone") and fi.concave and fi.span >= FULL * 0.5]
+def _round_tubes(infos: list[FaceInfo], tol: float) -> list[dict]:
+    """The bottoms of round grooves: the concave faces of one torus (OCCT may split it along or
+    round its tube) that together go all the way round and reach past the tube's extreme on both
+    sides along the axis (a fillet at a boss' foot stops there). ``internal``: in a bore (the
+    tube's outer half), else round a shaft (its inner half); ``t0``/``t1``/``r0``/``r1`` the axial
+    extremes in the torus' own frame (its centre at t = 0) and the radii there."""
+    tubes: dict[tuple, list[FaceInfo]] = {}  # one torus: same centre, axis and radii
+    for fi in infos:
+        if fi.kind == "torus" and fi.concave:
+            key = tuple(round(x / tol) for x in (*fi.origin, fi.major, fi.minor)) + tuple(round(x, 6) for x in fi.axis)
+            tubes.setdefault(key, []).append(fi)
     out = []
-    for origin, axis, run, cyl, ta, tb in _coaxial_runs(cands, tol):
+    for faces in tubes.values():
+        sides = set()
+        for fi in faces:
+            w = sub(fi.mid, fi.origin)
+            sides.add(norm(sub(w, mul(fi.axis, dot(w, fi.axis)))) > fi.major)
+        bands: dict = {}  # faces over the same axial range: their spans add up
+        for fi in faces:
+            band = (round(fi.t0 / tol), round(fi.t1 / tol))
+            bands[band] = bands.get(band, 0.0) + fi.span
+        lo, hi = min(faces, key=lambda fi: fi.t0), max(faces, key=lambda fi: fi.t1)
+        if len(sides) != 1 or min(bands.values()) < FULL or not (lo.t0 < -tol and hi.t1 > tol):
+            continue
+        out.append({"faces": faces, "internal": sides.pop(), "t0": lo.t0, "r0": lo.r0, "t1": hi.t1, "r1": hi.r1})
+    return out
+
+
+# ------------------------------------------------------------------ holes
+def _keyway(infos, seg: dict, origin, axis, tol: float) -> dict | None:
+    """A bore's keyway: the gap in a hole's wall (a concave cylinder over more than half a turn, not
+    all the way round) closed by a rectangular channel along the axis: two planar walls running
+    the wall's length, facing each other across the gap, and a floor square to them. ``width``
+    between the walls; ``depth`` from the bore's wall to the floor (the floor's distance from the
+    axis less the radius). None for any other gap (a hole breaking out of the part's side)."""
+    r = seg["r0"]
+    if seg["kind"] != "cylinder" or not math.pi * 1.05 <= seg["span"] < FULL:
+        return None
+    mine = {fi.index for fi in seg["faces"]}
+    walls: dict[int, FaceInfo] = {}
+    for fi in seg["faces"]:
+        for j in fi.neighbours - mine:
+            for k in fi.edges.keys() & infos[j].edges.keys():
+                lo, hi = _edge_span(fi.edges[k], origin, axis)
+                if hi - lo >= seg["t1"] - seg["t0"] - tol:
+                    walls[j] = infos[j]
+    if len(walls) != 2:
+        return None
+    a, b = walls.values()
+    if (any(w.kind != "plane" or not w.normal or abs(dot(w.normal, axis)) > 1e-6 for w in (a, b))
+            or dot(a.normal, b.normal) > -1 + 1e-6):
+        return None
+    width = dot(sub(b.mid, a.mid), a.normal)  # each wall's outward normal points into the channel
+    if not tol < width < 2 * r or dot(sub(a.mid, b.mid), b.normal) <= tol:
+        return None
+    floors = [infos[j] for j in (a.neighbours & b.neighbours) - mine
+              if infos[j].kind == "plane" and infos[j].normal and abs(dot(infos[j].normal, a.normal)) < 1e-6
+              and abs(dot(infos[j].normal, axis)) < 1e-6]
+    if len(floors) != 1:
+        return None
+    depth = abs(dot(sub(floors[0].mid, origin), floors[0].normal)) - r
+    return {"width": width, "depth": depth} if depth > tol else None
+
+
+def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
+    """Holes; a round groove in a bore (a concave torus) joins the bore's run, so the bore stays
+    one hole (as a flat groove's bottom, a concave cylinder, does)."""
+    tol = 1e-6 * _scale(infos) + 1e-6
+    round_in = {fi.index for tb in _round_tubes(infos, tol * 10) if tb["internal"] for fi in tb["faces"]}
+    cands = [fi for fi in infos if (fi.kind in ("cylinder", "cone") and fi.concave and fi.span >= FULL * 0.3)
+             or fi.index in round_in]
+    out = []
+    for origin, axis, run, cyl, ta, tb in _coaxial_runs(
+            cands, tol, lambda s, o, a: _keyway(infos, s, o, a, tol * 10)):
         rmain = min(s["r0"] for s in cyl)
         step = max(1e-4, 1e-3 * rmain)
         open_a = not mat.inside(add(origin, mul(axis, ta - step)))
@@ -220,7 +295,8 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         bottom = max(p["s1"] for p in parts if p["kind"] == "cylinder") - inset
         out.append({"center": add(origin, mul(axis, t_in)), "axis": axis_in, "diameter": 2 * rmain,
                     "depth": None if through else bottom, "through": through, "countersink": countersink,
-                    "counterbore": counterbore, "length": abs(t_out - t_in) if through else bottom})
+                    "counterbore": counterbore, "length": abs(t_out - t_in) if through else bottom,
+                    "keyway": next((s["bridge"] for s in cyl if s.get("bridge")), None)})
         for s in run:
             used.update(fi.index for fi in s["faces"])
     return out
@@ -228,9 +304,13 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
 
 # ------------------------------------------------------------------ bosses
 def bosses(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
+    """Bosses; a round groove round a shaft (a concave torus) joins the shaft's run, so a grooved
+    shaft is not two bosses either side of its groove (a flat groove's bottom, a convex cylinder,
+    is in the run already)."""
     tol = 1e-6 * _scale(infos) + 1e-6
-    cands = [fi for fi in infos if fi.index not in used and fi.kind in ("cylinder", "cone")
-             and fi.concave is False and fi.span >= FULL * 0.5]
+    round_out = {fi.index for tb in _round_tubes(infos, tol * 10) if not tb["internal"] for fi in tb["faces"]}
+    cands = [fi for fi in infos if fi.index not in used and ((fi.kind in ("cylinder", "cone")
+             and fi.concave is False and fi.span >= FULL * 0.5) or fi.index in round_out)]
     out = []
     for origin, axis, run, cyl, ta, tb in _coaxial_runs(cands, tol):
         r = max(s["r0"] for s in cyl)
@@ -444,14 +524,49 @@ def _rise(walls: list[FaceInfo], origin, axis, r: float, outward: bool, tol: flo
     """How far the walls at one end of a groove's bottom reach from it (out round a shaft, in
     within a bore); None unless every wall is a coaxial ring, a plane or cone bounded by circles
     round the axis (the bottom's and one other), that does. A plate a tube passes through is no
-    wall: its edges are elsewhere too."""
-    if not walls or not all(_coaxial(w, origin, axis, tol) for w in walls):
+    wall: its edges are elsewhere too (and a face of more than ``RING_EDGES`` edges is not
+    sampled: a tube sheet's plate with 100 tubes cost 6.7 s of CPU)."""
+    if not walls or not all(_coaxial(w, origin, axis, tol) and len(w.edges) <= RING_EDGES for w in walls):
         return None
     radii = [x for w in walls for x in _radii(w, origin, axis)]
     far = (max if outward else min)(radii, default=r)
     if any(abs(x - r) > tol and abs(x - far) > tol for x in radii):
         return None
     return abs(far - r) if abs(far - r) > tol else None
+
+
+def _lip(walls: list[FaceInfo], origin, axis, r: float, outward: bool, tol: float) -> float | None:
+    """How far the surface beyond a round groove's edge (at radius ``r``) rises from it: 0 where
+    the shaft's (or bore's) own cylinder goes on, a coaxial ring's rise where there are walls (a U
+    groove's); None for anything else."""
+    def goes_on(w: FaceInfo) -> bool:
+        if w.kind != "cylinder" or abs(abs(dot(w.axis, axis)) - 1) > 1e-9 or abs(w.r0 - r) > tol:
+            return False
+        off = sub(w.origin, origin)
+        return norm(sub(off, mul(axis, dot(off, axis)))) <= tol
+    if walls and all(goes_on(w) for w in walls):
+        return 0.0
+    return _rise(walls, origin, axis, r, outward, tol)
+
+
+def _round_grooves(infos: list[FaceInfo], tol: float) -> list[dict]:
+    """Grooves with a round bottom (:func:`_round_tubes`) whose edges meet the shaft's or bore's
+    cylinder, or walls rising from them (a U groove)."""
+    out = []
+    for tb in _round_tubes(infos, tol):
+        tube = tb["faces"][0]
+        origin, axis, internal = tube.origin, tube.axis, tb["internal"]
+        bottom = tube.major + tube.minor if internal else tube.major - tube.minor
+        depths = []
+        for t, r in ((tb["t0"], tb["r0"]), (tb["t1"], tb["r1"])):
+            rise = _lip(_walls(infos, tb["faces"], origin, axis, t, tol), origin, axis, r, not internal, tol)
+            depths.append(None if rise is None else abs(r - bottom) + rise)
+        if None in depths:
+            continue
+        out.append({"center": add(origin, mul(axis, (tb["t0"] + tb["t1"]) / 2)), "axis": axis,
+                    "diameter": 2 * bottom, "depth": min(depths), "width": tb["t1"] - tb["t0"],
+                    "profile": "round", "internal": internal, "faces": tb["faces"]})
+    return out
 
 
 def grooves(infos: list[FaceInfo], used: set) -> list[dict]:
@@ -462,13 +577,17 @@ def grooves(infos: list[FaceInfo], used: set) -> list[dict]:
       bottom), in within a bore (a concave one, whose faces the hole's run also holds: the hole
       stays a hole). A shaft step, or a counterbore, has such a wall at one end only.
     * **v**: two convex coaxial cones sloping opposite ways that meet at their narrow ends.
+    * **round**: a concave torus all the way round (:func:`_round_grooves`), round a shaft or in a
+      bore.
 
     ``diameter`` is the bottom's, ``depth`` to the lower of the two walls, ``width`` along the axis
     (the bottom's for flat, the opening's for v), ``center`` on the axis midway."""
     tol = 1e-6 * _scale(infos) + 1e-6
     out = []
-    cyl = [fi for fi in infos if fi.kind == "cylinder" and fi.span >= FULL * 0.5
-           and (fi.concave or (fi.concave is False and fi.index not in used))]
+    for g in _round_grooves(infos, tol * 10):
+        used.update(fi.index for fi in g.pop("faces"))
+        out.append(g)
+    cyl = [fi for fi in infos if fi.kind == "cylinder" and fi.span >= FULL * 0.5 and fi.concave is not None]
     for line in _lines(cyl, tol * 10):
         origin, axis, segs = _segments(line, tol * 10)
         for sg in segs:

@@ -51,6 +51,9 @@ HOLE = _obj({
                               {"type": "null"}]},
     "counterbore": {"anyOf": [_obj({"diameter": _POS, "depth": _POS}), {"type": "null"}]},
     "length": dict(_POS, description="axial length of the whole hole (mm)"),
+    "keyway": {"anyOf": [_obj({"width": _POS, "depth": dict(_POS, description="from the hole's wall to the "
+                                                              "keyway's floor (mm)")}),
+                         {"type": "null"}]},
 })
 BOSS = _obj({"center": dict(_VEC, description="centre of the base circle (mm)"),
              "axis": dict(_VEC, description="unit vector from the base to the top"),
@@ -71,7 +74,7 @@ GROOVE = _obj({"center": dict(_VEC, description="on the axis, midway along the g
                "axis": _VEC, "diameter": dict(_POS, description="of the groove's bottom (mm)"),
                "depth": dict(_POS, description="from the bottom to the lower of its two walls (mm)"),
                "width": dict(_POS, description="along the axis: the bottom's (flat), the opening's (v) (mm)"),
-               "profile": {"type": "string", "enum": ["flat", "v"]},
+               "profile": {"type": "string", "enum": ["flat", "v", "round"]},
                "internal": {"type": "boolean", "description": "in a bore (its diameter is the larger)"}},
               "a groove round a shaft (a circlip's, a pulley's V) or in a bore (an O-ring's)")
 _MEMBERS = {"type": "array", "items": _COUNT, "maxItems": FEATURES_LIST_CAP}
@@ -161,7 +164,8 @@ def _hole(h, w) -> dict:
             "through": _bool(h.get("through"), w + ".through"),
             "countersink": _sub(h.get("countersink"), w + ".countersink", ("diameter", "angle")),
             "counterbore": _sub(h.get("counterbore"), w + ".counterbore", ("diameter", "depth")),
-            "length": _num(h.get("length"), w + ".length", 0.0)}
+            "length": _num(h.get("length"), w + ".length", 0.0),
+            "keyway": _sub(h.get("keyway"), w + ".keyway", ("width", "depth"))}
 
 
 def _boss(b, w) -> dict:
@@ -228,8 +232,8 @@ def _pattern(p, w, n_items: dict) -> dict:
 def _groove(g, w) -> dict:
     g = _dict(g, w)
     profile = g.get("profile")
-    if profile not in ("flat", "v"):
-        _Path(w + ".profile").refuse("is not flat or v")
+    if profile not in ("flat", "v", "round"):
+        _Path(w + ".profile").refuse("is not flat, v or round")
     return {"center": _vec(g.get("center"), w + ".center"), "axis": _vec(g.get("axis"), w + ".axis"),
             "diameter": _num(g.get("diameter"), w + ".diameter", 0.0), "depth": _num(g.get("depth"), w + ".depth", 0.0),
             "width": _num(g.get("width"), w + ".width", 0.0), "profile": profile,

@@ -336,6 +336,8 @@ def _hole_kind(h: dict) -> str:
         s += f" countersink d={_g(h['countersink']['diameter'])} {_g(h['countersink']['angle'])}°"
     if h["counterbore"]:
         s += f" counterbore d={_g(h['counterbore']['diameter'])} depth {_g(h['counterbore']['depth'])}"
+    if h["keyway"]:
+        s += f" keyway width {_g(h['keyway']['width'])} depth {_g(h['keyway']['depth'])}"
     return s
 
 
@@ -408,7 +410,8 @@ def features_content(result: dict) -> list[dict]:
     grouped("slots", lambda s, radial: _slot_kind(s) + way(s, radial)
             + (f" opening {_axis_word(s['direction'])}" if s["open_end"] else ""))
     for g in f["grooves"]:
-        lines.append(f"groove: {g['profile']} d={_g(g['diameter'])} width {_g(g['width'])} depth {_g(g['depth'])} "
+        profile = "round-bottomed" if g["profile"] == "round" else g["profile"]  # "round +Z" follows
+        lines.append(f"groove: {profile} d={_g(g['diameter'])} width {_g(g['width'])} depth {_g(g['depth'])} "
                      f"{'in a bore ' if g['internal'] else ''}round {_axis_word(g['axis'])} at {_at(g['center'])}")
     for p in f["patterns"]:
         if tuple(sorted(p["members"])) not in said[p["of"]]:
@@ -425,9 +428,9 @@ FEATURES = Tool(
     "features", "Find holes, bosses, fillets",
     "Find one object's holes, bosses, fillets, chamfers, slots, grooves and patterns from its exact geometry "
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
-    "{diameter, depth}), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
+    "{diameter, depth}, keyway {width, depth}), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots (closed or open at one end), grooves (flat or v), and patterns of holes, bosses or slots (bolt circles, arcs, grids, "
+    "slots (closed or open at one end), grooves (flat, v or round-bottomed), and patterns of holes, bosses or slots (bolt circles, arcs, grids, "
     "linear arrays, radial). The numbers are in structuredContent; the text is a summary. Read-only: runs in "
     "a disposable jailed process.",
     params={"object_name": OBJECT,

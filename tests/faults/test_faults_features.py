@@ -45,6 +45,8 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
                         "direction=[1, 0, 0], depth=None, through=True, open_end='yes')]; return r", "slots[0].open_end"),
     "groove_profile": ("r['grooves'] = [dict(center=[0, 0, 0], axis=[0, 0, 1], diameter=10, depth=1, width=2, "
                        f"profile={ANSI!r})]; return r", "grooves[0].profile"),
+    "keyway_nan": ("r['holes'][0]['keyway'] = {'width': float('nan'), 'depth': 1}; return r", "error"),
+    "keyway_text": (f"r['holes'][0]['keyway'] = {ANSI!r}; return r", "holes[0].keyway"),
     "radial_nan": ("p = r['patterns'][0]; p['type'] = 'radial'; p['radius'] = float('nan'); return r", "error"),
     "radial_no_axis": ("p = r['patterns'][0]; p['type'] = 'radial'; p.pop('axis', None); return r", "patterns[0].axis"),
     # members repeated and shared by two radial patterns: a valid reply, one text line per pattern

@@ -12,7 +12,7 @@ import math
 import pytest
 from build123d import (Align, Axis, Box, BuildPart, BuildSketch, Circle, CounterBoreHole, CounterSinkHole, Cylinder,
                        GeomType, GridLocations, Hole, Location, Locations, Mode, Plane, PolarLocations, Pos, Rot,
-                       Rectangle, Select, SlotCenterToCenter, chamfer, export_step, extrude, fillet, import_step)
+                       Rectangle, Select, SlotCenterToCenter, Torus, chamfer, export_step, extrude, fillet, import_step)
 
 from jail.cad import features
 from jail.cad.measure import MeasureError
@@ -378,7 +378,8 @@ def test_rebuilt_reply_conforms_and_renders():
     ("holes", 0, "diameter", float("nan")), ("holes", 0, "center", [1, 2]), ("holes", 0, "through", 1),
     ("holes", 0, "center", [1e300, 0, 0]), ("fillets", 0, "convex", "yes"), ("holes", 0, "countersink", "x"),
     ("patterns", 0, "type", "\x1b[2J"), ("patterns", 0, "members", [99]),
-    ("patterns", 0, "radius", -1.0),
+    ("patterns", 0, "radius", -1.0), ("holes", 0, "keyway", "4x2"), ("holes", 0, "keyway", {"width": 4}),
+    ("holes", 0, "keyway", {"width": float("inf"), "depth": 1}),
 ])
 def test_hostile_fields_refuse_the_reply(patch):
     raw = run(plate())
@@ -577,6 +578,79 @@ def test_grooves_round_a_shaft(make, want):
         bad["grooves"][0][key] = value if key != "diameter" else 1e300
         with pytest.raises(ReplyRefused, match=rf"grooves\[0\].{key}"):
             R.features_reply(bad, "s")
+
+
+def _hub(keyway=True):
+    """A hub (d=50, 20 long) with a d=16 bore and a 4 wide keyway whose floor is 10.5 from the axis."""
+    hub = Cylinder(25, 20) - Cylinder(8, 20)
+    return hub - Pos(0, 7.5, 0) * Box(4, 3, 20, align=(Align.CENTER, Align.MIN, Align.CENTER)) if keyway else hub
+
+
+@pytest.mark.parametrize("step", [False, True], ids=["built", "imported_step"])
+def test_a_bore_with_a_keyway_is_a_hole_with_its_keyway(step, tmp_path):
+    """A hub's bore with a keyway read as "fillets: 1 x r=8 (concave)": its wall is not a full turn.
+    A wall whose gap is a keyway (two parallel walls along the axis and a floor) is a hole."""
+    part = _hub()
+    if step:
+        export_step(part, str(tmp_path / "hub.step"))
+        part = import_step(str(tmp_path / "hub.step"))
+    d = run(part)
+    (h,) = d["holes"]
+    assert (h["diameter"], h["through"], h["keyway"]) == (pytest.approx(16), True, {
+        "width": pytest.approx(4), "depth": pytest.approx(2.5)})
+    assert near(h["center"], (0, 0, 10), 1e-6) and d["fillets"] == d["bosses"] == d["chamfers"] == []
+    assert [x["keyway"] for x in run(_hub(keyway=False))["holes"]] == [None]
+    out = R.features_reply(d, "hub")
+    R.check(out)
+    text = table.render_text("features", {"ok": True, "features": out})
+    assert "holes: 1 x through d=16 keyway width 4 depth 2.5 -Z at (0, 0, 10)" in text, text
+
+
+@pytest.mark.parametrize("cut", [
+    Pos(18, 0, 0) * Cylinder(4, 5),                                                   # breaks out of the side
+    Cylinder(4, 5) + Pos(0, 4, 0) * Box(4, 3, 5) + Pos(0, -4, 0) * Box(4, 3, 5),      # two keyways
+    Cylinder(4, 5) + Pos(0, 5, 0) * Cylinder(2, 5),                                   # a round notch in the wall
+], ids=["breakout", "two_keyways", "round_notch"])
+def test_a_wall_with_another_gap_is_not_a_hole(cut):
+    """Only a keyway closes a hole wall's gap: a hole breaking out of the part's side, a bore with
+    two keyways (two gaps) or a round notch in its wall is not reported as a hole."""
+    assert run(Box(40, 40, 5) - cut)["holes"] == []
+
+
+def _boss_on_plate():
+    return (Box(60, 60, 5, align=(Align.CENTER, Align.CENTER, Align.MAX))
+            + Cylinder(8, 20, align=(Align.CENTER, Align.CENTER, Align.MIN)))
+
+
+@pytest.mark.parametrize("make,groove,bosses,holes", [
+    (lambda: Cylinder(10, 50) - Pos(0, 0, 10) * Torus(10, 1.5),
+     ("round", 17, 3, 1.5, 10, False), [], []),                            # a round belt's groove
+    (lambda: Cylinder(10, 40) - (Cylinder(10.5, 3) - Cylinder(8.5, 3)) - Torus(8.5, 1.5),
+     ("round", 14, 3, 3, 0, False), [], []),                               # U: walls and a round bottom
+    (lambda: Cylinder(20, 30) - Cylinder(10, 30) - Torus(10, 1.5),
+     ("round", 23, 3, 1.5, 0, True), [], [20]),                            # in a bore: one hole
+    (lambda: _boss_on_plate() - Pos(0, 0, 15) * Torus(8, 1),
+     ("round", 14, 2, 1, 15, False), [(16, 20)], []),                      # on a boss: one boss
+    (lambda: _boss_on_plate() - Pos(0, 0, 15) * (Cylinder(9, 1.2) - Cylinder(7.4, 1.2)),
+     ("flat", 14.8, 1.2, 0.6, 15, False), [(16, 20)], []),
+], ids=["shaft", "u", "bore", "boss_round", "boss_flat"])
+def test_round_bottomed_grooves_and_grooved_shafts_bosses_and_bores(make, groove, bosses, holes):
+    """A round-bottomed groove (a concave torus) read as a concave fillet, and cut its shaft in two
+    "bosses" either side (a bore in two holes, a boss to the part above it). A flat groove on a boss
+    was not listed (its bottom was the boss'). Now: one groove, and the shaft, bore or boss whole."""
+    d = run(make())
+    (g,) = d["grooves"]
+    profile, dia, width, depth, z, internal = groove
+    assert (g["profile"], g["diameter"], g["width"], g["depth"], g["center"][2], g["internal"]) == (
+        profile, pytest.approx(dia), pytest.approx(width), pytest.approx(depth), pytest.approx(z, abs=1e-6), internal)
+    assert [(b["diameter"], b["height"]) for b in d["bosses"]] == [(pytest.approx(a), pytest.approx(h))
+                                                                   for a, h in bosses]
+    assert [(h["diameter"], h["through"]) for h in d["holes"]] == [(pytest.approx(x), True) for x in holes]
+    assert d["fillets"] == [] and d["chamfers"] == []
+    out = R.features_reply(d, "s")
+    R.check(out)
+    text = table.render_text("features", {"ok": True, "features": out})
+    assert f"groove: {'round-bottomed' if profile == 'round' else profile} d={dia:g} width {width:g}" in text, text
 
 
 def test_a_pockets_half_round_end_is_not_an_open_slot():
