@@ -9,8 +9,9 @@ default profile, builds the test plate of tests/unit/test_features.py (seven hol
 blind, countersunk, counterbored; rounded corners) and times ``tools/call`` round trips of
 ``features`` and ``measure`` on it, interleaved, after a 0.3 s pause each (the next process is
 forked and waiting, as in real use). Then the same two computations in this process (CPU time,
-no jail, no IPC), and on a plate of 600 through holes. Printed: p50/p90 in ms and the ratio
-features/measure. Nothing is asserted.
+no jail, no IPC), on a plate of 600 through holes and on 625 hexagonal holes. Printed: p50/p90 in
+ms and the ratio features/measure. Last, ``features`` on a tube sheet with its material probes
+cast as rays against the same with the solid classifier alone (the baseline). Nothing is asserted.
 """
 from __future__ import annotations
 
@@ -67,6 +68,42 @@ HEX_GRID = """part = extrude(Face(Rectangle(500, 600).wire(),
 """
 
 
+# two plates joined by 225 tubes, each tube's joints filleted (912 faces; build123d's
+# heat_exchanger is the same kind of part): the material probes dominate
+TUBE_SHEET = """with BuildPart() as p:
+    with Locations((0, 0, 20), (0, 0, -20)):
+        Box(130, 130, 4)
+    with GridLocations(8, 8, 15, 15):
+        Cylinder(2.5, 44)
+    with GridLocations(8, 8, 15, 15):
+        Cylinder(2, 44, mode=Mode.SUBTRACT)
+    fillet([e for e in p.edges().filter_by(GeomType.CIRCLE)
+            if abs(abs(e.center().Z) - 18) < 1e-6 and e.radius > 2.4], 0.6)
+part = p.part
+"""
+
+
+def probes(n: int, code: str) -> None:
+    """``features`` on ``code``'s part with its material probes cast as rays (this stop's) and with
+    every probe asked of OCCT's solid classifier (the baseline: stop 40's), alternating, CPU time."""
+    from jail.cad import features, features_material
+    ns: dict = {}
+    exec(compile("from build123d import *\n" + code, "<bench>", "exec"), ns)
+    ns = {"part": ns["part"]}
+    ray = features_material.Material._ray
+    out: dict[str, list[float]] = {"rays": [], "classifier": []}
+    for _ in range(n):
+        for mode in ("rays", "classifier"):
+            features_material.Material._ray = ray if mode == "rays" else (lambda self, si, p: None)
+            c = time.process_time()
+            features.features(ns, "part")
+            out[mode].append((time.process_time() - c) * 1000)
+    features_material.Material._ray = ray
+    r, k = statistics.median(out["rays"]), statistics.median(out["classifier"])
+    print(f"CPU in process, tube sheet ({len(ns['part'].faces())} faces): features p50 {r:.0f} ms with rays, "
+          f"{k:.0f} ms with the classifier alone; ratio {r / k:.2f}")
+
+
 def cpu(n: int, code: str | None = None) -> dict[str, list[float]]:
     """The two computations in this process on ``part`` as ``code`` builds it (default: the test
     plate; ``PERFORATED``: 600 through holes, where the per-hole costs show)."""
@@ -102,6 +139,7 @@ def main() -> None:
     report("CPU in process (no jail, no IPC)", cpu(n))
     report("CPU in process, 600-hole plate", cpu(2 if a.quick else 3, PERFORATED))
     report("CPU in process, 625 hexagonal holes", cpu(2 if a.quick else 3, HEX_GRID))
+    probes(2 if a.quick else 3, TUBE_SHEET)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ reply field by field (launcher/replies/features.py) and checks it against the to
 from __future__ import annotations
 
 from jail.cad import features_find as ff, features_patterns as fp
-from jail.cad.features_faces import Material, faces_of
+from jail.cad.features_faces import faces_of
+from jail.cad.features_material import Material
 from jail.cad.measure import MeasureError, f, is_mesh, mesh_error, select_one
 from jail.cad.names import cap
 from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP

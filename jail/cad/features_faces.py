@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 
 from OCP.BRep import BRep_Tool
 from OCP.BRepAdaptor import BRepAdaptor_Curve, BRepAdaptor_Surface
-from OCP.BRepClass3d import BRepClass3d_SolidClassifier
 from OCP.BRepGProp import BRepGProp, BRepGProp_Face
 from OCP.GProp import GProp_GProps
 from OCP.BRepTools import BRepTools
 from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Plane, GeomAbs_Sphere, GeomAbs_Torus
-from OCP.TopAbs import TopAbs_EDGE, TopAbs_FACE, TopAbs_IN, TopAbs_SOLID, TopAbs_VERTEX
+from OCP.TopAbs import TopAbs_EDGE, TopAbs_FACE, TopAbs_VERTEX
 from OCP.TopExp import TopExp, TopExp_Explorer
 from OCP.TopoDS import TopoDS
 from OCP.collections import IndexedDataMap_TopoDS_Shape_List_TopoDS_Shape_TopTools_ShapeMapHasher as DataMap
@@ -213,31 +212,6 @@ def _faces_at(faces) -> list:
     if n <= 2:
         return [faces.First(), faces.Last()]
     return list(faces)
-
-
-# ------------------------------------------------------------------ material probes
-class Material:
-    """Point-in-material tests against the solids of a shape. One classifier per solid, loaded once
-    and asked for each point (building it is the costly part: O(faces), 25 ms a probe on a plate of
-    600 holes when it was built for every probe)."""
-
-    def __init__(self, shape, tol: float = 1e-7):
-        self.solids = [TopoDS.Solid(s) for s in unique(shape, TopAbs_SOLID)]
-        self.tol = tol
-        self._classifiers: list = []
-
-    def inside(self, p) -> bool:
-        if not self._classifiers:
-            for so in self.solids:
-                c = BRepClass3d_SolidClassifier()
-                c.Load(so)
-                self._classifiers.append(c)
-        pnt = gp_Pnt(*p)
-        for c in self._classifiers:
-            c.Perform(pnt, self.tol)
-            if c.State() == TopAbs_IN:
-                return True
-        return False
 
 
 def edge_count(face) -> int:

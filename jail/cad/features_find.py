@@ -2,9 +2,9 @@
 
 * **Holes**: concave (material outside) cylinders and cones grouped by their common axis line;
   a run of coaxial segments with a full 360-degree cylinder is one hole (a cylinder whose gap is
-  a keyway counts: ``keyway`` width and depth). Each end is probed with
-  a point on the axis just beyond it (``BRepClass3d``): outside the material = open. Both ends
-  open = through; one = blind, entered from the open end. A cone at the entry that widens
+  a keyway counts: ``keyway`` width and depth). Each end is probed with a point on the axis just
+  beyond it (``features_material``: a ray, or OCCT's classifier): outside the material = open.
+  Both ends open = through; one = blind, entered from the open end. A cone at the entry that widens
   towards it is a countersink, a wider cylinder at the entry a counterbore.
 * **Bosses**: convex full cylinders (with convex coaxial cones) whose one end sits on material
   (the base) and the other is free.
@@ -26,8 +26,9 @@ from OCP.GeomAPI import GeomAPI_IntCS
 from OCP.TopoDS import TopoDS
 from OCP.gp import gp_Dir, gp_Lin, gp_Pnt
 
-from jail.cad.features_faces import (TWO_PI, TopAbs_EDGE, TopAbs_VERTEX, FaceInfo, Material, add, canonical_dir,
+from jail.cad.features_faces import (TWO_PI, TopAbs_EDGE, TopAbs_VERTEX, FaceInfo, add, canonical_dir,
                                      cross, dot, edge_points, mul, norm, sub, unique, unit)
+from jail.cad.features_material import Material
 
 FULL = 0.98 * TWO_PI
 RING_EDGES = 12  # a groove's wall: two circles and a seam, each circle in up to four arcs (a STEP's)

@@ -363,6 +363,39 @@ def test_kinds_and_errors():
 
 
 # ------------------------------------------------------------------ the launcher's side
+def test_material_probes_cast_rays_and_agree_with_the_solid_classifier():
+    """Probes cast a ray and read its nearest crossing (7x cheaper than OCCT's classifier on a part
+    of 1 500 faces). On the plate (exact surfaces) they answer by ray and agree with the classifier
+    everywhere, on the axes of its holes and just off its faces included; a point on a face (its
+    ray's crossing at the point itself) and every point of a solid with a B-spline face (a loft:
+    the intersector approximates it and missed a crossing) are asked of the classifier."""
+    import random
+    from OCP.BRepClass3d import BRepClass3d_SolidClassifier
+    from OCP.TopAbs import TopAbs_IN
+    from OCP.gp import gp_Pnt
+    from build123d import Circle, Pos as P, loft
+    from jail.cad.features_material import Material
+
+    def classifier(shape, p):
+        return BRepClass3d_SolidClassifier(shape.solids()[0].wrapped, gp_Pnt(*p), 1e-7).State() == TopAbs_IN
+    part = plate()
+    rng = random.Random(3)
+    pts = [(rng.uniform(-55, 55), rng.uniform(-45, 45), rng.uniform(-7, 7)) for _ in range(150)]
+    pts += [(x, y, z) for x, y in BOLT + [(-35, -25), (-35, 25), (35, 25)] for z in (-5.001, -4.999, 4.999, 5.001)]
+    for f in part.faces():
+        c, n = f.center(), f.normal_at(f.center())
+        pts += [(c.X + n.X * s, c.Y + n.Y * s, c.Z + n.Z * s) for s in (1e-3, -1e-3)]
+    m = Material(part.wrapped)
+    assert [m.inside(p) for p in pts] == [classifier(part, p) for p in pts]
+    assert m.rays == len(pts) and m.classified == 0 and 0 < sum(map(m.inside, pts)) < len(pts)
+    m.inside((0, 0, 5))  # on the top face
+    assert m.classified == 1
+    art = loft([Circle(10), P(0, 0, 10) * Circle(6), P(0, 0, 20) * Circle(9)])
+    m = Material(art.wrapped)
+    assert [m.inside(p) for p in ((0, 0, 10), (0, 0, 25), (7.5, 0, 10))] == [True, False, False]
+    assert m.rays == 0 and m.classified == 3
+
+
 def test_rebuilt_reply_conforms_and_renders():
     raw = run(plate())
     out = R.features_reply(raw, "plate")
