@@ -1,10 +1,10 @@
-"""The ``features`` op: holes, bosses, fillets, chamfers, slots and patterns of one object.
+"""The ``features`` op: holes, bosses, fillets, chamfers, slots, pockets, grooves and patterns of one object.
 
 Runs in a jailed, disposable next like ``measure``: the object is resolved by name with
 ``measure.select_one`` (same messages), its OCCT faces are read (``features_faces``), features
-are recognised (``features_find``) and patterns searched (``features_patterns``). The reply is
+are recognised (``features_find``, ``features_pockets``) and patterns searched (``features_patterns``). The reply is
 plain JSON: every number rounded and finite (``measure.f``), every list capped
-(``FEATURES_LIST_CAP``, the count before the cap in ``truncated``), the seven top-level keys always
+(``FEATURES_LIST_CAP``, the count before the cap in ``truncated``), the eight top-level keys always
 present (an empty list for a kind not asked for).
 
 Does not guarantee honest numbers once user code ran in this process; the launcher rebuilds the
@@ -12,14 +12,14 @@ reply field by field (launcher/replies/features.py) and checks it against the to
 """
 from __future__ import annotations
 
-from jail.cad import features_find as ff, features_patterns as fp
+from jail.cad import features_find as ff, features_patterns as fp, features_pockets
 from jail.cad.features_faces import faces_of
 from jail.cad.features_material import Material
 from jail.cad.measure import MeasureError, f, is_mesh, mesh_error, select_one
 from jail.cad.names import cap
 from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
 
-KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "grooves", "patterns")
+KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "patterns")
 CENTERS_CAP = 20  # centres listed per fillet/chamfer group (keeps a full reply well under the cap)
 
 
@@ -59,6 +59,13 @@ def _slot(s: dict) -> dict:
             "open_end": bool(s["open_end"])}
 
 
+def _pocket(p: dict) -> dict:
+    return {"center": _v(p["center"]), "axis": _v(p["axis"]), "depth": None if p["depth"] is None else f(p["depth"]),
+            "through": bool(p["through"]), "width": f(p["width"]), "length": f(p["length"]),
+            "direction": _v(p["direction"]), "sides": int(p["sides"]), "shape": str(p["shape"]),
+            "corner_radius": None if p["corner_radius"] is None else f(p["corner_radius"])}
+
+
 def _groove(g: dict) -> dict:
     return {"center": _v(g["center"]), "axis": _v(g["axis"]), "diameter": f(g["diameter"]), "depth": f(g["depth"]),
             "width": f(g["width"]), "profile": str(g["profile"]), "internal": bool(g["internal"])}
@@ -90,6 +97,13 @@ def _slot_sig(s: dict) -> tuple:
             s["open_end"], tuple(round(x, 6) for x in s["direction"]))
 
 
+def _pocket_sig(p: dict) -> tuple:
+    """Pockets in one pattern: same outline, depth and through, turned the same way."""
+    return (p["sides"], round(p["length"], 3), None if p["depth"] is None else round(p["depth"], 3), p["through"],
+            None if p["corner_radius"] is None else round(p["corner_radius"], 3),
+            tuple(round(x, 6) for x in p["direction"]))
+
+
 def _order(h: dict) -> tuple:
     c = h["center"]
     return (round(-c[2], 4), round(c[1], 4), round(c[0], 4))
@@ -105,13 +119,16 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     bs = sorted(ff.bosses(infos, mat, used) if mat.solids else [], key=_order)
     sl = sorted(ff.slots(infos, mat, used) if mat.solids else [], key=_order)
     gr = sorted(ff.grooves(infos, used), key=_order)
+    pk = sorted(features_pockets.pockets(infos, mat, used) if mat.solids else [], key=_order)
     fl = ff.fillets(infos, used)
     ch = ff.chamfers(infos, used)
     items = [dict(h, sig=_sig(h)) for h in hs]
     pats = fp.find(items, "holes")
     pats += fp.find([dict(b, sig=round(b["height"], 3)) for b in bs], "bosses")
     pats += fp.find([dict(s, diameter=s["width"], sig=_slot_sig(s)) for s in sl], "slots")
-    return {"holes": hs, "bosses": bs, "fillets": fl, "chamfers": ch, "slots": sl, "grooves": gr, "patterns": pats}
+    pats += fp.find([dict(p, diameter=p["width"], sig=_pocket_sig(p)) for p in pk], "pockets")
+    return {"holes": hs, "bosses": bs, "fillets": fl, "chamfers": ch, "slots": sl, "pockets": pk, "grooves": gr,
+            "patterns": pats}
 
 
 def features(namespace: dict, name: str, kinds=None) -> dict:
@@ -127,7 +144,8 @@ def features(namespace: dict, name: str, kinds=None) -> dict:
                            "and wires)")
     raw = find(shape, mat=mat)
     want = set(kinds) if kinds else set(KINDS)
-    conv = {"holes": _hole, "bosses": _boss, "slots": _slot, "grooves": _groove, "patterns": _pattern,
+    conv = {"holes": _hole, "bosses": _boss, "slots": _slot, "pockets": _pocket, "grooves": _groove,
+            "patterns": _pattern,
             "fillets": lambda g: _group(g, ("radius",)), "chamfers": lambda g: _group(g, ("size", "size2"))}
     out: dict = {}
     truncated: dict = {}

@@ -102,6 +102,7 @@ class FaceInfo:
     major: float = 0.0                 # torus major radius (of its tube's centre circle)
     neighbours: set = field(default_factory=set)
     edges: dict = field(default_factory=dict)  # its edges by their index in the shape (``faces_of``)
+    outer: set | None = None           # the indices of its outer wire's edges (``outer_edges``), when read
 
 
 def _normal_at(face, u, v):
@@ -212,6 +213,38 @@ def _faces_at(faces) -> list:
     if n <= 2:
         return [faces.First(), faces.Last()]
     return list(faces)
+
+
+def outer_edges(fi: FaceInfo) -> set:
+    """The indices (keys of ``fi.edges``) of the edges of ``fi``'s outer wire; read once."""
+    if fi.outer is None:
+        wire = _Map()
+        for e in unique(BRepTools.OuterWire_s(TopoDS.Face(fi.face)), TopAbs_EDGE):
+            wire.Add(e)
+        fi.outer = {k for k, e in fi.edges.items() if wire.Contains(e)}
+    return fi.outer
+
+
+def end_open(faces: list[FaceInfo], across: list[FaceInfo], outward) -> bool | None:
+    """Is the region just beyond an end of a hole's or pocket's walls (``faces``) open, read from
+    the face across that end instead of a point probe: one plane square to ``outward`` (the
+    direction out of the walls there) in which the end's edges are an inner wire, its normal
+    pointing out (a mouth in a plate's face: open), or the whole outer wire, its normal pointing
+    back in (a floor: closed). None for anything else (a drill point, a tilted or curved face, a
+    chamfer round the mouth, a floor in several faces): probe then."""
+    if len(across) != 1:
+        return None
+    fl = across[0]
+    facing = 0.0 if fl.kind != "plane" or fl.normal is None else dot(fl.normal, outward)
+    if abs(abs(facing) - 1) > 1e-9:
+        return None
+    shared = {k for fi in faces for k in fi.edges if k in fl.edges}
+    outer = outer_edges(fl)
+    if shared == outer and facing < 0:
+        return False
+    if shared and not shared & outer and facing > 0:
+        return True
+    return None
 
 
 def edge_count(face) -> int:

@@ -27,14 +27,14 @@ from OCP.TopoDS import TopoDS
 from OCP.gp import gp_Dir, gp_Lin, gp_Pnt
 
 from jail.cad.features_faces import (TWO_PI, TopAbs_EDGE, TopAbs_VERTEX, FaceInfo, add, canonical_dir,
-                                     cross, dot, edge_points, mul, norm, sub, unique, unit)
+                                     cross, dot, edge_points, end_open, mul, norm, sub, unique, unit)
 from jail.cad.features_material import Material
 
 FULL = 0.98 * TWO_PI
 RING_EDGES = 12  # a groove's wall: two circles and a seam, each circle in up to four arcs (a STEP's)
 
 
-def _scale(infos) -> float:
+def part_scale(infos) -> float:
     big = max((abs(c) for fi in infos for c in fi.mid), default=1.0)
     return max(1.0, big)
 
@@ -97,7 +97,7 @@ def _radius_at(run, t, tol) -> float:
     return best
 
 
-def _entry_first(axis) -> bool:
+def entry_first(axis) -> bool:
     """For a through hole with the same ends: enter where ``axis`` (t growing) points down
     (-Z), else towards -Y, else -X: a plate drilled from the top."""
     for c in (axis[2], axis[1], axis[0]):
@@ -109,11 +109,11 @@ def _entry_first(axis) -> bool:
 def _enter_a(across_a: FaceInfo | None, across_b: FaceInfo | None, axis) -> bool:
     """For a through hole with the same ends: enter at end a (t low)? From the outside, when one
     end opens into another hole's wall (a cross hole into a bore, a radial hole into a hub's bore:
-    the face across is concave); else as :func:`_entry_first` says."""
+    the face across is concave); else as :func:`entry_first` says."""
     inner_a, inner_b = (bool(f is not None and f.concave) for f in (across_a, across_b))
     if inner_a != inner_b:
         return inner_b
-    return _entry_first(axis)
+    return entry_first(axis)
 
 
 def _coaxial_runs(cands: list[FaceInfo], tol: float, bridge=None):
@@ -180,6 +180,19 @@ def _crossing(infos, run, origin, axis, t_end: float, radius: float, tol: float)
                 if hits:
                     return min(hits, key=lambda t: abs(t - t_end)), infos[j]
     return t_end, None
+
+
+def open_beyond(infos, faces: list[FaceInfo], origin, axis, t_end: float, sign: float, probes, mat: Material,
+                tol: float) -> bool:
+    """Is the region just beyond the end ``t_end`` of ``faces`` (a hole's or pocket's walls; beyond:
+    along ``axis`` times ``sign``) outside the material? Read from the face across that end when it
+    says (``end_open``: a mouth in a plane, or a floor), else from probes at the points
+    ``probes()`` gives (outside at all of them)."""
+    said = end_open(faces, _walls(infos, faces, origin, axis, t_end, tol), mul(axis, sign))
+    if said is not None:
+        mat.said += 1
+        return said
+    return not any(mat.inside(p) for p in probes())
 
 
 def _round_tubes(infos: list[FaceInfo], tol: float) -> list[dict]:
@@ -249,7 +262,7 @@ def _keyway(infos, seg: dict, origin, axis, tol: float) -> dict | None:
 def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     """Holes; a round groove in a bore (a concave torus) joins the bore's run, so the bore stays
     one hole (as a flat groove's bottom, a concave cylinder, does)."""
-    tol = 1e-6 * _scale(infos) + 1e-6
+    tol = 1e-6 * part_scale(infos) + 1e-6
     round_in = {fi.index for tb in _round_tubes(infos, tol * 10) if tb["internal"] for fi in tb["faces"]}
     cands = [fi for fi in infos if (fi.kind in ("cylinder", "cone") and fi.concave and fi.span >= FULL * 0.3)
              or fi.index in round_in]
@@ -258,8 +271,11 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             cands, tol, lambda s, o, a: _keyway(infos, s, o, a, tol * 10)):
         rmain = min(s["r0"] for s in cyl)
         step = max(1e-4, 1e-3 * rmain)
-        open_a = not mat.inside(add(origin, mul(axis, ta - step)))
-        open_b = not mat.inside(add(origin, mul(axis, tb + step)))
+        faces = [fi for s in run for fi in s["faces"]]
+        open_a, open_b = (
+            open_beyond(infos, faces, origin, axis, t, sign,
+                        lambda t=t, sign=sign: [add(origin, mul(axis, t + sign * step))], mat, tol * 10)
+            for t, sign in ((ta, -1.0), (tb, 1.0)))
         if not (open_a or open_b):
             continue  # a closed cavity, not a hole
         ra, rb = _radius_at(run, ta, tol * 10), _radius_at(run, tb, tol * 10)
@@ -308,7 +324,7 @@ def bosses(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     """Bosses; a round groove round a shaft (a concave torus) joins the shaft's run, so a grooved
     shaft is not two bosses either side of its groove (a flat groove's bottom, a convex cylinder,
     is in the run already)."""
-    tol = 1e-6 * _scale(infos) + 1e-6
+    tol = 1e-6 * part_scale(infos) + 1e-6
     round_out = {fi.index for tb in _round_tubes(infos, tol * 10) if not tb["internal"] for fi in tb["faces"]}
     cands = [fi for fi in infos if fi.index not in used and ((fi.kind in ("cylinder", "cone")
              and fi.concave is False and fi.span >= FULL * 0.5) or fi.index in round_out)]
@@ -382,7 +398,7 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     just beyond both ends of the walls (probed on the slot's centre line); else entered from the
     open end. ``center`` and ``depth`` start at the entry, past a chamfer round the edge. Then
     slots open at one end (:func:`_open_slot`) from the half cylinders left."""
-    tol = 1e-6 * _scale(infos) + 1e-6
+    tol = 1e-6 * part_scale(infos) + 1e-6
     halves = [fi for fi in infos if fi.index not in used and fi.kind == "cylinder" and fi.concave
               and abs(fi.span - math.pi) <= 0.02 * math.pi]
     out, taken = [], set()
@@ -411,7 +427,7 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             lo = _open_end(infos, a, b, line, a.t0, -1.0, tol * 10) if open_lo else a.t0
             hi = _open_end(infos, a, b, line, a.t1, 1.0, tol * 10) if open_hi else a.t1
             through = open_lo and open_hi
-            from_lo = _entry_first(a.axis) if through else open_lo
+            from_lo = entry_first(a.axis) if through else open_lo
             t_in = lo if from_lo else hi
             out.append({"center": add(line, mul(a.axis, t_in)), "length": d + 2 * a.r0, "width": 2 * a.r0,
                         "axis": mul(a.axis, 1.0 if from_lo else -1.0),
@@ -478,7 +494,7 @@ def _open_slot(infos, a: FaceInfo, mat: Material, tol: float) -> dict | None:
     lo = _entry_cone(infos, a, a.t0, -1.0, tol * 10) if open_lo else a.t0
     hi = _entry_cone(infos, a, a.t1, 1.0, tol * 10) if open_hi else a.t1
     through = open_lo and open_hi
-    from_lo = _entry_first(a.axis) if through else open_lo
+    from_lo = entry_first(a.axis) if through else open_lo
     middle = add(a.origin, mul(d, (reach - a.r0) / 2))
     return {"center": add(middle, mul(a.axis, lo if from_lo else hi)), "length": reach + a.r0, "width": 2 * a.r0,
             "axis": mul(a.axis, 1.0 if from_lo else -1.0), "direction": d,
@@ -583,7 +599,7 @@ def grooves(infos: list[FaceInfo], used: set) -> list[dict]:
 
     ``diameter`` is the bottom's, ``depth`` to the lower of the two walls, ``width`` along the axis
     (the bottom's for flat, the opening's for v), ``center`` on the axis midway."""
-    tol = 1e-6 * _scale(infos) + 1e-6
+    tol = 1e-6 * part_scale(infos) + 1e-6
     out = []
     for g in _round_grooves(infos, tol * 10):
         used.update(fi.index for fi in g.pop("faces"))

@@ -45,7 +45,8 @@ class Material:
     exact faces (loaded once: its faces' boxes) and a classifier per solid for the others and for
     unclear rays (built when
     first needed: O(faces), 25 ms a probe on a plate of 600 holes when built for every probe).
-    ``rays`` / ``classified`` count the probes each way answered."""
+    ``rays`` / ``classified`` count the probes each way answered; the finders count in ``said`` the
+    ends they read from the faces there instead (``features_faces.end_open``)."""
 
     def __init__(self, shape, tol: float = 1e-7):
         self.solids = []
@@ -56,7 +57,7 @@ class Material:
         self.tol = tol
         self._rays: list = []
         self._classifiers: dict = {}
-        self.rays = self.classified = 0
+        self.rays = self.classified = self.said = 0  # probes by ray, by classifier; ends read from faces
 
     def inside(self, p) -> bool:
         if not self._rays:

@@ -18,8 +18,9 @@ from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
 from launcher.replies import validate as replies
 from launcher.replies.cad import ReplyRefused
 
-KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "grooves", "patterns")
+KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "patterns")
 CENTERS_CAP = 20
+POCKET_SHAPES = ("rectangle", "regular", "other")
 LIMIT = 1e12
 
 # ------------------------------------------------------------------ the schema
@@ -70,6 +71,19 @@ SLOT = _obj({"center": dict(_VEC, description="centre of the slot where it opens
              "through": {"type": "boolean"},
              "open_end": {"type": "boolean", "description": "runs out of the part at one end (a U slot or a "
                           "notch at an edge): direction points there, length runs from there to the round end"}})
+POCKET = _obj({"center": dict(_VEC, description="centre of the outline where the pocket opens (the entry) (mm)"),
+               "axis": dict(_VEC, description="unit vector from the entry into the material"),
+               "depth": dict(_OPT_POS, description="blind: from the entry to the floor (mm); through (a window): "
+                                                   "null"),
+               "through": {"type": "boolean"},
+               "width": dict(_POS, description="narrowest distance across, between opposite walls (mm)"),
+               "length": dict(_POS, description="extent square to width, along direction (mm)"),
+               "direction": dict(_VEC, description="unit vector along length"),
+               "sides": {"type": "integer", "minimum": 3, "description": "number of straight walls"},
+               "shape": {"type": "string", "enum": list(POCKET_SHAPES),
+                         "description": "rectangle (a square too), regular (a hexagon), or other"},
+               "corner_radius": dict(_OPT_POS, description="the largest corner's; null for sharp corners")},
+              "straight walls all round a void along one axis: a window, a milled pocket, a hex socket")
 GROOVE = _obj({"center": dict(_VEC, description="on the axis, midway along the groove (mm)"),
                "axis": _VEC, "diameter": dict(_POS, description="of the groove's bottom (mm)"),
                "depth": dict(_POS, description="from the bottom to the lower of its two walls (mm)"),
@@ -78,7 +92,7 @@ GROOVE = _obj({"center": dict(_VEC, description="on the axis, midway along the g
                "internal": {"type": "boolean", "description": "in a bore (its diameter is the larger)"}},
               "a groove round a shaft (a circlip's, a pulley's V) or in a bore (an O-ring's)")
 _MEMBERS = {"type": "array", "items": _COUNT, "maxItems": FEATURES_LIST_CAP}
-_OF = {"type": "string", "enum": ["holes", "bosses", "slots"]}
+_OF = {"type": "string", "enum": ["holes", "bosses", "slots", "pockets"]}
 _ROUND = {"center": _VEC, "radius": _POS, "axis": _VEC, "pitch_angle": _NUM, "start_angle": _NUM}
 ROUND_TYPES = ("bolt_circle", "arc", "radial")  # the pattern types with the _ROUND fields
 PATTERN = {"anyOf": [
@@ -98,7 +112,7 @@ PATTERN = {"anyOf": [
 OUTPUT_SCHEMA = _obj({
     "name": {"type": "string"},
     "holes": _list(HOLE), "bosses": _list(BOSS), "fillets": _list(FILLET), "chamfers": _list(CHAMFER),
-    "slots": _list(SLOT), "grooves": _list(GROOVE), "patterns": _list(PATTERN),
+    "slots": _list(SLOT), "pockets": _list(POCKET), "grooves": _list(GROOVE), "patterns": _list(PATTERN),
     "truncated": {"type": "object", "additionalProperties": _COUNT,
                   "description": "kinds whose list was cut, with how many were found"},
 })
@@ -229,6 +243,21 @@ def _pattern(p, w, n_items: dict) -> dict:
     return out
 
 
+def _pocket(p, w) -> dict:
+    p = _dict(p, w)
+    shape = p.get("shape")
+    if shape not in POCKET_SHAPES:
+        _Path(w + ".shape").refuse("is not " + ", ".join(POCKET_SHAPES))
+    sides = _int(p.get("sides"), w + ".sides", 10 ** 6)
+    if sides < 3:
+        _Path(w + ".sides").refuse("is under 3")
+    return {"center": _vec(p.get("center"), w + ".center"), "axis": _vec(p.get("axis"), w + ".axis"),
+            "depth": _opt(p.get("depth"), w + ".depth"), "through": _bool(p.get("through"), w + ".through"),
+            "width": _num(p.get("width"), w + ".width", 0.0), "length": _num(p.get("length"), w + ".length", 0.0),
+            "direction": _vec(p.get("direction"), w + ".direction"), "sides": sides, "shape": shape,
+            "corner_radius": _opt(p.get("corner_radius"), w + ".corner_radius")}
+
+
 def _groove(g, w) -> dict:
     g = _dict(g, w)
     profile = g.get("profile")
@@ -241,7 +270,7 @@ def _groove(g, w) -> dict:
 
 
 _REBUILD = {"holes": _hole, "bosses": _boss, "fillets": _fillet, "chamfers": _chamfer, "slots": _slot,
-            "grooves": _groove}
+            "pockets": _pocket, "grooves": _groove}
 
 
 def features_reply(r, name: str) -> dict:
@@ -261,7 +290,7 @@ def features_reply(r, name: str) -> dict:
             truncated[k] = src_trunc[k]
         if k != "patterns":
             out[k] = [_REBUILD[k](x, f"{k}[{i}]") for i, x in enumerate(items[:FEATURES_LIST_CAP])]
-    n_items = {k: len(out[k]) for k in ("holes", "bosses", "slots")}
+    n_items = {k: len(out[k]) for k in _OF["enum"]}
     out["patterns"] = [_pattern(x, f"patterns[{i}]", n_items)
                        for i, x in enumerate(r.get("patterns", [])[:FEATURES_LIST_CAP])]
     out["truncated"] = truncated

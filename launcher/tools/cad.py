@@ -346,6 +346,21 @@ def _slot_kind(s: dict) -> str:
             + ("through" if s["through"] else f"depth {_g(s['depth'])}"))
 
 
+def _pocket_kind(p: dict) -> str:
+    w, n = _g(p["width"]), p["sides"]
+    if p["shape"] == "rectangle":
+        s = f"square {w}" if p["width"] == p["length"] else f"rectangle {_g(p['length'])} x {w}"
+    elif p["shape"] == "regular":
+        s = f"{'hex' if n == 6 else f'{n}-sided'} {w} across flats"
+    else:
+        s = f"{n}-sided {_g(p['length'])} x {w}"
+    if p["width"] != p["length"] and p["shape"] != "regular":
+        s += f" along {_axis_word(p['direction'])}"
+    if p["corner_radius"] is not None:
+        s += f" r={_g(p['corner_radius'])}"
+    return s + (" through" if p["through"] else f" depth {_g(p['depth'])}")
+
+
 def _pattern_text(p: dict) -> str:
     if p["type"] == "bolt_circle":
         return f"bolt circle r={_g(p['radius'])} at {_at(p['center'])}"
@@ -376,7 +391,7 @@ def features_content(result: dict) -> list[dict]:
         return failed
     f = result["features"]
     lines = [f"{f['name']}:"]
-    said: dict[str, set] = {"holes": set(), "bosses": set(), "slots": set()}  # member lists a line named
+    said: dict[str, set] = {"holes": set(), "bosses": set(), "slots": set(), "pockets": set()}  # lists a line named
 
     def grouped(of: str, kind_of) -> None:
         """One line per kind of hole (boss, slot): count, kind, the pattern they make, centres."""
@@ -409,6 +424,7 @@ def features_content(result: dict) -> list[dict]:
         lines.append(f"chamfers: {g['count']} x {size}")
     grouped("slots", lambda s, radial: _slot_kind(s) + way(s, radial)
             + (f" opening {_axis_word(s['direction'])}" if s["open_end"] else ""))
+    grouped("pockets", lambda p, radial: _pocket_kind(p) + way(p, radial))
     for g in f["grooves"]:
         profile = "round-bottomed" if g["profile"] == "round" else g["profile"]  # "round +Z" follows
         lines.append(f"groove: {profile} d={_g(g['diameter'])} width {_g(g['width'])} depth {_g(g['depth'])} "
@@ -418,7 +434,8 @@ def features_content(result: dict) -> list[dict]:
             lines.append(f"pattern: {p['count']} {p['of']} on {_a(_pattern_text(p))}")
     if len(lines) == 1:
         asked = [k for k in result.get("kinds") or () if k in FEATURE_KINDS and k != "patterns"]
-        lines.append(f"no {_or(asked or ['holes', 'bosses', 'fillets', 'chamfers', 'slots', 'grooves'])} found")
+        lines.append(f"no {_or(asked or ['holes', 'bosses', 'fillets', 'chamfers', 'slots', 'pockets', 'grooves'])} "
+                     "found")
     if f["truncated"]:
         lines.append("lists cut: " + ", ".join(f"{k} ({n} found)" for k, n in f["truncated"].items()))
     return [content.text("\n".join(lines))]
@@ -426,11 +443,13 @@ def features_content(result: dict) -> list[dict]:
 
 FEATURES = Tool(
     "features", "Find holes, bosses, fillets",
-    "Find one object's holes, bosses, fillets, chamfers, slots, grooves and patterns from its exact geometry "
+    "Find one object's holes, bosses, fillets, chamfers, slots, pockets, grooves and patterns from its exact geometry "
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}, keyway {width, depth}), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots (closed or open at one end), grooves (flat, v or round-bottomed), and patterns of holes, bosses or slots (bolt circles, arcs, grids, "
+    "slots (closed or open at one end), pockets (straight walls all round: windows, rectangular pockets, hex "
+    "sockets; width, length, sides, corner radius, depth or through), grooves (flat, v or round-bottomed), and "
+    "patterns of holes, bosses, slots or pockets (bolt circles, arcs, grids, "
     "linear arrays, radial). The numbers are in structuredContent; the text is a summary. Read-only: runs in "
     "a disposable jailed process.",
     params={"object_name": OBJECT,

@@ -47,6 +47,12 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
                        f"profile={ANSI!r})]; return r", "grooves[0].profile"),
     "keyway_nan": ("r['holes'][0]['keyway'] = {'width': float('nan'), 'depth': 1}; return r", "error"),
     "keyway_text": (f"r['holes'][0]['keyway'] = {ANSI!r}; return r", "holes[0].keyway"),
+    "pocket_shape": ("r['pockets'] = [dict(center=[0, 0, 0], axis=[0, 0, -1], depth=None, through=True, width=5, "
+                     f"length=6, direction=[1, 0, 0], sides=6, shape={ANSI!r}, corner_radius=None)]; return r",
+                     "pockets[0].shape"),
+    "pocket_sides": ("r['pockets'] = [dict(center=[0, 0, 0], axis=[0, 0, -1], depth=None, through=True, width=5, "
+                     "length=6, direction=[1, 0, 0], sides=10 ** 30, shape='regular', corner_radius=None)]; return r",
+                     "pockets[0].sides"),
     "radial_nan": ("p = r['patterns'][0]; p['type'] = 'radial'; p['radius'] = float('nan'); return r", "error"),
     "radial_no_axis": ("p = r['patterns'][0]; p['type'] = 'radial'; p.pop('axis', None); return r", "patterns[0].axis"),
     # members repeated and shared by two radial patterns: a valid reply, one text line per pattern

@@ -342,7 +342,7 @@ def test_objects_without_a_solid_are_refused_with_what_to_do():
             features.features({"s": value}, "s")
 
 
-@pytest.mark.parametrize("kinds,line", [(None, "no holes, bosses, fillets, chamfers, slots or grooves found"),
+@pytest.mark.parametrize("kinds,line", [(None, "no holes, bosses, fillets, chamfers, slots, pockets or grooves found"),
                                         (["holes"], "no holes found"),
                                         (["slots", "holes", "patterns"], "no slots or holes found")])
 def test_nothing_found_says_what_was_looked_for(kinds, line):
@@ -822,3 +822,139 @@ def test_rows_and_grids_turned_in_their_plane_are_found(turn):
     got = sorted((x["type"], x["count"], round(x["pitch"], 4) if x["type"] == "linear" else
                   tuple(sorted(round(q, 4) for q in x["pitch"]))) for x in d["patterns"])
     assert got == [("grid", 6, (8.0, 12.0)), ("linear", 4, 10.0)], d["patterns"]
+
+
+# ------------------------------------------------------------------ pockets
+def pocket_plate():
+    """A 120x80x10 plate (z from -5 to 5): a 20x30 window at (-35, 0), a 30x16 pocket with r=3
+    corners at (0, 15), a hex nut trap 5.5 across flats with a d=3.4 hole through its floor at (30,
+    -20), an 8x8 square pocket at (0, -20); the pockets 4 deep."""
+    from build123d import RectangleRounded, RegularPolygon
+    with BuildPart() as p:
+        Box(120, 80, 10)
+        with Locations((-35, 0)):
+            Box(20, 30, 10, mode=Mode.SUBTRACT)
+        with BuildSketch(Plane.XY.offset(5)):
+            with Locations((0, 15)):
+                RectangleRounded(30, 16, 3)
+            with Locations((30, -20)):
+                RegularPolygon(5.5 / 3 ** 0.5, 6)
+            with Locations((0, -20)):
+                Rectangle(8, 8)
+        extrude(amount=-4, mode=Mode.SUBTRACT)
+        with Locations((30, -20)):
+            Hole(1.7)
+    return p.part
+
+
+POCKETS = {  # centre (x, y): width, length, direction, sides, shape, corner radius, depth (None: through)
+    (-35, 0): (20, 30, (0, 1, 0), 4, "rectangle", None, None),
+    (0, 15): (16, 30, (1, 0, 0), 4, "rectangle", 3, 4),
+    (30, -20): (5.5, 11 / 3 ** 0.5, (1, 0, 0), 6, "regular", None, 4),
+    (0, -20): (8, 8, (1, 0, 0), 4, "rectangle", None, 4),
+}
+
+
+@pytest.mark.parametrize("step", [False, True], ids=["built", "imported_step"])
+def test_pockets_windows_and_a_nut_trap(step, tmp_path):
+    """Straight walls all round a void were not listed at all (a window, a hex nut trap), or only
+    as "fillets: 4 x r=3 (concave)" (a milled pocket's corners). Each is now a pocket: entry centre,
+    axis, width across, length, sides, shape, corner radius, depth or through; the nut trap's floor
+    has the bolt's hole through it and is still a floor (4 deep), and the hole stays a hole."""
+    part = pocket_plate()
+    if step:
+        export_step(part, str(tmp_path / "p.step"))
+        part = import_step(str(tmp_path / "p.step"))
+    d = run(part)
+    assert len(d["pockets"]) == len(POCKETS) and d["fillets"] == [] and d["chamfers"] == []
+    for (x, y), (w, l, direction, sides, shape, r, depth) in POCKETS.items():
+        (p,) = [p for p in d["pockets"] if near(p["center"][:2], (x, y), 1e-6)]
+        assert near(p["center"], (x, y, 5), 1e-6) and near(p["axis"], (0, 0, -1), 1e-9), p
+        assert (p["width"], p["length"], p["sides"], p["shape"], p["corner_radius"], p["depth"], p["through"]) == (
+            pytest.approx(w), pytest.approx(l), sides, shape, None if r is None else pytest.approx(r),
+            None if depth is None else pytest.approx(depth), depth is None), p
+        assert near(p["direction"], direction, 1e-9)
+    (h,) = d["holes"]
+    assert (h["diameter"], h["through"]) == (pytest.approx(3.4), True) and near(h["center"], (30, -20, 1), 1e-6)
+    out = R.features_reply(d, "plate")
+    R.check(out)
+    text = table.render_text("features", {"ok": True, "features": out})
+    for line in ("pockets: 1 x hex 5.5 across flats depth 4 -Z at (30, -20, 5)",
+                 "pockets: 1 x rectangle 30 x 20 along +Y through -Z at (-35, 0, 5)",
+                 "pockets: 1 x rectangle 30 x 16 along +X r=3 depth 4 -Z at (0, 15, 5)",
+                 "pockets: 1 x square 8 depth 4 -Z at (0, -20, 5)"):
+        assert line in text, text
+
+
+def test_a_grid_of_windows_a_hex_socket_and_a_box_s_inside():
+    from build123d import RegularPolygon
+    plate = Box(100, 60, 4)
+    for x in (-30, 0, 30):
+        for y in (-15, 15):
+            plate -= Pos(x, y, 0) * Box(10, 6, 4)
+    d = run(plate)
+    assert len(d["pockets"]) == 6 and all(p["through"] and p["shape"] == "rectangle" for p in d["pockets"])
+    (g,) = d["patterns"]
+    assert (g["type"], g["of"], g["counts"], g["pitch"]) == ("grid", "pockets", [3, 2], [30, 30])
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(d, "p")})
+    assert "pockets: 6 x rectangle 10 x 6 along +X through -Z on a 3x2 grid pitch 30 x 30" in text, text
+    with BuildPart() as s:
+        Cylinder(5, 5, align=(Align.CENTER, Align.CENTER, Align.MIN))
+        with BuildSketch(Plane.XY.offset(5)):
+            RegularPolygon(2 / (3 ** 0.5 / 2), 6)
+        extrude(amount=-3, mode=Mode.SUBTRACT)
+    (p,) = run(s.part)["pockets"]
+    assert (p["sides"], p["shape"], p["width"], p["depth"]) == (6, "regular", pytest.approx(4), pytest.approx(3))
+    (p,) = run(Box(50, 40, 30) - Pos(0, 0, 2) * Box(46, 36, 28))["pockets"]  # open at the top, floor 2 thick
+    assert (p["width"], p["length"], p["depth"]) == (pytest.approx(36), pytest.approx(46), pytest.approx(27))
+    assert near(p["center"], (0, 0, 15), 1e-6)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: Box(10, 20, 30),                                                    # a block's sides: convex
+    lambda: Box(40, 40, 20) - Box(10, 10, 10),                                   # a closed cavity
+    lambda: Box(40, 40, 10) - Pos(0, 0, 2) * (Box(20, 10, 6) + Pos(5, 5, 0) * Box(10, 20, 6)),  # an L
+    lambda: Box(40, 40, 10) - Pos(0, 0, 2) * Cylinder(5, 6),                      # a round pocket: a hole
+], ids=["block", "cavity", "l_shape", "round"])
+def test_not_pockets(make):
+    """The outside of a block (convex corners), a closed cavity, an L-shaped pocket (a convex
+    corner: not found, as documented) and a round pocket (a blind hole) are not pockets."""
+    d = run(make())
+    assert d["pockets"] == []
+
+
+def test_pocket_and_hole_ends_read_from_the_faces_agree_with_probes(monkeypatch):
+    """A hole's or pocket's end is read from the face across it where that face says (a mouth in a
+    plane: open; a floor: closed) instead of a point probe (3.4 ms each on a plate of 3 756 faces).
+    The answers are the ones the probes give, on every part of this module that has holes or
+    pockets, and the faces do answer half the ends."""
+    from jail.cad import features_faces, features_find, features_material
+    parts = [plate(), pocket_plate(), _hub(), tube(), hub(), boss_part(), tilted(), slotted(4, 1)]
+    said = []
+    real_init = features_material.Material.__init__
+
+    def init(self, *a, **kw):
+        real_init(self, *a, **kw)
+        said.append(self)
+    monkeypatch.setattr(features_material.Material, "__init__", init)
+    by_faces = [run(p) for p in parts]
+    # 31 ends read from faces, 31 probes (bosses, slots, and ends on tilted or curved faces)
+    assert sum(m.said for m in said) >= 30 and sum(m.rays + m.classified for m in said) > 0
+    monkeypatch.setattr(features_find, "end_open", lambda *a: None)
+    assert [run(p) for p in parts] == by_faces
+    assert features_faces.end_open is not features_find.end_open
+
+
+@pytest.mark.parametrize("key,value", [("shape", "\x1b[2Jhex"), ("sides", 2), ("sides", "6"), ("sides", True),
+                                       ("corner_radius", -1.0), ("direction", [float("nan"), 0, 0]),
+                                       ("width", 1e300), ("through", "yes"), ("depth", "4")])
+def test_hostile_pocket_fields_refuse_the_reply(key, value):
+    d = run(pocket_plate())
+    d["pockets"][0][key] = value
+    with pytest.raises(ReplyRefused, match=rf"pockets\[0\].{key}"):
+        R.features_reply(d, "plate")
+    d = run(pocket_plate())
+    d["patterns"] = [{"type": "linear", "of": "pockets", "count": 3, "members": [0, 1, 7], "pitch": 5.0,
+                      "direction": [1, 0, 0]}]
+    with pytest.raises(ReplyRefused, match=r"patterns\[0\].members\[2\]"):
+        R.features_reply(d, "plate")
