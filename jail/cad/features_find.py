@@ -153,7 +153,7 @@ def _line_hits(face, origin, axis) -> list[float]:
             for q in (inter.Point(i) for i in range(1, inter.NbPoints() + 1))]
 
 
-def _crossing(infos, run, origin, axis, t_end: float, radius: float, tol: float) -> tuple[float, FaceInfo | None]:
+def axis_crossing(infos, run, origin, axis, t_end: float, radius: float, tol: float) -> tuple[float, FaceInfo | None]:
     """The t where the hole's axis meets the surface it opens onto at its end ``t_end``.
 
     ``t_end`` is the run's axial extreme: on a flat face square to the axis that is the crossing;
@@ -280,7 +280,7 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             continue  # a closed cavity, not a hole
         ra, rb = _radius_at(run, ta, tol * 10), _radius_at(run, tb, tol * 10)
         rmax = max(max(s["r0"], s["r1"]) for s in run)
-        (ca, across_a), (cb, across_b) = (_crossing(infos, run, origin, axis, t, rmax, tol * 10) for t in (ta, tb))
+        (ca, across_a), (cb, across_b) = (axis_crossing(infos, run, origin, axis, t, rmax, tol * 10) for t in (ta, tb))
         if open_a and open_b:
             first = ra > rb + tol or (abs(ra - rb) <= tol and _enter_a(across_a, across_b, axis))
         else:
@@ -390,7 +390,7 @@ def _open_end(infos, a: FaceInfo, b: FaceInfo, line, t_end: float, outward: floa
     line): past a chamfer round its edge, else where the centre line meets the surface it opens
     onto (a keyway in a round shaft: the top of the shaft, not the tip of its curved edge)."""
     t = _entry_cone(infos, a, t_end, outward, tol)
-    return t if t != t_end else _crossing(infos, [{"faces": [a, b]}], line, a.axis, t_end, a.r0, tol)[0]
+    return t if t != t_end else axis_crossing(infos, [{"faces": [a, b]}], line, a.axis, t_end, a.r0, tol)[0]
 
 
 def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:

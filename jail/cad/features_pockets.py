@@ -9,7 +9,8 @@ inside of a box.
 
 Its ends are read like a hole's (``features_find.open_beyond``: from the face across, else probed
 on its centre line and just inside a wall, a nut trap's floor having a hole): both open =
-through (a window), one = blind, entered from the open end, ``depth`` from the entry to the
+through (a window), one = blind, entered from the open end, ``center`` where its centre line meets
+the surface it opens onto (a keyway in a shaft: the top of the shaft), ``depth`` from there to the
 floor; neither = a closed cavity, not listed. ``width`` is the narrowest distance across (between
 two opposite walls: across flats), ``length`` the extent square to that (across corners for a
 polygon, the long side for a rectangle) along ``direction``; ``shape`` "rectangle" (four walls
@@ -33,7 +34,7 @@ from OCP.TopoDS import TopoDS
 
 from jail.cad.features_faces import (TWO_PI, TopAbs_VERTEX, FaceInfo, add, canonical_dir, cross, dot, mul, sub,
                                      unique, unit)
-from jail.cad.features_find import entry_first, open_beyond, part_scale
+from jail.cad.features_find import axis_crossing, entry_first, open_beyond, part_scale
 from jail.cad.features_material import Material
 
 CORNER = TWO_PI / 3 + 1e-6  # a corner radius turns the wall by at most a triangle's 120 degrees
@@ -185,9 +186,13 @@ def pockets(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                 break  # a closed cavity
             through = open_lo and open_hi
             from_lo = entry_first(d) if through else open_lo
-            t_in = lo if from_lo else hi
+            # where the centre line meets the surface the pocket opens onto (a keyway in a shaft:
+            # the shaft's top, not its walls' lower corners)
+            t_in = axis_crossing(infos, [{"faces": loop}], sh["centre"], d, lo if from_lo else hi, sh["width"] / 2,
+                                 tol * 10)[0]
             out.append({"center": add(sh["centre"], mul(d, t_in)), "axis": mul(d, 1.0 if from_lo else -1.0),
-                        "depth": None if through else hi - lo, "through": through, "width": sh["width"],
+                        "depth": None if through else (hi - t_in if from_lo else t_in - lo), "through": through,
+                        "width": sh["width"],
                         "length": sh["length"], "direction": sh["direction"], "sides": sh["sides"],
                         "shape": sh["shape"], "corner_radius": sh["corner_radius"]})
             used.update(w.index for w in loop)

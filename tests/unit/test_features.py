@@ -958,3 +958,13 @@ def test_hostile_pocket_fields_refuse_the_reply(key, value):
                       "direction": [1, 0, 0]}]
     with pytest.raises(ReplyRefused, match=r"patterns\[0\].members\[2\]"):
         R.features_reply(d, "plate")
+
+
+def test_a_square_ended_keyway_in_a_shaft_is_a_pocket_entered_at_the_shaft_s_top():
+    """A keyway milled square-ended into a shaft (d=20) is a pocket 30 x 6 whose centre and depth
+    start where its centre line meets the shaft (y = 10), not at its walls' lower corners (9.54)."""
+    shaft = Cylinder(10, 60) - Pos(0, 10, 0) * Box(6, 4, 30, align=(Align.CENTER, Align.MAX, Align.CENTER))
+    (p,) = run(shaft)["pockets"]
+    assert (p["width"], p["length"], p["depth"], p["shape"]) == (
+        pytest.approx(6), pytest.approx(30), pytest.approx(4), "rectangle")
+    assert near(p["center"], (0, 10, 0), 1e-6) and near(p["axis"], (0, -1, 0), 1e-9) and near(p["direction"], (0, 0, 1))
