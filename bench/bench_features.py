@@ -10,8 +10,9 @@ blind, countersunk, counterbored; rounded corners) and times ``tools/call`` roun
 ``features`` and ``measure`` on it, interleaved, after a 0.3 s pause each (the next process is
 forked and waiting, as in real use). Then the same two computations in this process (CPU time,
 no jail, no IPC), on a plate of 600 through holes and on 625 hexagonal holes. Printed: p50/p90 in
-ms and the ratio features/measure. Last, ``features`` on a tube sheet with its material probes
-cast as rays against the same with the solid classifier alone (the baseline). Nothing is asserted.
+ms and the ratio features/measure. Last, ``features`` on a tube sheet as it runs (ends read from the
+faces, probes cast as rays) against every end probed by the solid classifier (the baseline, stop
+40's), and the ratio. Nothing is asserted.
 """
 from __future__ import annotations
 
@@ -84,24 +85,28 @@ part = p.part
 
 
 def probes(n: int, code: str) -> None:
-    """``features`` on ``code``'s part with its material probes cast as rays (this stop's) and with
-    every probe asked of OCCT's solid classifier (the baseline: stop 40's), alternating, CPU time."""
-    from jail.cad import features, features_material
+    """``features`` on ``code``'s part three ways, alternating, CPU time: as it runs (hole and pocket
+    ends read from the faces across them where they say, other probes cast as rays), with every end
+    probed by ray, and with every end probed by OCCT's solid classifier (the baseline: stop 40's)."""
+    from jail.cad import features, features_find, features_material
     ns: dict = {}
     exec(compile("from build123d import *\n" + code, "<bench>", "exec"), ns)
     ns = {"part": ns["part"]}
-    ray = features_material.Material._ray
-    out: dict[str, list[float]] = {"rays": [], "classifier": []}
+    ray, said = features_material.Material._ray, features_find.end_open
+    modes = {"faces and rays": (ray, said), "rays": (ray, lambda *a: None),
+             "classifier": (lambda self, si, p: None, lambda *a: None)}
+    out: dict[str, list[float]] = {m: [] for m in modes}
     for _ in range(n):
-        for mode in ("rays", "classifier"):
-            features_material.Material._ray = ray if mode == "rays" else (lambda self, si, p: None)
+        for mode, (r, e) in modes.items():
+            features_material.Material._ray, features_find.end_open = r, e
             c = time.process_time()
             features.features(ns, "part")
             out[mode].append((time.process_time() - c) * 1000)
-    features_material.Material._ray = ray
-    r, k = statistics.median(out["rays"]), statistics.median(out["classifier"])
-    print(f"CPU in process, tube sheet ({len(ns['part'].faces())} faces): features p50 {r:.0f} ms with rays, "
-          f"{k:.0f} ms with the classifier alone; ratio {r / k:.2f}")
+    features_material.Material._ray, features_find.end_open = ray, said
+    p50 = {m: statistics.median(v) for m, v in out.items()}
+    k = p50["classifier"]
+    print(f"CPU in process, tube sheet ({len(ns['part'].faces())} faces): features p50 "
+          + ", ".join(f"{v:.0f} ms {m} ({v / k:.2f}x)" for m, v in p50.items()))
 
 
 def cpu(n: int, code: str | None = None) -> dict[str, list[float]]:
