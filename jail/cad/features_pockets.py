@@ -157,7 +157,9 @@ def _shape(loop: list[FaceInfo], d, pts, tol: float) -> dict:
 
 
 def pockets(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
-    """Pockets and windows (module docstring). The walls of each become ``used``."""
+    """Pockets and windows (module docstring). The walls of each become ``used``. Each also has
+    ``walls`` (a point and the inward normal of each planar wall) and ``ends`` (the centre line's
+    points at both ends), which the reply leaves out."""
     tol = 1e-6 * part_scale(infos) + 1e-6
     out, seen = [], set()
     for fi in infos:
@@ -194,7 +196,10 @@ def pockets(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                         "depth": None if through else (hi - t_in if from_lo else t_in - lo), "through": through,
                         "width": sh["width"],
                         "length": sh["length"], "direction": sh["direction"], "sides": sh["sides"],
-                        "shape": sh["shape"], "corner_radius": sh["corner_radius"]})
+                        "shape": sh["shape"], "corner_radius": sh["corner_radius"],
+                        # for a render's window (not in the reply): the walls' planes and the two ends
+                        "walls": [(w.mid, w.normal) for w in loop if w.kind == "plane"],
+                        "ends": (add(sh["centre"], mul(d, lo)), add(sh["centre"], mul(d, hi)))})
             used.update(w.index for w in loop)
             break
     return out

@@ -6,10 +6,16 @@ disk across the hole: a *mouth*. A pixel is seen through a mouth when its line o
 that disk inside the circle and what it shows lies behind the disk: the hole's own wall and
 bottom, or whatever is seen through a through hole (the plate behind it, the ground).
 
+A *window* (a through pocket: straight walls all round a void, open at both ends, found by the
+``features`` op's pocket finder on the solid's faces, its ends read from the faces across them,
+never probed) is treated alike: its mouth is the outline the walls' planes bound at its end
+nearer the viewer, so a rectangular window with the part's far wall behind it reads as a
+window, not a painted rectangle. Blind pockets are drawn as they are (an open box's inside is
+one), as are slots; solids of more than ``WINDOW_FACES`` faces are not searched for windows.
+
 This is object space, on purpose: the depth image alone cannot tell a hole from a pocket's
 corner (a floor between a boss and two walls is ringed by nearer edges exactly like a hole,
-and an open box's corner was darkened as if it were one). Pockets, slots and windows that are
-not round are drawn as they are, with their edges.
+and an open box's corner was darkened as if it were one).
 
 Blocks nothing (a picture). OCP is imported in the function that uses it.
 """
@@ -22,6 +28,15 @@ import numpy as np
 __all__ = ["Mouths", "seen_through"]
 
 FULL = 0.98 * 2 * math.pi
+WINDOW_FACES = 1000  # the window search reads every face: ~0.05 ms each
+
+
+class _FacesOnly:
+    """Material probes that never answer "open": a window's ends must be read from its faces."""
+    said = 0
+
+    def inside(self, p) -> bool:
+        return True
 
 
 class Mouths:
@@ -29,6 +44,27 @@ class Mouths:
 
     def __init__(self):
         self._walls: dict = {}  # key: (ends, radius) rounded -> [end0, end1, radius, span]
+        self.windows: list[tuple] = []  # (end0, end1, unit axis, bounding radius, walls (k, 6))
+
+    def add_windows(self, solid) -> None:
+        """Note the through pockets of ``solid`` (a TopoDS_Solid) of at most ``WINDOW_FACES`` faces."""
+        from OCP.TopAbs import TopAbs_FACE
+        from OCP.TopExp import TopExp_Explorer
+        from jail.cad import features_faces, features_pockets
+        ex, n = TopExp_Explorer(solid, TopAbs_FACE), 0
+        while ex.More():
+            n += 1
+            if n > WINDOW_FACES:
+                return
+            ex.Next()
+        for p in features_pockets.pockets(features_faces.faces_of(solid, light=True), _FacesOnly(), set()):
+            if p["through"]:
+                e0, e1 = (np.array(e, np.float64) for e in p["ends"])
+                n = e1 - e0
+                ln = float(np.linalg.norm(n))
+                if ln > 0:
+                    walls = np.array([(*q, *m) for q, m in p["walls"]], np.float64).reshape(-1, 6)
+                    self.windows.append((e0, e1, n / ln, math.hypot(p["width"], p["length"]) / 2, walls))
 
     def add(self, face) -> None:
         """Note ``face`` (a TopoDS_Face of a solid) when it is part of a hole's round wall."""
@@ -68,20 +104,21 @@ class Mouths:
         return np.array(out, np.float64).reshape(-1, 10)
 
 
-def seen_through(disks: np.ndarray, z: np.ndarray, view, ox: int, oy: int) -> np.ndarray:
+def seen_through(disks: np.ndarray, z: np.ndarray, view, ox: int, oy: int, windows=()) -> np.ndarray:
     """The pixels of ``z`` (output-size depths of a window at ``ox``, ``oy`` of ``view``; inf where
-    empty) whose line of sight crosses a wall's mouth (of ``disks``; the end nearer the viewer:
-    what the far one shows was seen through the near one) inside its circle, with the surface it
-    shows more than two pixels' size behind it. Each mouth is looked at inside its own square."""
+    empty) whose line of sight crosses a wall's mouth (of ``disks``, or of ``windows``: see
+    ``Mouths``; the end nearer the viewer: what the far one shows was seen through the near one)
+    inside its circle (inside every wall's plane), with the surface it shows more than two pixels'
+    size behind it. Each mouth is looked at inside its own square."""
     out = np.zeros(z.shape, bool)
-    if not len(disks):
+    if not len(disks) and not windows:
         return out
     ch, cw = z.shape
     mm = view.mm_per_px
     r, u, d = (np.asarray(a, np.float64) for a in (view.r, view.u, view.d))
     eps = 2.0 * mm
-    for row in disks:
-        e0, e1, n, rad = row[0:3], row[3:6], row[6:9], float(row[9])
+    rows = [(row[0:3], row[3:6], row[6:9], float(row[9]), None) for row in disks] + list(windows)
+    for e0, e1, n, rad, walls in rows:
         c = e0 if float(e0 @ d) >= float(e1 @ d) else e1
         nd = float(n @ d)
         if abs(nd) < 0.05 or rad < mm:
@@ -100,7 +137,13 @@ def seen_through(disks: np.ndarray, z: np.ndarray, view, ox: int, oy: int) -> np
         A = (((np.arange(x0, x1) + ox + 0.5) - view.w / 2) * mm + view.cu - cr)[None, :]
         B = ((view.h / 2 - (np.arange(y0, y1) + oy + 0.5)) * mm + view.cv - cu)[:, None]
         E = (A * float(n @ r) + B * float(n @ u)) * (-1.0 / nd)
-        inside = A * A + B * B + E * E <= rad * rad
+        if walls is None:
+            inside = A * A + B * B + E * E <= rad * rad
+        else:  # the point c + A r + B u + E d on the inner side of every wall (normals point in)
+            inside = np.ones(E.shape, bool)
+            for w in walls:
+                q, m = w[0:3], w[3:6]
+                inside &= float((c - q) @ m) + A * float(r @ m) + B * float(u @ m) + E * float(d @ m) >= 0.0
         zz = z[y0:y1, x0:x1]
         behind = np.isfinite(zz) & (-zz < E + (cd - eps))  # depth grows away: e of the surface = -z
         out[y0:y1, x0:x1] |= inside & behind

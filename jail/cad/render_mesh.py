@@ -31,7 +31,7 @@ class Mesh:
     """Triangles of a set of shapes: world vertices, per-vertex normals, and per triangle the
     object index, a global B-rep face index, a face flag (1 = a section cap) and whether it bounds a
     solid (``K``: wound outwards, so a renderer may skip the triangles facing away); and the end
-    disks of the solids' round holes (``D``, ``render_holes``)."""
+    disks of the solids' round holes (``D``) and their windows (``W``, ``render_holes``)."""
 
     def __init__(self):
         self.verts: list = []
@@ -42,7 +42,7 @@ class Mesh:
         self.n_faces = 0
         self.n_tris = 0
         self._nv = 0
-        self.mouths = Mouths()  # the round hole walls among the solids' faces
+        self.mouths = Mouths()  # the round hole walls and windows among the solids' faces
 
     def finish(self) -> "Mesh":
         """The gathered faces as arrays, with per-vertex normals: the area-weighted sum of the
@@ -58,6 +58,7 @@ class Mesh:
         self.C = per_tri(self.flag, np.int8)
         self.K = per_tri(self.closed, bool)
         self.D = self.mouths.disks()  # (k, 10): the round holes' two end centres, axis, radius
+        self.W = self.mouths.windows  # the through pockets: ends, axis, bounding radius, walls
         V, T = self.V, self.T
         tn = np.cross(V[T[:, 1]] - V[T[:, 0]], V[T[:, 2]] - V[T[:, 0]])  # area-weighted, outward
         vn = np.zeros_like(V)
@@ -118,6 +119,7 @@ def mesh_shapes(shapes: list, deflection: float, angular: float, *, max_triangle
             solid = ex.Current()
             BRepMesh_IncrementalMesh(solid, deflection, False, angular, False)  # False: not in parallel
             gather(oi, TopExp_Explorer(solid, TopAbs_FACE), True)
+            m.mouths.add_windows(TopoDS.Solid(solid))
             ex.Next()
         free = TopExp_Explorer(shape, TopAbs_FACE, TopAbs_SOLID)
         if free.More():

@@ -151,8 +151,8 @@ def shade_packed(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: 
                 np.abs(t, out=t)
                 cr |= t > thr
         c2[crease] = _pack(EDGE)
-        if holes and not flat_fill and len(mesh.D):
-            hole = seen_through(mesh.D, zo, view, ox, oy)
+        if holes and not flat_fill and (len(mesh.D) or mesh.W):
+            hole = seen_through(mesh.D, zo, view, ox, oy, mesh.W)
             if hole.any():
                 q = c2[hole].view(np.uint8).reshape(-1, 4)
                 q[:, :3] = (q[:, :3] * HOLE).astype(np.uint8)

@@ -607,3 +607,39 @@ def test_an_stl_mesh_is_framed_by_its_triangles_and_shaded_flat(tmp_path):
     assert int(np.ptp(top, axis=0).max()) <= 4, top  # one shade, no streaks
     c, r = to_px(meta, 0, 0)
     assert tuple(img[r, c]) != tuple(top[0])  # the hole is not painted over
+
+
+def enclosure():
+    """An open box (100x60x40, walls 2) with a 30x15 window and a d=12 hole in its front wall (y=-30),
+    and a 20x10 blind pocket, 1 deep, in the outside of its floor."""
+    from build123d import Axis, Mode, offset
+    with BuildPart() as b:
+        Box(100, 60, 40)
+        offset(amount=-2, openings=b.faces().sort_by(Axis.Z)[-1])
+        with Locations((0, -30, 0)):
+            Box(30, 10, 15, mode=Mode.SUBTRACT)
+        with Locations((-30, -30, 0)):
+            Cylinder(6, 10, rotation=(90, 0, 0), mode=Mode.SUBTRACT)
+        with Locations((20, 0, -20)):
+            Box(20, 10, 2, mode=Mode.SUBTRACT)
+    return b.part
+
+
+def test_a_window_with_the_part_behind_it_reads_as_a_window():
+    """Seen from the front, the box's back wall through the rectangular window faced the viewer
+    like the front wall: the window read as a painted rectangle (the round hole beside it was
+    darkened). A window's mouth is now shaded like a hole's; the front wall keeps its colour, and a
+    blind pocket (the floor's, seen from below) is not darkened."""
+    png, meta = render.render(ns_with(e=enclosure()), view="front", width=800, height=600)
+    img = decode(png)
+    wall = img[to_px(meta, 30, 10)[1], to_px(meta, 30, 10)[0]]
+    for x, y in ((0, 0), (12, 5), (-12, -5)):  # in the window
+        c, r = to_px(meta, x, y)
+        assert lum(img[r, c]) < 0.6 * lum(wall), ((x, y), img[r, c], wall)
+    c, r = to_px(meta, 17, 0)  # just beside it
+    assert abs(lum(img[r, c]) - lum(wall)) < 4
+    png, meta = render.render(ns_with(e=enclosure()), view="bottom", width=800, height=600)
+    img = decode(png)
+    floor = img[to_px(meta, -20, 0)[1], to_px(meta, -20, 0)[0]]
+    pocket = img[to_px(meta, 20, 0)[1], to_px(meta, 20, 0)[0]]
+    assert abs(lum(pocket) - lum(floor)) < 4, (pocket, floor)

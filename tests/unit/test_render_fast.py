@@ -130,3 +130,26 @@ def test_edges_and_silhouettes_are_anti_aliased():
             blended += d_bg > 12 and d_edge > 12
     assert blended >= len(rows[5:-5:7]) // 2, blended
     assert (edge < 6).sum() > 500  # and the dark edge lines themselves are there
+
+
+def test_seen_through_a_window_is_inside_its_walls_and_behind_it():
+    """A window's mouth (a 16 x 8 rectangle bounded by its four walls' planes, normals pointing in)
+    marks the pixels inside it that show something behind it, and none outside it."""
+    from jail.cad.render_holes import seen_through
+    v = _view()
+    d, n = np.asarray(v.d, float), np.array([0.0, 0.0, 1.0])  # a window in a plate square to Z
+    assert abs(float(n @ d)) > 0.2
+    c = np.array([1.0, 2.0, 3.0])
+    far_end = c - 4 * n * np.sign(float(n @ d))
+    walls = np.array([[c[0] - 8, 0, 0, 1, 0, 0], [c[0] + 8, 0, 0, -1, 0, 0],
+                      [0, c[1] - 4, 0, 0, 1, 0], [0, c[1] + 4, 0, 0, -1, 0]], float)
+    window = (c, far_end, n, float(np.hypot(16, 8) / 2), walls)
+    far = np.full((v.h, v.w), 1e3, np.float32)
+    got = seen_through(np.zeros((0, 10)), far, v, 0, 0, [window])
+    rng = np.random.default_rng(2)
+    inner = c + np.c_[rng.uniform(-7, 7, 200), rng.uniform(-3.5, 3.5, 200), np.zeros(200)]
+    outer = c + np.c_[rng.choice([-1, 1], 200) * rng.uniform(9, 12, 200), rng.uniform(-3, 3, 200), np.zeros(200)]
+    for pts, want in ((inner, True), (outer, False)):
+        px, py, _ = v.project(pts)
+        assert (got[py.astype(int), px.astype(int)] == want).all(), want
+    assert not seen_through(np.zeros((0, 10)), np.full((v.h, v.w), -1e3, np.float32), v, 0, 0, [window]).any()
