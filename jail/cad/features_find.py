@@ -593,7 +593,8 @@ def grooves(infos: list[FaceInfo], used: set) -> list[dict]:
       both ends, coaxial rings (planes or cones), that rise from it: out round a shaft (a convex
       bottom), in within a bore (a concave one, whose faces the hole's run also holds: the hole
       stays a hole). A shaft step, or a counterbore, has such a wall at one end only.
-    * **v**: two convex coaxial cones sloping opposite ways that meet at their narrow ends.
+    * **v**: two coaxial cones sloping opposite ways: convex ones meeting at their narrow ends round
+      a shaft (a pulley's), concave ones meeting at their wide ends in a bore.
     * **round**: a concave torus all the way round (:func:`_round_grooves`), round a shaft or in a
       bore.
 
@@ -620,25 +621,35 @@ def grooves(infos: list[FaceInfo], used: set) -> list[dict]:
                         "internal": not outward})
             used.update(fi.index for fi in sg["faces"])
             used.update(w.index for ws in walls for w in ws if w.kind == "cone")  # angled walls: not chamfers
-    cones = [fi for fi in infos if fi.index not in used and fi.kind == "cone" and fi.concave is False
-             and fi.span >= FULL * 0.98]
+    # a bore's cones are in its hole's run (``used``): an internal V's flanks are looked at all the same
+    cones = [fi for fi in infos if fi.kind == "cone" and fi.concave is not None and fi.span >= FULL * 0.98
+             and (fi.concave or fi.index not in used)]
+    taken: set = set()
     for i, a in enumerate(cones):
         for b in cones[i + 1:]:
-            if b.index in used or b.index not in a.neighbours or not _coaxial(b, a.origin, a.axis, tol * 10):
+            if (a.index in taken or b.index in taken or b.concave != a.concave or b.index not in a.neighbours
+                    or not _coaxial(b, a.origin, a.axis, tol * 10)):
                 continue
             shift = dot(sub(b.origin, a.origin), a.axis)
             ar0, ar1, br0, br1 = a.r0, a.r1, b.r0, b.r1
             ts = (a.t0, a.t1, b.t0 + shift, b.t1 + shift)
             if (ar1 - ar0) * (br1 - br0) >= 0:
                 continue  # sloping the same way: a taper in two faces
-            narrow_a = ts[0] if ar0 < ar1 else ts[1]
-            narrow_b = ts[2] if br0 < br1 else ts[3]
-            if abs(narrow_a - narrow_b) > tol * 10:
-                continue  # they meet at their wide ends: a ridge, not a groove
-            r = min(ar0, ar1, br0, br1)
+            # round a shaft the flanks meet at their narrow ends, in a bore at their wide ends
+            bottom_a = ts[0] if (ar0 < ar1) != bool(a.concave) else ts[1]
+            bottom_b = ts[2] if (br0 < br1) != bool(a.concave) else ts[3]
+            if abs(bottom_a - bottom_b) > tol * 10:
+                continue  # they meet at the other ends: a ridge, not a groove
+            if a.concave:
+                r = max(ar0, ar1, br0, br1)
+                depth = r - max(min(ar0, ar1), min(br0, br1))
+            else:
+                r = min(ar0, ar1, br0, br1)
+                depth = min(max(ar0, ar1), max(br0, br1)) - r
             out.append({"center": add(a.origin, mul(a.axis, (min(ts) + max(ts)) / 2)), "axis": a.axis,
-                        "diameter": 2 * r, "depth": min(max(ar0, ar1), max(br0, br1)) - r,
-                        "width": max(ts) - min(ts), "profile": "v", "internal": False})
+                        "diameter": 2 * r, "depth": depth, "width": max(ts) - min(ts), "profile": "v",
+                        "internal": bool(a.concave)})
+            taken.update((a.index, b.index))
             used.update((a.index, b.index))
             break
     return out

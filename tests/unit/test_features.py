@@ -666,11 +666,14 @@ def _boss_on_plate():
      ("round", 14, 2, 1, 15, False), [(16, 20)], []),                      # on a boss: one boss
     (lambda: _boss_on_plate() - Pos(0, 0, 15) * (Cylinder(9, 1.2) - Cylinder(7.4, 1.2)),
      ("flat", 14.8, 1.2, 0.6, 15, False), [(16, 20)], []),
-], ids=["shaft", "u", "bore", "boss_round", "boss_flat"])
+    (lambda: _revolved((10, -15), (20, -15), (20, 15), (10, 15), (10, 3), (13, 0), (10, -3)),
+     ("v", 26, 6, 3, 0, True), [], [20]),                                  # a V in a bore: one hole
+], ids=["shaft", "u", "bore", "boss_round", "boss_flat", "bore_v"])
 def test_round_bottomed_grooves_and_grooved_shafts_bosses_and_bores(make, groove, bosses, holes):
     """A round-bottomed groove (a concave torus) read as a concave fillet, and cut its shaft in two
     "bosses" either side (a bore in two holes, a boss to the part above it). A flat groove on a boss
-    was not listed (its bottom was the boss'). Now: one groove, and the shaft, bore or boss whole."""
+    was not listed (its bottom was the boss'), nor a V in a bore (its flanks were the hole's). Now:
+    one groove, and the shaft, bore or boss whole."""
     d = run(make())
     (g,) = d["grooves"]
     profile, dia, width, depth, z, internal = groove
