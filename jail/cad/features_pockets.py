@@ -2,10 +2,10 @@
 
 A pocket's walls are planar faces parallel to one direction ``d`` (its axis), each meeting the
 next at a concave corner (the void in front of both walls) or through a concave corner radius (a
-cylinder along ``d`` turning at most 120 degrees, tangent to both; a half-round end is not one). Walking from wall to wall across the
-straight edges along ``d`` comes back to the first wall: that loop is the pocket. A rectangular
-window, a milled pocket with corner radii, a hexagonal socket or nut trap, a square hole, the
-inside of a box.
+cylinder along ``d`` turning at most 120 degrees, tangent to both; a half-round end is not one).
+Walking from wall to wall across the straight edges along ``d`` comes back to the first wall: that
+loop is the pocket. A rectangular window, a milled pocket with corner radii, a hexagonal socket or
+nut trap, a square hole, the inside of a box.
 
 Its ends are read like a hole's (``features_find.open_beyond``: from the face across, else probed
 on its centre line and just inside a wall, a nut trap's floor having a hole): both open =
@@ -17,9 +17,9 @@ polygon, the long side for a rectangle) along ``direction``; ``shape`` "rectangl
 at right angles, a square too), "regular" (every side and corner alike: a hexagon) or "other";
 ``corner_radius`` the largest corner's, or None.
 
-Not found: a pocket with a convex corner (an L), walls that are not planes (an oval) or a round end
-(a D), walls split along their length, a round pocket (a hole) or a slot (found as such first). Faces that
-another feature took (``used``) are never walls.
+Not found: a pocket with a convex corner (an L), walls that are not planes (an oval) or a round
+end (a D), walls split along their length, a round pocket (a hole) or a slot (found as such
+first). Faces that another feature took (``used``) are never walls.
 
 Blocks nothing (a computation). OCP is imported at the top: jailed processes and tests only.
 """
@@ -156,6 +156,37 @@ def _shape(loop: list[FaceInfo], d, pts, tol: float) -> dict:
             "shape": shape, "corner_radius": max(radii) if radii else None}
 
 
+def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict | None:
+    """The pocket the walls ``loop`` bound along ``d``; None for a closed cavity."""
+    pts = _points(loop)
+    lo, hi = _extent(pts, d)
+    sh = _shape(loop, d, pts, tol)
+    step = max(1e-4, 1e-3 * sh["width"])
+    # probes on the centre line and just inside a wall: a nut trap's floor has the bolt's hole at
+    # its centre, a floor may have one anywhere; an end is open when both are
+    w0 = next(w for w in loop if w.kind == "plane")
+    near = add(w0.mid, mul(w0.normal, 0.05 * sh["width"]))
+    near = sub(near, mul(d, dot(near, d)))
+    open_lo, open_hi = (
+        open_beyond(infos, loop, (0.0, 0.0, 0.0), d, t, sign,
+                    lambda t=t, sign=sign: [add(q, mul(d, t + sign * step)) for q in (sh["centre"], near)], mat, tol)
+        for t, sign in ((lo, -1.0), (hi, 1.0)))
+    if not (open_lo or open_hi):
+        return None
+    through = open_lo and open_hi
+    from_lo = entry_first(d) if through else open_lo
+    # where the centre line meets the surface the pocket opens onto (a keyway in a shaft: the
+    # shaft's top, not its walls' lower corners)
+    t_in = axis_crossing(infos, [{"faces": loop}], sh["centre"], d, lo if from_lo else hi, sh["width"] / 2, tol)[0]
+    return {"center": add(sh["centre"], mul(d, t_in)), "axis": mul(d, 1.0 if from_lo else -1.0),
+            "depth": None if through else (hi - t_in if from_lo else t_in - lo), "through": through,
+            "width": sh["width"], "length": sh["length"], "direction": sh["direction"], "sides": sh["sides"],
+            "shape": sh["shape"], "corner_radius": sh["corner_radius"],
+            # for a render's window (not in the reply): the walls' planes and the two ends
+            "walls": [(w.mid, w.normal) for w in loop if w.kind == "plane"],
+            "ends": (add(sh["centre"], mul(d, lo)), add(sh["centre"], mul(d, hi)))}
+
+
 def pockets(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     """Pockets and windows (module docstring). The walls of each become ``used``. Each also has
     ``walls`` (a point and the inward normal of each planar wall) and ``ends`` (the centre line's
@@ -170,36 +201,9 @@ def pockets(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             if loop is None:
                 continue
             seen.update(w.index for w in loop)
-            pts = _points(loop)
-            lo, hi = _extent(pts, d)
-            sh = _shape(loop, d, pts, tol * 10)
-            step = max(1e-4, 1e-3 * sh["width"])
-            # probes on the centre line and just inside a wall: a nut trap's floor has the bolt's
-            # hole at its centre, a floor may have one anywhere; an end is open when both are
-            w0 = next(w for w in loop if w.kind == "plane")
-            near = add(w0.mid, mul(w0.normal, 0.05 * sh["width"]))
-            near = sub(near, mul(d, dot(near, d)))
-            open_lo, open_hi = (
-                open_beyond(infos, loop, (0.0, 0.0, 0.0), d, t, sign,
-                            lambda t=t, sign=sign: [add(q, mul(d, t + sign * step)) for q in (sh["centre"], near)],
-                            mat, tol * 10)
-                for t, sign in ((lo, -1.0), (hi, 1.0)))
-            if not (open_lo or open_hi):
-                break  # a closed cavity
-            through = open_lo and open_hi
-            from_lo = entry_first(d) if through else open_lo
-            # where the centre line meets the surface the pocket opens onto (a keyway in a shaft:
-            # the shaft's top, not its walls' lower corners)
-            t_in = axis_crossing(infos, [{"faces": loop}], sh["centre"], d, lo if from_lo else hi, sh["width"] / 2,
-                                 tol * 10)[0]
-            out.append({"center": add(sh["centre"], mul(d, t_in)), "axis": mul(d, 1.0 if from_lo else -1.0),
-                        "depth": None if through else (hi - t_in if from_lo else t_in - lo), "through": through,
-                        "width": sh["width"],
-                        "length": sh["length"], "direction": sh["direction"], "sides": sh["sides"],
-                        "shape": sh["shape"], "corner_radius": sh["corner_radius"],
-                        # for a render's window (not in the reply): the walls' planes and the two ends
-                        "walls": [(w.mid, w.normal) for w in loop if w.kind == "plane"],
-                        "ends": (add(sh["centre"], mul(d, lo)), add(sh["centre"], mul(d, hi)))})
-            used.update(w.index for w in loop)
+            found = _pocket(infos, loop, d, mat, tol * 10)
+            if found is not None:
+                out.append(found)
+                used.update(w.index for w in loop)
             break
     return out
