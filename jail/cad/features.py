@@ -35,7 +35,7 @@ def _hole(h: dict) -> dict:
     return {"center": _v(h["center"]), "axis": _v(h["axis"]), "diameter": f(h["diameter"]),
             "depth": None if h["depth"] is None else f(h["depth"]), "through": bool(h["through"]),
             "countersink": _opt(h["countersink"]), "counterbore": _opt(h["counterbore"]),
-            "length": f(h["length"]), "keyway": _opt(h["keyway"])}
+            "length": f(h["length"]), "keyway": _opt(h["keyway"]), "partial": bool(h["partial"])}
 
 
 def _boss(b: dict) -> dict:
@@ -88,7 +88,8 @@ def _pattern(p: dict) -> dict:
 def _sig(h: dict) -> tuple:
     return (h["through"], h["countersink"] is not None, h["counterbore"] is not None,
             None if h["depth"] is None else round(h["depth"], 3),
-            None if h["keyway"] is None else (round(h["keyway"]["width"], 3), round(h["keyway"]["depth"], 3)))
+            None if h["keyway"] is None else (round(h["keyway"]["width"], 3), round(h["keyway"]["depth"], 3)),
+            h["partial"])
 
 
 def _slot_sig(s: dict) -> tuple:

@@ -5,7 +5,8 @@ the coaxial runs, crossings and end readings here.
 
 * **Holes**: concave (material outside) cylinders and cones grouped by their common axis line;
   a run of coaxial segments with a full 360-degree cylinder is one hole (a cylinder whose gap is
-  a keyway counts: ``keyway`` width and depth). Each end is probed with a point on the axis just
+  a keyway counts: ``keyway`` width and depth; so does one over more than half a turn with any
+  other gap: ``partial``, its wall open on one side). Each end is probed with a point on the axis just
   beyond it (``features_material``: a ray, or OCCT's classifier), or read from the face across it
   where that face says (``open_beyond``: a mouth in a plane, a floor): outside the material = open.
   Both ends open = through; one = blind, entered from the open end. A cone at the entry that widens
@@ -274,6 +275,17 @@ def _keyway(infos, seg: dict, origin, axis, tol: float) -> dict | None:
     return {"width": width, "depth": depth} if depth > tol else None
 
 
+def _gap(infos, seg: dict, origin, axis, tol: float) -> dict | None:
+    """What closes the gap in a hole's wall (a concave cylinder over more than half a turn, short of
+    a full one): ``{"keyway": ...}`` (:func:`_keyway`), else ``{"partial": True}``: a hole whose wall
+    is open on one side (drilled across a part's edge, a saddle, a bore with two keyways). None
+    for a wall of half a turn or less (a slot's end, a fillet)."""
+    if seg["kind"] != "cylinder" or not math.pi * 1.05 <= seg["span"] < FULL:
+        return None
+    kw = _keyway(infos, seg, origin, axis, tol)
+    return {"keyway": kw} if kw is not None else {"partial": True}
+
+
 def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     """Holes; a round groove in a bore (a concave torus) joins the bore's run, so the bore stays
     one hole (as a flat groove's bottom, a concave cylinder, does)."""
@@ -283,7 +295,7 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
              or fi.index in round_in]
     out = []
     for origin, axis, run, cyl, ta, tb in _coaxial_runs(
-            cands, tol, lambda s, o, a: _keyway(infos, s, o, a, tol * 10)):
+            cands, tol, lambda s, o, a: _gap(infos, s, o, a, tol * 10)):
         rmain = min(s["r0"] for s in cyl)
         step = max(1e-4, 1e-3 * rmain)
         faces = [fi for s in run for fi in s["faces"]]
@@ -328,7 +340,8 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         out.append({"center": add(origin, mul(axis, t_in)), "axis": axis_in, "diameter": 2 * rmain,
                     "depth": None if through else bottom, "through": through, "countersink": countersink,
                     "counterbore": counterbore, "length": abs(t_out - t_in) if through else bottom,
-                    "keyway": next((s["bridge"] for s in cyl if s.get("bridge")), None)})
+                    "keyway": next((s["bridge"]["keyway"] for s in cyl if s.get("bridge", {}).get("keyway")), None),
+                    "partial": any(s.get("bridge", {}).get("partial", False) for s in cyl)})
         for s in run:
             used.update(fi.index for fi in s["faces"])
     return out

@@ -55,6 +55,8 @@ HOLE = _obj({
     "keyway": {"anyOf": [_obj({"width": _POS, "depth": dict(_POS, description="from the hole's wall to the "
                                                               "keyway's floor (mm)")}),
                          {"type": "null"}]},
+    "partial": {"type": "boolean", "description": "its wall is open on one side (drilled across the part's edge, "
+                                                  "a saddle): more than half a turn, not all the way round"},
 })
 BOSS = _obj({"center": dict(_VEC, description="centre of the base circle (mm)"),
              "axis": dict(_VEC, description="unit vector from the base to the top"),
@@ -179,7 +181,8 @@ def _hole(h, w) -> dict:
             "countersink": _sub(h.get("countersink"), w + ".countersink", ("diameter", "angle")),
             "counterbore": _sub(h.get("counterbore"), w + ".counterbore", ("diameter", "depth")),
             "length": _num(h.get("length"), w + ".length", 0.0),
-            "keyway": _sub(h.get("keyway"), w + ".keyway", ("width", "depth"))}
+            "keyway": _sub(h.get("keyway"), w + ".keyway", ("width", "depth")),
+            "partial": _bool(h.get("partial"), w + ".partial")}
 
 
 def _boss(b, w) -> dict:

@@ -338,6 +338,8 @@ def _hole_kind(h: dict) -> str:
         s += f" counterbore d={_g(h['counterbore']['diameter'])} depth {_g(h['counterbore']['depth'])}"
     if h["keyway"]:
         s += f" keyway width {_g(h['keyway']['width'])} depth {_g(h['keyway']['depth'])}"
+    if h["partial"]:
+        s += " partial (open on one side)"
     return s
 
 
@@ -445,7 +447,7 @@ FEATURES = Tool(
     "features", "Find holes, bosses, fillets",
     "Find one object's holes, bosses, fillets, chamfers, slots, pockets, grooves and patterns from its exact geometry "
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
-    "{diameter, depth}, keyway {width, depth}), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
+    "{diameter, depth}, keyway {width, depth}, partial: its wall open on one side), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
     "slots (closed or open at one end), pockets (straight walls all round: windows, rectangular pockets, hex "
     "sockets; width, length, sides, corner radius, depth or through), grooves (flat, v or round-bottomed), and "

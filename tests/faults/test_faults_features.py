@@ -46,6 +46,7 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
     "groove_profile": ("r['grooves'] = [dict(center=[0, 0, 0], axis=[0, 0, 1], diameter=10, depth=1, width=2, "
                        f"profile={ANSI!r})]; return r", "grooves[0].profile"),
     "keyway_nan": ("r['holes'][0]['keyway'] = {'width': float('nan'), 'depth': 1}; return r", "error"),
+    "partial_string": ("r['holes'][0]['partial'] = 'yes'; return r", "holes[0].partial"),
     "keyway_text": (f"r['holes'][0]['keyway'] = {ANSI!r}; return r", "holes[0].keyway"),
     "pocket_shape": ("r['pockets'] = [dict(center=[0, 0, 0], axis=[0, 0, -1], depth=None, through=True, width=5, "
                      f"length=6, direction=[1, 0, 0], sides=6, shape={ANSI!r}, corner_radius=None)]; return r",

@@ -412,7 +412,8 @@ def test_rebuilt_reply_conforms_and_renders():
     ("holes", 0, "center", [1e300, 0, 0]), ("fillets", 0, "convex", "yes"), ("holes", 0, "countersink", "x"),
     ("patterns", 0, "type", "\x1b[2J"), ("patterns", 0, "members", [99]),
     ("patterns", 0, "radius", -1.0), ("holes", 0, "keyway", "4x2"), ("holes", 0, "keyway", {"width": 4}),
-    ("holes", 0, "keyway", {"width": float("inf"), "depth": 1}),
+    ("holes", 0, "keyway", {"width": float("inf"), "depth": 1}), ("holes", 0, "partial", "no"),
+    ("holes", 0, "partial", None),
 ])
 def test_hostile_fields_refuse_the_reply(patch):
     raw = run(plate())
@@ -639,15 +640,28 @@ def test_a_bore_with_a_keyway_is_a_hole_with_its_keyway(step, tmp_path):
     assert "holes: 1 x through d=16 keyway width 4 depth 2.5 -Z at (0, 0, 10)" in text, text
 
 
-@pytest.mark.parametrize("cut", [
-    Pos(18, 0, 0) * Cylinder(4, 5),                                                   # breaks out of the side
-    Cylinder(4, 5) + Pos(0, 4, 0) * Box(4, 3, 5) + Pos(0, -4, 0) * Box(4, 3, 5),      # two keyways
-    Cylinder(4, 5) + Pos(0, 5, 0) * Cylinder(2, 5),                                   # a round notch in the wall
-], ids=["breakout", "two_keyways", "round_notch"])
-def test_a_wall_with_another_gap_is_not_a_hole(cut):
-    """Only a keyway closes a hole wall's gap: a hole breaking out of the part's side, a bore with
-    two keyways (two gaps) or a round notch in its wall is not reported as a hole."""
-    assert run(Box(40, 40, 5) - cut)["holes"] == []
+@pytest.mark.parametrize("cut,partial,keyway,others", [
+    (Pos(18, 0, 0) * Cylinder(4, 5), True, None, []),                                       # breaks out of the side
+    (Cylinder(4, 5) + Pos(0, 4, 0) * Box(4, 3, 5) + Pos(0, -4, 0) * Box(4, 3, 5), True, None, []),  # two keyways
+    (Cylinder(4, 5) + Pos(0, 5, 0) * Cylinder(2, 5), True, None, [4]),                        # a round notch
+    (Cylinder(4, 5) + Pos(0, 4, 0) * Box(4, 3, 5), False, (4, 1.5), []),                       # one keyway
+    (Cylinder(4, 5), False, None, []),
+], ids=["breakout", "two_keyways", "round_notch", "keyway", "round"])
+def test_a_wall_with_another_gap_is_a_partial_hole(cut, partial, keyway, others):
+    """A hole drilled across the part's edge read "fillets: 1 x r=4 (concave)": a fillet never turns
+    more than half a turn. A wall over more than half a turn whose gap is not one keyway (a hole
+    breaking out of the side, a bore with two keyways, a round notch in its wall) is a hole with
+    ``partial``; one keyway is a ``keyway``, and a full wall neither. (The notch is a partial hole
+    of its own: its wall goes more than half round too.)"""
+    d = run(Box(40, 40, 5) - cut)
+    (h,) = [h for h in d["holes"] if h["diameter"] == pytest.approx(8)]
+    assert [x["diameter"] for x in d["holes"] if x is not h] == [pytest.approx(x) for x in others]
+    assert (h["diameter"], h["through"], h["partial"]) == (pytest.approx(8), True, partial)
+    assert h["keyway"] == (None if keyway is None else {"width": pytest.approx(keyway[0]),
+                                                        "depth": pytest.approx(keyway[1])})
+    assert d["fillets"] == []
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(d, "p")})
+    assert ("d=8 partial (open on one side)" in text) is partial, text
 
 
 def _boss_on_plate():
