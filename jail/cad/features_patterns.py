@@ -12,6 +12,9 @@ plane across the axis.
   lattice is turned in its plane, the direction from one centre to its nearest neighbour and the
   one square to it), equal pitch each;
 * a **linear array**: three or more members on one line with equal pitch (not already a grid);
+* **staggered** rows: rows along one of the part's axes at one pitch, equally spaced, every other
+  row shifted by half the pitch, rows of one parity alike (a honeycomb block; not a grid, nor a
+  round bundle of tubes);
 * a **radial pattern**: three or more members whose axes lie in one plane and meet at one point
   (holes drilled from a hub's outside towards its axis), centres at one distance from that point
   and equally spaced all the way round; ``axis`` is the hub's (square to the plane). A member is
@@ -178,6 +181,36 @@ def _lattice(g, pts3, o, u, v, of: str, tol: float) -> dict | None:
     return None
 
 
+def _staggered(g, pts3, o, u, v, of: str, tol: float) -> dict | None:
+    """The group ``g`` as staggered rows: rows along ``u`` at one pitch, equally spaced along ``v``,
+    every other row shifted by half the pitch (a honeycomb's centres; build123d's HexLocations), a
+    full block: every row two members or more in a run with no gap, rows of one parity alike.
+    None otherwise."""
+    pts2 = [(dot(sub(p, o), u), dot(sub(p, o), v)) for p in pts3]
+    vs = _levels([p[1] for p in pts2], tol)
+    q = _even(vs, tol)
+    if q is None or len(vs) < 2:
+        return None
+    rows = [sorted(k for k in range(len(g)) if abs(pts2[k][1] - y) <= tol) for y in vs]
+    rows = [sorted(r, key=lambda k: pts2[k][0]) for r in rows]
+    if any(len(r) < 2 for r in rows):
+        return None
+    p = pts2[rows[0][1]][0] - pts2[rows[0][0]][0]
+    if p <= tol or any(abs(pts2[b][0] - pts2[a][0] - p) > tol for r in rows for a, b in zip(r, r[1:])):
+        return None
+    # the whole block: every other row starts where the first does, the rows between half a pitch
+    # before or after it, and rows of one parity are alike (a round bundle of tubes is not a grid)
+    odd = pts2[rows[1][0]][0] - pts2[rows[0][0]][0]
+    if abs(abs(odd) - p / 2) > tol:
+        return None
+    for i, r in enumerate(rows):
+        like = rows[i % 2]
+        if len(r) != len(like) or abs(pts2[r[0]][0] - pts2[like[0]][0]) > tol:
+            return None
+    return {"type": "staggered", "of": of, "count": len(g), "counts": [max(len(r) for r in rows), len(rows)],
+            "pitch": [p, q], "directions": [u, v], "members": [g[k] for r in rows for k in r]}
+
+
 def _own_frame(pts3, axis):
     """Two directions across ``axis`` along a group's own rows: from its first centre to the
     nearest other one, and square to that; (None, None) when they coincide."""
@@ -269,6 +302,9 @@ def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
             u2, v2 = _own_frame(pts3, axis)  # the row's or the grid's own directions, when turned
             if u2 is not None and min(abs(dot(u2, u)), abs(dot(u2, v))) > 1e-6:
                 found = _lattice(g, pts3, o, u2, v2, of, tol)
+        if found is None:
+            both = [x for x in (_staggered(g, pts3, o, u, v, of, tol), _staggered(g, pts3, o, v, u, of, tol)) if x]
+            found = max(both, key=lambda x: x["counts"][0], default=None)  # the longer rows read better
         if found is not None:
             out.append(found)
         lattice = len(out) > before  # a grid or an array: the whole group

@@ -108,6 +108,12 @@ PATTERN = {"anyOf": [
           "counts": {"type": "array", "items": _COUNT, "minItems": 2, "maxItems": 2},
           "pitch": {"type": "array", "items": _POS, "minItems": 2, "maxItems": 2},
           "directions": {"type": "array", "items": _VEC, "minItems": 2, "maxItems": 2}}),
+    _obj({"type": {"const": "staggered"}, "of": _OF, "count": _COUNT, "members": _MEMBERS,
+          "counts": {"type": "array", "items": _COUNT, "minItems": 2, "maxItems": 2},
+          "pitch": {"type": "array", "items": _POS, "minItems": 2, "maxItems": 2},
+          "directions": {"type": "array", "items": _VEC, "minItems": 2, "maxItems": 2}},
+         "rows along directions[0] pitch[0] apart, the rows pitch[1] apart along directions[1], every other row "
+         "shifted by half a pitch; counts: the longest row's members, the rows"),
     _obj({"type": {"const": "linear"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, "pitch": _POS,
           "direction": _VEC}),
 ]}
@@ -221,7 +227,7 @@ def _slot(s, w) -> dict:
 def _pattern(p, w, n_items: dict) -> dict:
     p = _dict(p, w)
     kind, of = p.get("type"), p.get("of")
-    if kind not in (*ROUND_TYPES, "grid", "linear") or of not in _OF["enum"]:
+    if kind not in (*ROUND_TYPES, "grid", "staggered", "linear") or of not in _OF["enum"]:
         _Path(w).refuse("has an unknown type")
     members = p.get("members")
     if not isinstance(members, list):
@@ -233,7 +239,7 @@ def _pattern(p, w, n_items: dict) -> dict:
         out.update(center=_vec(p.get("center"), w + ".center"), radius=_num(p.get("radius"), w + ".radius", 0.0),
                    axis=_vec(p.get("axis"), w + ".axis"), pitch_angle=_num(p.get("pitch_angle"), w + ".pitch_angle"),
                    start_angle=_num(p.get("start_angle"), w + ".start_angle"))
-    elif kind == "grid":
+    elif kind in ("grid", "staggered"):
         counts, pitch, dirs = p.get("counts"), p.get("pitch"), p.get("directions")
         if not (isinstance(counts, list) and isinstance(pitch, list) and isinstance(dirs, list)
                 and len(counts) == len(pitch) == len(dirs) == 2):

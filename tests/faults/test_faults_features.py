@@ -54,6 +54,8 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
     "pocket_sides": ("r['pockets'] = [dict(center=[0, 0, 0], axis=[0, 0, -1], depth=None, through=True, width=5, "
                      "length=6, direction=[1, 0, 0], sides=10 ** 30, shape='regular', corner_radius=None)]; return r",
                      "pockets[0].sides"),
+    "staggered_counts": ("p = r['patterns'][0]; p.update(type='staggered', counts=[2, 2, 2], pitch=[1, 1], "
+                         "directions=[[1, 0, 0], [0, 1, 0]]); return r", "patterns[0]"),
     "radial_nan": ("p = r['patterns'][0]; p['type'] = 'radial'; p['radius'] = float('nan'); return r", "error"),
     "radial_no_axis": ("p = r['patterns'][0]; p['type'] = 'radial'; p.pop('axis', None); return r", "patterns[0].axis"),
     # members repeated and shared by two radial patterns: a valid reply, one text line per pattern

@@ -985,3 +985,36 @@ def test_a_square_ended_keyway_in_a_shaft_is_a_pocket_entered_at_the_shaft_s_top
     assert (p["width"], p["length"], p["depth"], p["shape"]) == (
         pytest.approx(6), pytest.approx(30), pytest.approx(4), "rectangle")
     assert near(p["center"], (0, 10, 0), 1e-6) and near(p["axis"], (0, -1, 0), 1e-9) and near(p["direction"], (0, 0, 1))
+
+
+def test_staggered_rows_of_holes_and_of_hexagonal_windows():
+    """A honeycomb's centres (build123d's HexLocations: every other row shifted by half a pitch)
+    were no pattern: not a grid. They are now staggered rows, for holes and for pockets alike; a
+    round bundle (rows of different lengths) is not."""
+    from build123d import Face, HexLocations, RegularPolygon
+    with BuildPart() as p:
+        Box(100, 60, 5)
+        with HexLocations(6, 4, 3):
+            Hole(2)
+    d = run(p.part)
+    (g,) = d["patterns"]
+    assert (g["type"], g["of"], g["count"], g["counts"]) == ("staggered", "holes", 12, [3, 4])  # 4 rows of 3
+    assert g["pitch"] == [pytest.approx(12), pytest.approx(6 * 3 ** 0.5)]
+    assert sorted(g["members"]) == list(range(12)) and near(g["directions"][0], (0, 1, 0), 1e-9)
+    out = R.features_reply(d, "p")
+    R.check(out)
+    text = table.render_text("features", {"ok": True, "features": out})
+    assert "holes: 12 x through d=4 -Z on a staggered 3x4 grid pitch 12 x 10.3923, rows along +Y at" in text, text
+    grid = extrude(Face(Rectangle(120, 120).wire(),
+                        HexLocations(10, 5, 5) * RegularPolygon(9, 6, major_radius=True).wire()), 1)
+    (g,) = run(grid)["patterns"]
+    assert (g["type"], g["of"], g["count"]) == ("staggered", "pockets", 25)
+    bundle = Box(100, 100, 4)  # rows of 2, 3, 4, 3 and 2 tubes: a round bundle, not a block
+    for row, n in enumerate((2, 3, 4, 3, 2)):
+        for i in range(n):
+            bundle -= Pos((i - (n - 1) / 2) * 10, (row - 2) * 8.66, 0) * Cylinder(2, 4)
+    assert "staggered" not in [p["type"] for p in run(bundle)["patterns"]]
+    bad = json.loads(json.dumps(d))
+    bad["patterns"][0]["counts"] = [4, 3, 1]
+    with pytest.raises(ReplyRefused, match=r"patterns\[0\]"):
+        R.features_reply(bad, "p")
