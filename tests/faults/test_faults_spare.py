@@ -201,7 +201,9 @@ def test_a_killed_next_is_followed_by_a_cold_one(session):
     assert found and len(found) == 1, f"the next forked no spare: {found}"
     nxt, spare = found[0]
     with session.lock:
-        assert session.sweep_strays() >= 2  # the next and its spare, as the watchdog does
+        # the next and its spare, as the watchdog does. The count is 2 when the spare's offer was
+        # filed before the sweep, else 1: the spare then dies with the next (a race under load)
+        assert session.sweep_strays() >= 1
     assert wait_until(lambda: not alive(nxt) and not alive(spare[0]), 10)
     cold = wait_until(lambda: [c for c in children(head) if c != nxt and alive(c)], 10)
     assert cold and len(cold) == 1, cold
