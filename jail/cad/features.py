@@ -73,7 +73,8 @@ def _groove(g: dict) -> dict:
 
 def _pattern(p: dict) -> dict:
     out: dict = {"type": p["type"], "of": p["of"], "count": int(p["count"]),
-                 "members": [int(m) for m in p["members"][:FEATURES_LIST_CAP]]}
+                 # the listed ones only (the list is cut at the cap; a pattern's order may not be the list's)
+                 "members": [int(m) for m in p["members"] if m < FEATURES_LIST_CAP][:FEATURES_LIST_CAP]}
     if p["type"] in ("bolt_circle", "arc", "radial"):
         out.update(center=_v(p["center"]), radius=f(p["radius"]), axis=_v(p["axis"]),
                    pitch_angle=f(p["pitch_angle"]), start_angle=f(p["start_angle"]))

@@ -1018,3 +1018,18 @@ def test_staggered_rows_of_holes_and_of_hexagonal_windows():
     bad["patterns"][0]["counts"] = [4, 3, 1]
     with pytest.raises(ReplyRefused, match=r"patterns\[0\]"):
         R.features_reply(bad, "p")
+
+
+def test_a_pattern_of_more_members_than_the_list_names_only_listed_ones():
+    """build123d's fast_grid_holes (625 hexagonal windows, staggered rows along Y) made the whole
+    reply refused: its pattern named, among its first 100 members, windows past the 100 listed. A
+    pattern now names the listed members only, in its own order; its count stays the whole."""
+    from build123d import Face, HexLocations, RegularPolygon
+    grid = extrude(Face(Rectangle(500, 600).wire(),
+                        HexLocations(10, 25, 25) * RegularPolygon(9, 6, major_radius=True).wire()), 1)
+    d = run(grid)
+    (g,) = d["patterns"]
+    assert (g["type"], g["count"], len(d["pockets"])) == ("staggered", 625, 100)
+    assert sorted(g["members"]) == list(range(100))
+    out = R.features_reply(d, "grid")
+    assert out["truncated"] == {"pockets": 625}
