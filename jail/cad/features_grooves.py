@@ -40,13 +40,19 @@ def _radii(fi: FaceInfo, origin, axis) -> list[float]:
     return out
 
 
-def _coaxial(fi: FaceInfo, origin, axis, tol: float) -> bool:
-    if fi.kind == "plane":
-        return fi.normal is not None and abs(abs(dot(fi.normal, axis)) - 1) < 1e-6
-    if fi.kind != "cone" or abs(abs(dot(fi.axis, axis)) - 1) > 1e-9:
+def _on_axis(fi: FaceInfo, origin, axis, tol: float) -> bool:
+    """A surface of revolution whose axis is the line through ``origin`` along ``axis``."""
+    if abs(abs(dot(fi.axis, axis)) - 1) > 1e-9:
         return False
     w = sub(fi.origin, origin)
     return norm(sub(w, mul(axis, dot(w, axis)))) <= tol
+
+
+def _coaxial(fi: FaceInfo, origin, axis, tol: float) -> bool:
+    """A plane square to the axis, or a cone round it: a ring wall of a groove."""
+    if fi.kind == "plane":
+        return fi.normal is not None and abs(abs(dot(fi.normal, axis)) - 1) < 1e-6
+    return fi.kind == "cone" and _on_axis(fi, origin, axis, tol)
 
 
 def _rise(walls: list[FaceInfo], origin, axis, r: float, outward: bool, tol: float) -> float | None:
@@ -68,12 +74,7 @@ def _lip(walls: list[FaceInfo], origin, axis, r: float, outward: bool, tol: floa
     """How far the surface beyond a round groove's edge (at radius ``r``) rises from it: 0 where
     the shaft's (or bore's) own cylinder goes on, a coaxial ring's rise where there are walls (a U
     groove's); None for anything else."""
-    def goes_on(w: FaceInfo) -> bool:
-        if w.kind != "cylinder" or abs(abs(dot(w.axis, axis)) - 1) > 1e-9 or abs(w.r0 - r) > tol:
-            return False
-        off = sub(w.origin, origin)
-        return norm(sub(off, mul(axis, dot(off, axis)))) <= tol
-    if walls and all(goes_on(w) for w in walls):
+    if walls and all(w.kind == "cylinder" and abs(w.r0 - r) <= tol and _on_axis(w, origin, axis, tol) for w in walls):
         return 0.0
     return _rise(walls, origin, axis, r, outward, tol)
 
