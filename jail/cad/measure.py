@@ -215,6 +215,7 @@ def _face_kind(adaptor) -> str:
 
 
 FULL_TURN = 0.98 * 2 * math.pi
+HALF_TURN = 1.01 * math.pi  # a wall past this is a partial hole or shaft: no fillet or slot end turns so far
 
 
 def _cylinder_info(face, adaptor) -> tuple[float, bool | None, float, tuple]:
@@ -248,9 +249,10 @@ def _cylinder_info(face, adaptor) -> tuple[float, bool | None, float, tuple]:
 
 
 def face_inventory(shape) -> tuple[list, list]:
-    """``([{"type", "count", "area"}], [{"diameter", "faces", "hole", "full", "area"}])``: ``hole`` is
-    concave, ``full`` all the way round (the faces on one axis line with one diameter together:
-    OCCT may split a wall in two halves)."""
+    """``([{"type", "count", "area"}], [{"diameter", "faces", "hole", "full", "over_half", "area"}])``:
+    ``hole`` is concave, ``full`` all the way round (the faces on one axis line with one diameter
+    together: OCCT may split a wall in two halves), ``over_half`` more than half round (a keyed bore, a
+    bore cut by an edge, a shaft with a flat; a fillet or a slot's end never is)."""
     from OCP.TopAbs import TopAbs_FACE
     from OCP.TopoDS import TopoDS
     from OCP.BRepAdaptor import BRepAdaptor_Surface
@@ -272,12 +274,12 @@ def face_inventory(shape) -> tuple[list, list]:
             c[1] += area
             c[2] += span
     for (d, hole, _line), (n, a, span) in walls.items():  # a wall all the way round, in one face or more
-        c = cyls.setdefault((d, hole, span >= FULL_TURN), [0, 0.0])
+        c = cyls.setdefault((d, hole, span >= FULL_TURN, span > HALF_TURN), [0, 0.0])
         c[0] += n
         c[1] += a
     types = [{"type": k, "count": n, "area": f(a)} for k, (n, a) in sorted(kinds.items())]
-    diam = [{"diameter": f(d), "faces": n, "hole": hole, "full": full, "area": f(a)}
-            for (d, hole, full), (n, a) in sorted(cyls.items(), key=lambda kv: (kv[0][0], str(kv[0][1:])))]
+    diam = [{"diameter": f(d), "faces": n, "hole": hole, "full": full, "over_half": over, "area": f(a)}
+            for (d, hole, full, over), (n, a) in sorted(cyls.items(), key=lambda kv: (kv[0][0], str(kv[0][1:])))]
     return types[:MEASURE_LIST_CAP], diam[:MEASURE_LIST_CAP]
 
 

@@ -138,7 +138,8 @@ def measure_reply(r) -> dict:
                              for ft in r["face_types"][:MEASURE_LIST_CAP] if isinstance(ft, dict)]
     if isinstance(r.get("cylinders"), list):
         out["cylinders"] = [{"diameter": _num(c.get("diameter")), "faces": replies.count(c.get("faces"), 10 ** 9),
-                             "hole": _bool(c.get("hole")), "full": _bool(c.get("full")), "area": _num(c.get("area"))}
+                             "hole": _bool(c.get("hole")), "full": _bool(c.get("full")),
+                             "over_half": _bool(c.get("over_half")), "area": _num(c.get("area"))}
                             for c in r["cylinders"][:MEASURE_LIST_CAP] if isinstance(c, dict)]
     for k in ("valid", "closed", "manifold"):
         if k in r:

@@ -176,14 +176,17 @@ def measure_content(result: dict) -> list[dict]:
 
 
 def _cylinder_word(cy: dict) -> str:
-    """What a group of cylinder faces is: all the way round, a hole (concave) or a shaft/boss;
-    partial, a rounded edge (convex) or a fillet in a corner or a slot's round end (concave: measure
+    """What a group of cylinder faces is: all the way round, a hole (concave) or a shaft/boss; more
+    than half round, a partial hole (a keyway, or cut by an edge) or a partial shaft (a flat); at
+    most half, a rounded edge (convex) or a fillet in a corner or a slot's round end (concave: measure
     cannot tell them apart, features can). Unknown: nothing said."""
     concave, full = cy.get("hole"), cy.get("full")
     if concave is None or full is None:
         return ""
     if full:
         return " hole" if concave else " shaft/boss"
+    if cy.get("over_half"):
+        return " partial hole" if concave else " partial shaft"
     return " fillet/slot end" if concave else " rounded edge"
 
 
@@ -266,8 +269,9 @@ RENDER = Tool(
 MEASURE = Tool(
     "measure", "Measure an object",
     "Measure one object exactly (OCCT, not the mesh): volume, area, bounding box (min, max, size, centre), "
-    "centre of mass, counts of solids/shells/faces/edges/vertices, face types with areas, cylinder "
-    "diameters (hole, shaft/boss, rounded edge, fillet/slot end), validity, and whether solids are closed and "
+    "centre of mass, topology counts, face types with areas, cylinder "
+    "diameters (hole, shaft/boss, partial hole/shaft, rounded edge, fillet/slot end), validity, and whether "
+    "solids are closed and "
     "manifold. The full "
     "validity check (BRepCheck) runs only with check=true (validate runs it too).",
     params={"object_name": OBJECT, "check": {"type": "boolean", "default": False,

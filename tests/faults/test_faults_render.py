@@ -162,18 +162,20 @@ def test_wrong_types_in_a_measure_reply_are_dropped(session):
 
 
 def test_forged_cylinder_words_say_nothing(session):
-    """``hole`` and ``full`` are rebuilt as booleans: anything else is None, and the text then names
-    no kind (it never echoes the session's words)."""
+    """``hole``, ``full`` and ``over_half`` are rebuilt as booleans: anything else is None, and the text
+    then names no kind (it never echoes the session's words)."""
     L, ts = session
     lie = {"t": "measure", "ok": True,
            "result": {"name": "part", "cylinders": [{"diameter": 5, "faces": 1, "hole": True, "full": "hole",
-                                                     "area": 1}, {"diameter": 6, "faces": 2, "hole": 1,
-                                                                  "full": True, "area": 1}]}}
+                                                     "over_half": "partial hole", "area": 1},
+                                                    {"diameter": 6, "faces": 2, "hole": 1, "full": True,
+                                                     "over_half": 1, "area": 1}]}}
     r = ts.call("execute", {"code": f"_lie = {lie!r}\n_jm.measure = _forge(_lie)"})
     assert r.get("ok"), r.get("error")
     r = ts.call("measure", {"object_name": "part"})
     assert r.get("ok") is True, r
-    assert [(c["hole"], c["full"]) for c in r["measure"]["cylinders"]] == [(True, None), (None, True)]
+    assert [(c["hole"], c["full"], c["over_half"]) for c in r["measure"]["cylinders"]] == [(True, None, None),
+                                                                                           (None, True, None)]
     from launcher.tools.table import render_text
     assert "cylinders: d=5 x1, d=6 x2\n" in render_text("measure", r) + "\n"
     _intact(ts)

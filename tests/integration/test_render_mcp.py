@@ -152,6 +152,9 @@ def test_measure_distance_validate(client):
     assert "cylinders: d=8 x4 hole" in t and "validity: not checked (call validate) closed=True manifold=True" in t
     t = client.text("measure", {"object_name": "part", "check": True})
     assert "valid=True closed=True manifold=True" in t, t
+    client.text("execute", {"code": "hub = Cylinder(20, 10) - Cylinder(8, 10) - Pos(8, 0, 0) * Box(6, 5, 10)"})
+    t = client.text("measure", {"object_name": "hub"})  # a keyed bore once read "fillet/slot end"
+    assert "cylinders: d=16 x1 partial hole, d=40 x1 shaft/boss" in t, t
     client.text("execute", {"code": "peg = Pos(100, 0, 0) * Box(10, 10, 10)\nclash = Pos(40, 0, 0) * Box(10, 10, 10)"})
     d = client.text("distance", {"a": "part", "b": "peg"})
     assert d.startswith("distance part - peg: 55 mm"), d

@@ -78,7 +78,7 @@ def test_plate_hole_inventory():
     d = measure.measure(ns_with(p=plate()), "p")
     assert math.isclose(d["volume"], 80 * 60 * 10 - 4 * math.pi * 16 * 10, rel_tol=1e-5)
     cyl = d["cylinders"]
-    assert cyl == [{"diameter": 8.0, "faces": 4, "hole": True, "full": True,
+    assert cyl == [{"diameter": 8.0, "faces": 4, "hole": True, "full": True, "over_half": True,
                     "area": pytest.approx(4 * 2 * math.pi * 4 * 10, rel=1e-5)}]
     kinds = {k["type"]: k["count"] for k in d["face_types"]}
     assert kinds == {"plane": 6, "cylinder": 4}
@@ -278,3 +278,24 @@ def test_rounded_edges_and_fillets_are_not_holes_or_bosses():
     div.Perform()
     cyl = measure.measure(ns_with(p=Solid(div.Result())), "p")["cylinders"]
     assert [(c["diameter"], c["faces"], c["hole"], c["full"]) for c in cyl] == [(8.0, 8, True, True)]
+
+
+def test_a_wall_over_half_a_turn_is_a_partial_hole_or_shaft_not_a_fillet():
+    """A keyed bore, a bore cut by the part's edge and a shaft with a flat: their walls turn more than
+    half round, which no fillet or slot end does, so ``over_half`` is true and the text names a partial
+    hole or shaft (a keyed bore once read "fillet/slot end"). A fillet and a slot's end stay at most half."""
+    from build123d import Axis, Cylinder, Rectangle, SlotOverall, extrude, fillet
+    hub = Cylinder(20, 10) - Cylinder(8, 10) - Pos(8, 0, 0) * Box(6, 5, 10)
+    edge = Box(40, 20, 5) - Pos(17, 0, 0) * Cylinder(6, 5)  # a bore across the end face: 240 degrees
+    shaft = Cylinder(5, 20) - Pos(0, 4.5 + 2, 0) * Box(10, 4, 20)  # a flat 0.5 deep
+    slot = Box(40, 20, 5) - extrude(SlotOverall(20, 6), 5, both=True)
+    corner = fillet(Box(20, 20, 5).edges().filter_by(Axis.Z), 3)
+    want = {"hub": {(16.0, True, False, True), (40.0, False, True, True)},
+            "edge": {(12.0, True, False, True)},
+            "shaft": {(10.0, False, False, True)},
+            "slot": {(6.0, True, False, False)},
+            "corner": {(6.0, False, False, False)}}
+    for name, shp in (("hub", hub), ("edge", edge), ("shaft", shaft), ("slot", slot), ("corner", corner)):
+        cyl = measure.measure(ns_with(**{name: shp}), name)["cylinders"]
+        got = {(c["diameter"], c["hole"], c["full"], c["over_half"]) for c in cyl}
+        assert got == want[name], (name, cyl)

@@ -110,11 +110,15 @@ def test_cad_contents():
                        {"diameter": 10.0, "faces": 4, "hole": False, "full": False, "area": 1.0},
                        {"diameter": 6.0, "faces": 4, "hole": True, "full": False, "area": 1.0},
                        {"diameter": 12.0, "faces": 1, "hole": False, "full": True, "area": 1.0},
-                       {"diameter": 2.0, "faces": 1, "hole": None, "full": True, "area": 1.0}],
+                       {"diameter": 2.0, "faces": 1, "hole": None, "full": True, "area": 1.0},
+                       {"diameter": 20.0, "faces": 1, "hole": True, "full": False, "over_half": True, "area": 1.0},
+                       {"diameter": 9.0, "faces": 1, "hole": False, "full": False, "over_half": True, "area": 1.0},
+                       {"diameter": 7.0, "faces": 1, "hole": True, "full": False, "over_half": None, "area": 1.0}],
          "valid": True, "closed": True, "manifold": True}
     t = render_text("measure", {"ok": True, "measure": m}).splitlines()
     assert t[0] == "b: 1 solid, 1 shell, 6 faces, 12 edges, 8 vertices" and t[1] == "volume: 24 mm^3"
-    assert ("cylinders: d=8 x4 hole, d=10 x4 rounded edge, d=6 x4 fillet/slot end, d=12 x1 shaft/boss, d=2 x1" in t
+    assert ("cylinders: d=8 x4 hole, d=10 x4 rounded edge, d=6 x4 fillet/slot end, d=12 x1 shaft/boss, d=2 x1, "
+            "d=20 x1 partial hole, d=9 x1 partial shaft, d=7 x1 fillet/slot end" in t
             and t[-1] == "valid=True closed=True manifold=True")
     del m["valid"]  # measure's default (issue 22): the full check is validate's (or check=true)
     t = render_text("measure", {"ok": True, "measure": m}).splitlines()
