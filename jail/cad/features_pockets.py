@@ -1,11 +1,14 @@
 """Recognise pockets and windows: straight walls all round a void, along one direction.
 
 A pocket's walls are planar faces parallel to one direction ``d`` (its axis), each meeting the
-next at a concave corner (the void in front of both walls) or through a concave corner radius (a
-cylinder along ``d`` turning at most 120 degrees, tangent to both; a half-round end is not one).
-Walking from wall to wall across the straight edges along ``d`` comes back to the first wall: that
-loop is the pocket. A rectangular window, a milled pocket with corner radii, a hexagonal socket or
-nut trap, a square hole, the inside of a box.
+next at a corner, sharp or through a corner radius (a cylinder along ``d`` turning at most 120
+degrees, tangent to both; a half-round end is not one). Walking from wall to wall across the
+straight edges along ``d`` comes back to the first wall: that loop is the pocket when it turns
+once round the void. Each corner turns the walk by the angle between the two walls' normals:
+forward at a concave corner (the void in front of both walls), back at a convex one (an L's
+inner corner); a pocket's turns add up to one whole turn forward, while the outside of a block or
+of an L-shaped part adds up to one turn back. A rectangular window, a milled pocket with corner
+radii, a hexagonal socket or nut trap, a square hole, the inside of a box, an L-shaped pocket.
 
 Its ends are read like a hole's (``features_find.open_beyond``: from the face across, else probed
 on its centre line and just inside a wall, a nut trap's floor having a hole): both open =
@@ -15,11 +18,13 @@ floor; neither = a closed cavity, not listed. ``width`` is the narrowest distanc
 two opposite walls: across flats), ``length`` the extent square to that (across corners for a
 polygon, the long side for a rectangle) along ``direction``; ``shape`` "rectangle" (four walls
 at right angles, a square too), "regular" (every side and corner alike: a hexagon) or "other";
-``corner_radius`` the largest corner's, or None.
+``corner_radius`` the largest corner's, or None. A pocket with a convex corner has shape "L" (six
+walls at right angles) or "other", its width and length are its outline's extents, and its centre
+is the outline's centroid (or, when that lies outside the outline, a point just inside a wall).
 
-Not found: a pocket with a convex corner (an L), walls that are not planes (an oval) or a round
-end (a D), walls split along their length, a round pocket (a hole) or a slot (found as such
-first). Faces that another feature took (``used``) are never walls.
+Not found: walls that are not planes (an oval) or a round end (a D), walls split along their
+length, a round pocket (a hole) or a slot (found as such first). Faces that another feature took
+(``used``) are never walls.
 
 Blocks nothing (a computation). OCP is imported at the top: jailed processes and tests only.
 """
@@ -51,20 +56,49 @@ def _line_dir(edge) -> tuple | None:
 
 
 def _wall(fi: FaceInfo, d, used: set) -> bool:
-    """Can ``fi`` be a wall along ``d``: a plane parallel to it, or a concave corner radius along it."""
+    """Can ``fi`` be a wall along ``d``: a plane parallel to it, or a corner radius along it."""
     if fi.index in used:
         return False
     if fi.kind == "plane":
         return fi.normal is not None and abs(dot(fi.normal, d)) < 1e-6
-    return (fi.kind == "cylinder" and fi.concave is True and fi.span <= CORNER
+    return (fi.kind == "cylinder" and fi.concave is not None and fi.span <= CORNER
             and abs(abs(dot(fi.axis, d)) - 1) < 1e-9)
+
+
+def _corner(a: FaceInfo, b: FaceInfo) -> int:
+    """How two walls meet: 1 concave (the void in front of both: a pocket's inside corner), -1
+    convex (behind both), 0 neither (one plane split in two). A corner radius is its own kind."""
+    if a.kind == "plane" and b.kind == "plane":
+        fa, fb = dot(sub(b.mid, a.mid), a.normal), dot(sub(a.mid, b.mid), b.normal)
+        return 1 if fa > 1e-9 and fb > 1e-9 else -1 if fa < -1e-9 and fb < -1e-9 else 0
+    r = a if a.kind == "cylinder" else b  # tangent to its plane
+    return 1 if r.concave else -1
 
 
 def _concave(a: FaceInfo, b: FaceInfo) -> bool:
     """Do two walls meet with the void in front of both (a pocket's inside corner)?"""
-    if a.kind == "plane" and b.kind == "plane":
-        return dot(sub(b.mid, a.mid), a.normal) > 1e-9 and dot(sub(a.mid, b.mid), b.normal) > 1e-9
-    return True  # a corner radius: concave by :func:`_wall`, tangent to its plane
+    return _corner(a, b) == 1
+
+
+def _turns(loop: list[FaceInfo]) -> list[tuple[int, float]]:
+    """Each corner of the closed ``loop`` between two planar walls, in order: its kind (1 concave,
+    -1 convex; a corner radius between them says) and the angle between their normals."""
+    out = []
+    planes = [i for i, fi in enumerate(loop) if fi.kind == "plane"]
+    for i, j in zip(planes, planes[1:] + planes[:1]):
+        a, b = loop[i], loop[j]
+        between = loop[i + 1:j] if j > i else loop[i + 1:] + loop[:j]
+        kinds = {_corner(a, b)} if not between else {1 if r.concave else -1 for r in between}
+        kind = kinds.pop() if len(kinds) == 1 else 0
+        out.append((kind, math.acos(max(-1.0, min(1.0, dot(a.normal, b.normal))))))
+    return out
+
+
+def _round_the_void(loop: list[FaceInfo]) -> bool:
+    """Does the closed ``loop`` turn once forward round a void (a pocket), not back round material
+    (the outside of a block, or of an L-shaped part)?"""
+    turns = _turns(loop)
+    return all(k for k, _ in turns) and abs(sum(k * a for k, a in turns) - TWO_PI) < 1e-6
 
 
 def _sides(fi: FaceInfo, d, infos, used: set) -> list[int] | None:
@@ -76,7 +110,7 @@ def _sides(fi: FaceInfo, d, infos, used: set) -> list[int] | None:
             continue
         for k in fi.edges.keys() & g.edges.keys():
             e = _line_dir(fi.edges[k])
-            if e is not None and abs(abs(dot(e, d)) - 1) < 1e-9 and _concave(fi, g):
+            if e is not None and abs(abs(dot(e, d)) - 1) < 1e-9 and _corner(fi, g):
                 out.append(j)
                 break
     return out if len(out) == 2 else None
@@ -91,7 +125,7 @@ def _loop(start: FaceInfo, d, infos, used: set) -> list[FaceInfo] | None:
             return None
         nxt = sides[1] if sides[0] == prev else sides[0]
         if nxt == start.index:
-            return loop if sum(fi.kind == "plane" for fi in loop) >= 3 else None
+            return loop if sum(fi.kind == "plane" for fi in loop) >= 3 and _round_the_void(loop) else None
         if any(fi.index == nxt for fi in loop):
             return None
         prev, cur = cur.index, infos[nxt]
@@ -126,9 +160,36 @@ def _extent(pts, n) -> tuple[float, float]:
     return min(ts), max(ts)
 
 
+def _centroid(loop: list[FaceInfo], d) -> tuple | None:
+    """The centroid of the outline the planar walls of ``loop`` bound (their planes' corners, a corner
+    radius taken as sharp), in the plane across ``d`` through the origin; None when it lies outside
+    the outline (a U) or the outline has no area."""
+    u = unit(cross(d, (1.0, 0.0, 0.0) if abs(d[0]) < 0.9 else (0.0, 1.0, 0.0)))
+    v = cross(d, u)
+    lines = [((dot(fi.normal, u), dot(fi.normal, v)), dot(fi.mid, fi.normal)) for fi in loop if fi.kind == "plane"]
+    poly = []
+    for (n1, c1), (n2, c2) in zip(lines, lines[1:] + lines[:1]):
+        det = n1[0] * n2[1] - n1[1] * n2[0]
+        if abs(det) < 1e-9:
+            return None
+        poly.append(((c1 * n2[1] - c2 * n1[1]) / det, (n1[0] * c2 - n2[0] * c1) / det))
+    a2 = cx = cy = 0.0
+    for (x0, y0), (x1, y1) in zip(poly, poly[1:] + poly[:1]):
+        k = x0 * y1 - x1 * y0
+        a2, cx, cy = a2 + k, cx + (x0 + x1) * k, cy + (y0 + y1) * k
+    if abs(a2) < 1e-12:
+        return None
+    cx, cy = cx / (3 * a2), cy / (3 * a2)
+    inside = False
+    for (x0, y0), (x1, y1) in zip(poly, poly[1:] + poly[:1]):
+        if (y0 > cy) != (y1 > cy) and cx < x0 + (cy - y0) * (x1 - x0) / (y1 - y0):
+            inside = not inside
+    return add(mul(u, cx), mul(v, cy)) if inside else None
+
+
 def _shape(loop: list[FaceInfo], d, pts, tol: float) -> dict:
     """Width (narrowest across), length (square to it), their direction, the outline's centre
-    (a point of the centre line), regularity and corner radius."""
+    (a point of the centre line), regularity and corner radius; ``convex`` (no convex corner)."""
     walls = [fi for fi in loop if fi.kind == "plane"]
     across = [(_extent(pts, fi.normal), fi.normal) for fi in walls]
     narrow = min(hi - lo for (lo, hi), _ in across)
@@ -145,7 +206,16 @@ def _shape(loop: list[FaceInfo], d, pts, tol: float) -> dict:
     for a, b in zip(walls, walls[1:] + walls[:1]):
         turns.append(math.atan2(dot(cross(a.normal, b.normal), d), dot(a.normal, b.normal)))
     n = len(walls)
-    if n == 4 and all(abs(abs(t) - math.pi / 2) <= 1e-6 for t in turns):
+    corners = _turns(loop)
+    convex = all(k == 1 for k, _ in corners)
+    if not convex:
+        square = all(abs(a - math.pi / 2) <= 1e-6 for _, a in corners)
+        shape = "L" if n == 6 and square and sum(k == -1 for k, _ in corners) == 1 else "other"
+        centre = _centroid(loop, d)
+        if centre is None:  # a point just inside the first wall, on the centre line's plane
+            centre = add(walls[0].mid, mul(walls[0].normal, 1e-3 * (w_hi - w_lo)))
+            centre = sub(centre, mul(d, dot(centre, d)))
+    elif n == 4 and all(abs(abs(t) - math.pi / 2) <= 1e-6 for t in turns):
         shape = "rectangle"
     elif max(apothems) - min(apothems) <= tol and all(abs(abs(t) - TWO_PI / n) <= 1e-6 for t in turns):
         shape = "regular"
@@ -153,7 +223,7 @@ def _shape(loop: list[FaceInfo], d, pts, tol: float) -> dict:
         shape = "other"
     radii = [fi.r0 for fi in loop if fi.kind == "cylinder"]
     return {"width": w_hi - w_lo, "length": l_hi - l_lo, "direction": along, "centre": centre, "sides": n,
-            "shape": shape, "corner_radius": max(radii) if radii else None}
+            "shape": shape, "corner_radius": max(radii) if radii else None, "convex": convex}
 
 
 def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict | None:
@@ -182,15 +252,16 @@ def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict |
             "depth": None if through else (hi - t_in if from_lo else t_in - lo), "through": through,
             "width": sh["width"], "length": sh["length"], "direction": sh["direction"], "sides": sh["sides"],
             "shape": sh["shape"], "corner_radius": sh["corner_radius"],
-            # for a render's window (not in the reply): the walls' planes and the two ends
-            "walls": [(w.mid, w.normal) for w in loop if w.kind == "plane"],
+            # for a render's window (not in the reply): the walls' planes, the two ends, and whether
+            # the outline is convex (a point inside is then on the inner side of every wall)
+            "walls": [(w.mid, w.normal) for w in loop if w.kind == "plane"], "convex": sh["convex"],
             "ends": (add(sh["centre"], mul(d, lo)), add(sh["centre"], mul(d, hi)))}
 
 
 def pockets(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     """Pockets and windows (module docstring). The walls of each become ``used``. Each also has
-    ``walls`` (a point and the inward normal of each planar wall) and ``ends`` (the centre line's
-    points at both ends), which the reply leaves out."""
+    ``walls`` (a point and the inward normal of each planar wall), ``ends`` (the centre line's
+    points at both ends) and ``convex`` (no convex corner), which the reply leaves out."""
     tol = 1e-6 * part_scale(infos) + 1e-6
     out, seen = [], set()
     for fi in infos:

@@ -11,7 +11,8 @@ A *window* (a through pocket: straight walls all round a void, open at both ends
 never probed) is treated alike: its mouth is the outline the walls' planes bound at its end
 nearer the viewer, so a rectangular window with the part's far wall behind it reads as a
 window, not a painted rectangle. Blind pockets are drawn as they are (an open box's inside is
-one), as are slots; solids of more than ``WINDOW_FACES`` faces are not searched for windows.
+one), as are slots and windows with a convex corner (an L: the test "inside every wall" would
+cut its mouth short); solids of more than ``WINDOW_FACES`` faces are not searched for windows.
 
 This is object space, on purpose: the depth image alone cannot tell a hole from a pocket's
 corner (a floor between a boss and two walls is ringed by nearer edges exactly like a hole,
@@ -58,7 +59,7 @@ class Mouths:
                 return
             ex.Next()
         for p in features_pockets.pockets(features_faces.faces_of(solid, light=True), _FacesOnly(), set()):
-            if p["through"]:
+            if p["through"] and p["convex"]:  # inside = on the inner side of every wall
                 e0, e1 = (np.array(e, np.float64) for e in p["ends"])
                 n = e1 - e0
                 ln = float(np.linalg.norm(n))

@@ -20,7 +20,7 @@ from launcher.replies.cad import ReplyRefused
 
 KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "patterns")
 CENTERS_CAP = 20
-POCKET_SHAPES = ("rectangle", "regular", "other")
+POCKET_SHAPES = ("rectangle", "regular", "L", "other")
 LIMIT = 1e12
 
 # ------------------------------------------------------------------ the schema
@@ -78,12 +78,14 @@ POCKET = _obj({"center": dict(_VEC, description="centre of the outline where the
                "depth": dict(_OPT_POS, description="blind: from the entry to the floor (mm); through (a window): "
                                                    "null"),
                "through": {"type": "boolean"},
-               "width": dict(_POS, description="narrowest distance across, between opposite walls (mm)"),
+               "width": dict(_POS, description="narrowest distance across, between opposite walls; an L's or "
+                                                "other outline with a convex corner: its narrower extent (mm)"),
                "length": dict(_POS, description="extent square to width, along direction (mm)"),
                "direction": dict(_VEC, description="unit vector along length"),
                "sides": {"type": "integer", "minimum": 3, "description": "number of straight walls"},
                "shape": {"type": "string", "enum": list(POCKET_SHAPES),
-                         "description": "rectangle (a square too), regular (a hexagon), or other"},
+                         "description": "rectangle (a square too), regular (a hexagon), L (six walls at right "
+                                        "angles, one convex corner), or other"},
                "corner_radius": dict(_OPT_POS, description="the largest corner's; null for sharp corners")},
               "straight walls all round a void along one axis: a window, a milled pocket, a hex socket")
 GROOVE = _obj({"center": dict(_VEC, description="on the axis, midway along the groove (mm)"),

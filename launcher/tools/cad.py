@@ -358,6 +358,8 @@ def _pocket_kind(p: dict) -> str:
         s = f"square {w}" if p["width"] == p["length"] else f"rectangle {_g(p['length'])} x {w}"
     elif p["shape"] == "regular":
         s = f"{'hex' if n == 6 else f'{n}-sided'} {w} across flats"
+    elif p["shape"] == "L":
+        s = f"L-shaped {_g(p['length'])} x {w}"
     else:
         s = f"{n}-sided {_g(p['length'])} x {w}"
     if p["width"] != p["length"] and p["shape"] != "regular":
@@ -454,7 +456,7 @@ FEATURES = Tool(
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}, keyway {width, depth}, partial: its wall open on one side), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots (closed or open at one end), pockets (straight walls all round: windows, rectangular pockets, hex "
+    "slots (closed or open at one end), pockets (straight walls all round: windows, rectangular or L pockets, hex "
     "sockets; width, length, sides, corner radius, depth or through), grooves (flat, v or round-bottomed), and "
     "patterns of holes, bosses, slots or pockets (bolt circles, arcs, grids, staggered rows, "
     "linear arrays, radial). The numbers are in structuredContent; the text is a summary. Read-only: runs in "

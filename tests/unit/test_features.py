@@ -930,14 +930,57 @@ def test_a_grid_of_windows_a_hex_socket_and_a_box_s_inside():
 @pytest.mark.parametrize("make", [
     lambda: Box(10, 20, 30),                                                    # a block's sides: convex
     lambda: Box(40, 40, 20) - Box(10, 10, 10),                                   # a closed cavity
-    lambda: Box(40, 40, 10) - Pos(0, 0, 2) * (Box(20, 10, 6) + Pos(5, 5, 0) * Box(10, 20, 6)),  # an L
+    lambda: Box(40, 20, 10) + Pos(-10, 20, 0) * Box(20, 20, 10),                  # an L-shaped part's sides
+    lambda: Box(40, 40, 10) + Pos(30, 0, 0) * Box(20, 10, 10),                    # a T-shaped part's sides
     lambda: Box(40, 40, 10) - Pos(0, 0, 2) * Cylinder(5, 6),                      # a round pocket: a hole
-], ids=["block", "cavity", "l_shape", "round"])
+], ids=["block", "cavity", "l_part", "t_part", "round"])
 def test_not_pockets(make):
-    """The outside of a block (convex corners), a closed cavity, an L-shaped pocket (a convex
-    corner: not found, as documented) and a round pocket (a blind hole) are not pockets."""
+    """The outside of a block (convex corners), a closed cavity, the sides of an L- or T-shaped part
+    (their walls turn once round, but back: round material, not a void) and a round pocket (a blind
+    hole) are not pockets."""
     d = run(make())
     assert d["pockets"] == []
+
+
+def _l_pocket(r=None, depth=8.0):
+    """An 80x60x20 plate (top at z=10) with an L-shaped pocket: x -30..10 by y -20..0 and x -10..10 by
+    y -20..20 (centroid (-20/3, -10/3)), ``depth`` deep (20: a window), corners rounded ``r``."""
+    from build123d import fillet
+    with BuildPart() as p:
+        Box(80, 60, 20)
+        with BuildSketch(Plane.XY.offset(10)) as sk:
+            with Locations((-10, -10)):
+                Rectangle(40, 20)
+            Rectangle(20, 40)
+            if r:
+                fillet(sk.vertices(), r)
+        extrude(amount=-depth, mode=Mode.SUBTRACT)
+    return p.part
+
+
+@pytest.mark.parametrize("r,depth", [(None, 8.0), (3.0, 8.0), (None, 20.0)], ids=["sharp", "r3", "window"])
+def test_l_shaped_pockets(r, depth):
+    """An L-shaped pocket (five concave corners and one convex) was not listed at all. It is now a
+    pocket of shape L, entered at its outline's centroid, 40 x 40 (its outline's extents), with its
+    corner radius (the convex corner's too) and depth, or through; a U-shaped one (two convex
+    corners) is "other", entered just inside a wall since its centroid lies in the notch."""
+    d = run(_l_pocket(r, depth))
+    (p,) = d["pockets"]
+    assert (p["shape"], p["sides"], p["width"], p["length"], p["through"]) == (
+        "L", 6, pytest.approx(40), pytest.approx(40), depth == 20), p
+    assert near(p["center"], (-20 / 3, -10 / 3, 10), 1e-6) and near(p["axis"], (0, 0, -1), 1e-9), p
+    assert p["depth"] == (None if depth == 20 else pytest.approx(depth))
+    assert p["corner_radius"] == (None if r is None else pytest.approx(r))
+    assert d["fillets"] == [] and d["holes"] == [] and d["bosses"] == []
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(d, "p")})
+    end = "through" if depth == 20 else "depth 8"
+    assert f"pockets: 1 x L-shaped 40 x 40{'' if r is None else ' r=3'} {end} -Z at (-6.667, -3.333, 10)" in text, text
+    u = Box(80, 60, 20) - Pos(0, 0, 5) * (Box(40, 10, 10) + Pos(-15, 10, 0) * Box(10, 20, 10)
+                                          + Pos(15, 10, 0) * Box(10, 20, 10))
+    (p,) = run(u)["pockets"]
+    assert (p["shape"], p["sides"], p["width"], p["length"], p["depth"]) == (
+        "other", 8, pytest.approx(25), pytest.approx(40), pytest.approx(10)), p
+    assert -5 < p["center"][1] < 5 and p["center"][2] == pytest.approx(10), p
 
 
 def test_pocket_and_hole_ends_read_from_the_faces_agree_with_probes(monkeypatch):
@@ -946,7 +989,7 @@ def test_pocket_and_hole_ends_read_from_the_faces_agree_with_probes(monkeypatch)
     The answers are the ones the probes give, on every part of this module that has holes or
     pockets, and the faces do answer half the ends."""
     from jail.cad import features_faces, features_find, features_material
-    parts = [plate(), pocket_plate(), _hub(), tube(), hub(), boss_part(), tilted(), slotted(4, 1)]
+    parts = [plate(), pocket_plate(), _hub(), tube(), hub(), boss_part(), tilted(), slotted(4, 1), _l_pocket()]
     said = []
     real_init = features_material.Material.__init__
 
@@ -962,8 +1005,8 @@ def test_pocket_and_hole_ends_read_from_the_faces_agree_with_probes(monkeypatch)
     assert features_faces.end_open is not features_find.end_open
 
 
-@pytest.mark.parametrize("key,value", [("shape", "\x1b[2Jhex"), ("sides", 2), ("sides", "6"), ("sides", True),
-                                       ("corner_radius", -1.0), ("direction", [float("nan"), 0, 0]),
+@pytest.mark.parametrize("key,value", [("shape", "\x1b[2Jhex"), ("shape", "l"), ("sides", 2), ("sides", "6"),
+                                       ("sides", True), ("corner_radius", -1.0), ("direction", [float("nan"), 0, 0]),
                                        ("width", 1e300), ("through", "yes"), ("depth", "4")])
 def test_hostile_pocket_fields_refuse_the_reply(key, value):
     d = run(pocket_plate())

@@ -625,6 +625,16 @@ def enclosure():
     return b.part
 
 
+def test_only_windows_without_a_convex_corner_are_shaded():
+    """A window's mouth is "on the inner side of every wall": true of a rectangle, not of an L (that
+    test would shade only the corner the L's arms share), so an L-shaped window is drawn as it is."""
+    from jail.cad import render_holes
+    for cut, n in ((Box(30, 10, 15), 1), (Box(30, 10, 15) + Pos(10, 0, 10) * Box(10, 10, 10), 0)):
+        m = render_holes.Mouths()
+        m.add_windows((Box(100, 4, 60) - cut).solids()[0].wrapped)
+        assert len(m.windows) == n
+
+
 def test_a_window_with_the_part_behind_it_reads_as_a_window():
     """Seen from the front, the box's back wall through the rectangular window faced the viewer
     like the front wall: the window read as a painted rectangle (the round hole beside it was
