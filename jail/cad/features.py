@@ -35,12 +35,13 @@ def _hole(h: dict) -> dict:
     return {"center": _v(h["center"]), "axis": _v(h["axis"]), "diameter": f(h["diameter"]),
             "depth": None if h["depth"] is None else f(h["depth"]), "through": bool(h["through"]),
             "countersink": _opt(h["countersink"]), "counterbore": _opt(h["counterbore"]),
-            "length": f(h["length"]), "keyway": _opt(h["keyway"]), "partial": bool(h["partial"])}
+            "length": f(h["length"]), "keyway": _opt(h["keyway"]), "partial": bool(h["partial"]),
+            "draft": None if h["draft"] is None else f(h["draft"])}
 
 
 def _boss(b: dict) -> dict:
     return {"center": _v(b["center"]), "axis": _v(b["axis"]), "diameter": f(b["diameter"]),
-            "height": f(b["height"])}
+            "height": f(b["height"]), "draft": None if b["draft"] is None else f(b["draft"])}
 
 
 def _group(g: dict, size_keys) -> dict:
@@ -90,7 +91,7 @@ def _sig(h: dict) -> tuple:
     return (h["through"], h["countersink"] is not None, h["counterbore"] is not None,
             None if h["depth"] is None else round(h["depth"], 3),
             None if h["keyway"] is None else (round(h["keyway"]["width"], 3), round(h["keyway"]["depth"], 3)),
-            h["partial"])
+            h["partial"], None if h["draft"] is None else round(h["draft"], 3))
 
 
 def _slot_sig(s: dict) -> tuple:
@@ -126,7 +127,8 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     ch = ff.chamfers(infos, used)
     items = [dict(h, sig=_sig(h)) for h in hs]
     pats = fp.find(items, "holes")
-    pats += fp.find([dict(b, sig=round(b["height"], 3)) for b in bs], "bosses")
+    pats += fp.find([dict(b, sig=(round(b["height"], 3), None if b["draft"] is None else round(b["draft"], 3)))
+                     for b in bs], "bosses")
     pats += fp.find([dict(s, diameter=s["width"], sig=_slot_sig(s)) for s in sl], "slots")
     pats += fp.find([dict(p, diameter=p["width"], sig=_pocket_sig(p)) for p in pk], "pockets")
     return {"holes": hs, "bosses": bs, "fillets": fl, "chamfers": ch, "slots": sl, "pockets": pk, "grooves": gr,

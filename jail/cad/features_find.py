@@ -10,9 +10,12 @@ the coaxial runs, crossings and end readings here.
   beyond it (``features_material``: a ray, or OCCT's classifier), or read from the face across it
   where that face says (``open_beyond``: a mouth in a plane, a floor): outside the material = open.
   Both ends open = through; one = blind, entered from the open end. A cone at the entry that widens
-  towards it is a countersink, a wider cylinder at the entry a counterbore.
+  towards it is a countersink, a wider cylinder at the entry a counterbore. A run with no cylinder
+  whose wall is a cone at most ``DRAFT_MAX`` off its axis is a drafted hole (a moulded part's):
+  ``draft`` is that angle, the diameter the wall's at the entry.
 * **Bosses**: convex full cylinders (with convex coaxial cones) whose one end sits on material
-  (the base) and the other is free.
+  (the base) and the other is free; with no cylinder, a drafted cone (``draft``; the diameter at
+  the base).
 * **Fillets**: cylinders covering less than the full circle (a part's rounded corners are convex
   ones: never holes or bosses) and tori; **slots**: two concave half cylinders facing each other
   (through, or blind with the depth from the entry, past a chamfer round its edge);
@@ -36,6 +39,7 @@ from jail.cad.features_faces import (TWO_PI, TopAbs_EDGE, TopAbs_VERTEX, FaceInf
 from jail.cad.features_material import Material
 
 FULL = 0.98 * TWO_PI
+DRAFT_MAX = math.radians(15)  # a cone this close to its axis is a drafted wall, not a countersink or chamfer
 
 
 def part_scale(infos) -> float:
@@ -120,11 +124,21 @@ def _enter_a(across_a: FaceInfo | None, across_b: FaceInfo | None, axis) -> bool
     return entry_first(axis)
 
 
-def _coaxial_runs(cands: list[FaceInfo], tol: float, bridge=None):
+def draft(s: dict) -> float | None:
+    """A cone segment's angle to its axis (radians) when it is a drafted wall: at most ``DRAFT_MAX``."""
+    if s["kind"] != "cone":
+        return None
+    a = math.atan2(abs(s["r1"] - s["r0"]), max(abs(s["t1"] - s["t0"]), 1e-12))
+    return a if a <= DRAFT_MAX else None
+
+
+def _coaxial_runs(cands: list[FaceInfo], tol: float, bridge=None, drafted: bool = False):
     """``(origin, axis, run, cylinders, t_start, t_end)`` for each run of full-turn coaxial
-    segments of ``cands`` that holds a cylinder (what holes and bosses are made of). A segment
-    short of a full turn counts when ``bridge(segment, origin, axis)`` returns what closes its gap
-    (a keyway), kept in the segment as ``"bridge"``."""
+    segments of ``cands`` that holds a cylinder (what holes and bosses are made of); with
+    ``drafted``, a run with no cylinder but a drafted cone (:func:`draft`) too, its drafted cones
+    then in place of the cylinders. A segment short of a full turn counts when
+    ``bridge(segment, origin, axis)`` returns what closes its gap (a keyway), kept in the segment
+    as ``"bridge"``."""
     for line in lines(cands, tol * 10):
         origin, axis, segs = segments(line, tol * 10)
         for s in segs:
@@ -133,6 +147,8 @@ def _coaxial_runs(cands: list[FaceInfo], tol: float, bridge=None):
         segs = [s for s in segs if s["span"] >= FULL or s.get("bridge")]
         for run in _runs(segs, tol * 10):
             cyl = [s for s in run if s["kind"] == "cylinder"]
+            if not cyl and drafted:
+                cyl = [s for s in run if draft(s) is not None]
             if cyl:
                 yield origin, axis, run, cyl, min(s["t0"] for s in run), max(s["t1"] for s in run)
 
@@ -295,8 +311,10 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
              or fi.index in round_in]
     out = []
     for origin, axis, run, cyl, ta, tb in _coaxial_runs(
-            cands, tol, lambda s, o, a: _gap(infos, s, o, a, tol * 10)):
-        rmain = min(s["r0"] for s in cyl)
+            cands, tol, lambda s, o, a: _gap(infos, s, o, a, tol * 10), drafted=True):
+        wall = {id(s) for s in cyl}  # the hole's own wall: its cylinders, or its drafted cones
+        drafted = cyl[0]["kind"] == "cone"
+        rmain = min(min(s["r0"], s["r1"]) for s in cyl)
         step = max(1e-4, 1e-3 * rmain)
         faces = [fi for s in run for fi in s["faces"]]
         open_a, open_b = (
@@ -325,19 +343,22 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             a, b = s_of(s["t0"]), s_of(s["t1"])
             r_near, r_far = (s["r0"], s["r1"]) if a <= b else (s["r1"], s["r0"])
             parts.append({"kind": s["kind"], "s0": min(a, b), "s1": max(a, b), "r_near": r_near,
-                          "r_far": r_far})
+                          "r_far": r_far, "wall": id(s) in wall})
         parts.sort(key=lambda p: p["s0"])
         through = open_a and open_b
         countersink = counterbore = None
         p0 = parts[0]
-        if p0["kind"] == "cone" and p0["s0"] <= tol * 10 and p0["r_near"] > p0["r_far"] + tol:
+        if p0["kind"] == "cone" and not p0["wall"] and p0["s0"] <= tol * 10 and p0["r_near"] > p0["r_far"] + tol:
             half = math.atan2(p0["r_near"] - p0["r_far"], max(p0["s1"] - p0["s0"], 1e-12))
             countersink = {"diameter": 2 * p0["r_near"], "angle": math.degrees(2 * half)}
         wide = [p for p in parts if p["kind"] == "cylinder" and p["r_near"] > rmain + tol * 10]
         if wide and wide[0]["s0"] <= (parts[0]["s1"] if countersink else 0.0) + tol * 10:
             counterbore = {"diameter": 2 * wide[0]["r_near"], "depth": wide[0]["s1"] - inset}
-        bottom = max(p["s1"] for p in parts if p["kind"] == "cylinder") - inset
-        out.append({"center": add(origin, mul(axis, t_in)), "axis": axis_in, "diameter": 2 * rmain,
+        bottom = max(p["s1"] for p in parts if p["wall"]) - inset
+        main = min((p for p in parts if p["wall"]), key=lambda p: p["s0"])
+        out.append({"center": add(origin, mul(axis, t_in)), "axis": axis_in,
+                    "diameter": 2 * (main["r_near"] if drafted else rmain),
+                    "draft": math.degrees(draft(cyl[0])) if drafted else None,
                     "depth": None if through else bottom, "through": through, "countersink": countersink,
                     "counterbore": counterbore, "length": abs(t_out - t_in) if through else bottom,
                     "keyway": next((s["bridge"]["keyway"] for s in cyl if s.get("bridge", {}).get("keyway")), None),
@@ -357,8 +378,9 @@ def bosses(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     cands = [fi for fi in infos if fi.index not in used and ((fi.kind in ("cylinder", "cone")
              and fi.concave is False and fi.span >= FULL * 0.5) or fi.index in round_out)]
     out = []
-    for origin, axis, run, cyl, ta, tb in _coaxial_runs(cands, tol):
-        r = max(s["r0"] for s in cyl)
+    for origin, axis, run, cyl, ta, tb in _coaxial_runs(cands, tol, drafted=True):
+        drafted = cyl[0]["kind"] == "cone"
+        r = max(max(s["r0"], s["r1"]) for s in cyl)
         mid = cyl[0]["faces"][0].mid
         w = sub(mid, origin)
         rdir = unit(sub(w, mul(axis, dot(w, axis))))
@@ -369,11 +391,16 @@ def bosses(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         if in_a == in_b:
             continue  # a free cylinder (the whole part, a shaft end) or a neck
         base, sign = (ta, 1.0) if in_a else (tb, -1.0)
+        if drafted:  # the wall's radius at the end nearest the base
+            s = min(cyl, key=lambda s: min(abs(s["t0"] - base), abs(s["t1"] - base)))
+            r = s["r0"] if abs(s["t0"] - base) <= abs(s["t1"] - base) else s["r1"]
         base = _fillet_foot(infos, origin, axis, base, -sign, tol * 10)
         out.append({"center": add(origin, mul(axis, base)), "axis": mul(axis, sign), "diameter": 2 * r,
-                    "height": abs((tb if in_a else ta) - base)})
+                    "height": abs((tb if in_a else ta) - base),
+                    "draft": math.degrees(draft(cyl[0])) if drafted else None})
+        walls = {id(s) for s in cyl}
         for s in run:  # a chamfer on the boss' top stays a chamfer
-            used.update(fi.index for fi in s["faces"] if fi.kind == "cylinder")
+            used.update(fi.index for fi in s["faces"] if fi.kind == "cylinder" or id(s) in walls)
     return out
 
 

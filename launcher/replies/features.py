@@ -42,10 +42,12 @@ def _list(item: dict, cap: int = FEATURES_LIST_CAP) -> dict:
     return {"type": "array", "items": item, "maxItems": cap}
 
 
+_DRAFT = {"type": ["number", "null"], "minimum": 0, "maximum": 90}
 HOLE = _obj({
     "center": dict(_VEC, description="centre of the entry circle (mm)"),
     "axis": dict(_VEC, description="unit vector from the entry into the material"),
-    "diameter": dict(_POS, description="diameter of the hole's narrowest full cylinder (mm)"),
+    "diameter": dict(_POS, description="diameter of the hole's narrowest full cylinder; a drafted hole's: its "
+                                       "wall's at the entry (mm)"),
     "depth": dict(_OPT_POS, description="blind: from the entry to the bottom of the cylinder (mm); through: null"),
     "through": {"type": "boolean"},
     "countersink": {"anyOf": [_obj({"diameter": _POS, "angle": dict(_POS, description="included angle, degrees")}),
@@ -57,10 +59,14 @@ HOLE = _obj({
                          {"type": "null"}]},
     "partial": {"type": "boolean", "description": "its wall is open on one side (drilled across the part's edge, "
                                                   "a saddle): more than half a turn, not all the way round"},
+    "draft": dict(_DRAFT, description="a drafted (tapered) wall, a moulded part's: its angle to the axis, degrees; "
+                                      "null: a straight wall"),
 })
 BOSS = _obj({"center": dict(_VEC, description="centre of the base circle (mm)"),
              "axis": dict(_VEC, description="unit vector from the base to the top"),
-             "diameter": _POS, "height": _POS})
+             "diameter": dict(_POS, description="a drafted boss's: at its base (mm)"), "height": _POS,
+             "draft": dict(_DRAFT, description="a drafted (tapered) wall: its angle to the axis, degrees; null: "
+                                               "a straight wall")})
 FILLET = _obj({"radius": _POS, "convex": {"type": "boolean", "description": "a rounded outside edge"},
                "count": _COUNT, "centers": _list(_VEC, CENTERS_CAP)})
 CHAMFER = _obj({"size": _POS, "size2": dict(_OPT_POS, description="the other leg when unequal, else null"),
@@ -149,6 +155,10 @@ def _opt(v, where: str):
     return None if v is None else _num(v, where, 0.0)
 
 
+def _angle(v, where: str):
+    return None if v is None else _num(v, where, 0.0, 90.0)
+
+
 def _vec(v, where: str) -> list:
     if not isinstance(v, list) or len(v) != 3:
         _Path(where).refuse("is not a 3-vector")
@@ -190,14 +200,14 @@ def _hole(h, w) -> dict:
             "counterbore": _sub(h.get("counterbore"), w + ".counterbore", ("diameter", "depth")),
             "length": _num(h.get("length"), w + ".length", 0.0),
             "keyway": _sub(h.get("keyway"), w + ".keyway", ("width", "depth")),
-            "partial": _bool(h.get("partial"), w + ".partial")}
+            "partial": _bool(h.get("partial"), w + ".partial"), "draft": _angle(h.get("draft"), w + ".draft")}
 
 
 def _boss(b, w) -> dict:
     b = _dict(b, w)
     return {"center": _vec(b.get("center"), w + ".center"), "axis": _vec(b.get("axis"), w + ".axis"),
             "diameter": _num(b.get("diameter"), w + ".diameter", 0.0),
-            "height": _num(b.get("height"), w + ".height", 0.0)}
+            "height": _num(b.get("height"), w + ".height", 0.0), "draft": _angle(b.get("draft"), w + ".draft")}
 
 
 def _centers(v, w) -> list:

@@ -344,7 +344,11 @@ def _hole_kind(h: dict) -> str:
         s += f" keyway width {_g(h['keyway']['width'])} depth {_g(h['keyway']['depth'])}"
     if h["partial"]:
         s += " partial (open on one side)"
-    return s
+    return s + _draft(h)
+
+
+def _draft(x: dict) -> str:
+    return "" if x["draft"] is None else f" draft {_g(x['draft'])}°"
 
 
 def _slot_kind(s: dict) -> str:
@@ -425,7 +429,7 @@ def features_content(result: dict) -> list[dict]:
         return "" if radial else " " + _axis_word(x["axis"])
 
     grouped("holes", lambda h, radial: _hole_kind(h) + way(h, radial))
-    grouped("bosses", lambda b, radial: f"d={_g(b['diameter'])} height {_g(b['height'])}" + way(b, radial))
+    grouped("bosses", lambda b, radial: f"d={_g(b['diameter'])} height {_g(b['height'])}{_draft(b)}" + way(b, radial))
     for g in f["fillets"]:
         lines.append(f"fillets: {g['count']} x r={_g(g['radius'])} ({'convex rounds' if g['convex'] else 'concave'})")
     for g in f["chamfers"]:
@@ -454,7 +458,7 @@ FEATURES = Tool(
     "features", "Find holes, bosses, fillets",
     "Find one object's holes, bosses, fillets, chamfers, slots, pockets, grooves and patterns from its exact geometry "
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
-    "{diameter, depth}, keyway {width, depth}, partial: its wall open on one side), bosses (base centre, axis, diameter, height), fillets (radius, convex or concave, "
+    "{diameter, depth}, keyway {width, depth}, partial: its wall open on one side, draft), bosses (base centre, axis, diameter, height, draft), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
     "slots (closed or open at one end), pockets (straight walls all round: windows, rectangular or L pockets, hex "
     "sockets; width, length, sides, corner radius, depth or through), grooves (flat, v or round-bottomed), and "

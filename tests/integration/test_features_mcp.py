@@ -114,6 +114,18 @@ def test_a_shaft_s_groove_through_the_client(client):
     assert text == "shaft:\ngroove: flat d=18.8 width 1.2 depth 0.6 round +Z at (0, 0, 30)" and data["chamfers"] == []
 
 
+def test_drafted_bosses_and_l_pockets_through_the_client(client):
+    code = (inspect.getsource(unit.screw_bosses) + inspect.getsource(unit._l_pocket)
+            + "enc = screw_bosses()\nlp = _l_pocket(3.0)\n")
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "enc"})
+    assert [b["draft"] for b in data["bosses"]] == [pytest.approx(1.5)] * 2 and len(data["holes"]) == 3
+    assert "bosses: 2 x d=8 height 12 draft 1.5° +Z" in text, text
+    data, text = features(client, {"object_name": "lp", "kinds": ["pockets"]})
+    assert [(p["shape"], p["sides"]) for p in data["pockets"]] == [("L", 6)]
+    assert "pockets: 1 x L-shaped 40 x 40 r=3 depth 8 -Z at (-6.667, -3.333, 10)" in text, text
+
+
 def test_errors_are_errors_without_structured_content(client):
     msg = client.error("features", {"object_name": "nothing_here"})
     assert "no object named" in msg

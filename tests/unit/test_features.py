@@ -413,7 +413,8 @@ def test_rebuilt_reply_conforms_and_renders():
     ("patterns", 0, "type", "\x1b[2J"), ("patterns", 0, "members", [99]),
     ("patterns", 0, "radius", -1.0), ("holes", 0, "keyway", "4x2"), ("holes", 0, "keyway", {"width": 4}),
     ("holes", 0, "keyway", {"width": float("inf"), "depth": 1}), ("holes", 0, "partial", "no"),
-    ("holes", 0, "partial", None),
+    ("holes", 0, "partial", None), ("holes", 0, "draft", 91.0), ("holes", 0, "draft", "5"),
+    ("holes", 0, "draft", True), ("holes", 0, "draft", -1.0),
 ])
 def test_hostile_fields_refuse_the_reply(patch):
     raw = run(plate())
@@ -421,6 +422,64 @@ def test_hostile_fields_refuse_the_reply(patch):
     raw[kind][i][key] = value
     with pytest.raises(ReplyRefused, match=rf"{kind}\[{i}\]"):
         R.features_reply(raw, "plate")
+
+
+def screw_bosses():
+    """An enclosure's 3 mm floor (60 x 40, z 0..3) with two screw bosses at x = -20 and 20: d=8 at the
+    base, 12 high, drafted 1.5 degrees, each with a core hole d=3 at its top, 10 deep, drafted 1 degree;
+    and a through hole d=10 at the top (z=3) drafted 3 degrees at (0, 10)."""
+    with BuildPart() as p:
+        Box(60, 40, 3, align=(Align.CENTER, Align.CENTER, Align.MIN))
+        with BuildSketch(Plane.XY.offset(3)):
+            with Locations((-20, 0), (20, 0)):
+                Circle(4)
+        extrude(amount=12, taper=1.5)
+        with BuildSketch(Plane.XY.offset(15)):
+            with Locations((-20, 0), (20, 0)):
+                Circle(1.5)
+        extrude(amount=-10, taper=1, mode=Mode.SUBTRACT)
+        with BuildSketch(Plane.XY.offset(3)):
+            with Locations((0, 10)):
+                Circle(5)
+        extrude(amount=-3, taper=3, mode=Mode.SUBTRACT)
+    return p.part
+
+
+@pytest.mark.parametrize("step", [False, True], ids=["built", "imported_step"])
+def test_drafted_bosses_and_holes(step, tmp_path):
+    """A moulded part's drafted (tapered) walls are cones, not cylinders: its screw bosses and their
+    core holes were neither bosses nor holes (nothing found at all). A cone at most 15 degrees off
+    its axis, with no cylinder on its axis, is now a drafted boss or hole: ``draft`` in degrees, the
+    diameter at the base (a boss) or at the entry (a hole). A 40-degree cone stays a chamfer."""
+    part = screw_bosses()
+    if step:
+        export_step(part, str(tmp_path / "b.step"))
+        part = import_step(str(tmp_path / "b.step"))
+    d = run(part)
+    assert [(b["diameter"], b["height"], b["draft"]) for b in d["bosses"]] == [
+        (pytest.approx(8), pytest.approx(12), pytest.approx(1.5))] * 2, d["bosses"]
+    assert [b["center"] for b in d["bosses"]] == [pytest.approx([-20, 0, 3]), pytest.approx([20, 0, 3])]
+    assert sorted(round(h["draft"], 6) for h in d["holes"]) == [1, 1, 3], d["holes"]
+    core = [h for h in d["holes"] if h["draft"] == pytest.approx(1)]
+    assert [(h["diameter"], h["depth"], h["through"]) for h in core] == [(pytest.approx(3), pytest.approx(10), False)] * 2
+    assert sorted(h["center"][0] for h in core) == [pytest.approx(-20), pytest.approx(20)]
+    assert all(h["center"][2] == pytest.approx(15) and near(h["axis"], (0, 0, -1), 1e-9) for h in core)
+    (thr,) = [h for h in d["holes"] if h["through"]]
+    assert (thr["diameter"], thr["draft"], thr["countersink"]) == (pytest.approx(10), pytest.approx(3), None)
+    assert near(thr["center"], (0, 10, 3), 1e-6)
+    assert d["chamfers"] == [] and d["fillets"] == []
+    out = R.features_reply(d, "b")
+    R.check(out)
+    text = table.render_text("features", {"ok": True, "features": out})
+    assert "bosses: 2 x d=8 height 12 draft 1.5° +Z" in text and "holes: 2 x blind depth 10 d=3 draft 1° -Z" in text
+    assert "holes: 1 x through d=10 draft 3° -Z at (0, 10, 3)" in text, text
+    with BuildPart() as p:  # a 40-degree cone alone: a chamfer-like dimple, no hole
+        Box(40, 40, 10)
+        with BuildSketch(Plane.XY.offset(5)):
+            Circle(5)
+        extrude(amount=-3, taper=40, mode=Mode.SUBTRACT)
+    d = run(p.part)
+    assert d["holes"] == [] and len(d["chamfers"]) == 1
 
 
 def flange_slots():
