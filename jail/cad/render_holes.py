@@ -1,8 +1,9 @@
 """Rendering: which pixels are seen through the mouth of a hole, so a hole reads as a hole.
 
-A hole's wall is a concave cylinder all the way round (the material outside it); OCCT may split
-it into faces that together go round (an imported STEP's two halves). Each end of the wall is a
-disk across the hole: a *mouth*. A pixel is seen through a mouth when its line of sight crosses
+A hole's wall is a concave cylinder all the way round (the material outside it), or a concave
+cone at most ``DRAFT_MAX`` off its axis (a drafted hole, a moulded part's: its mouths differ in
+radius); OCCT may split it into faces that together go round (an imported STEP's two halves). Each
+end of the wall is a disk across the hole: a *mouth*. A pixel is seen through a mouth when its line of sight crosses
 that disk inside the circle and what it shows lies behind the disk: the hole's own wall and
 bottom, or whatever is seen through a through hole (the plate behind it, the ground).
 
@@ -29,6 +30,7 @@ import numpy as np
 __all__ = ["Mouths", "seen_through"]
 
 FULL = 0.98 * 2 * math.pi
+DRAFT_MAX = math.radians(15)  # as ``features_find``: a steeper cone is a countersink or chamfer, no wall
 WINDOW_FACES = 1000  # the window search reads every face: ~0.05 ms each
 
 
@@ -44,7 +46,7 @@ class Mouths:
     """Gathers the round hole walls of a mesh's faces; ``disks()`` gives their end disks."""
 
     def __init__(self):
-        self._walls: dict = {}  # key: (ends, radius) rounded -> [end0, end1, radius, span]
+        self._walls: dict = {}  # key: (ends, radii) rounded -> [end0, end1, radius0, radius1, span]
         self.windows: list[tuple] = []  # (end0, end1, unit axis, bounding radius, walls (k, 6))
 
     def add_windows(self, solid) -> None:
@@ -65,20 +67,30 @@ class Mouths:
                 ln = float(np.linalg.norm(n))
                 if ln > 0:
                     walls = np.array([(*q, *m) for q, m in p["walls"]], np.float64).reshape(-1, 6)
-                    self.windows.append((e0, e1, n / ln, math.hypot(p["width"], p["length"]) / 2, walls))
+                    rad = math.hypot(p["width"], p["length"]) / 2
+                    self.windows.append((e0, e1, n / ln, rad, rad, walls))
 
     def add(self, face) -> None:
         """Note ``face`` (a TopoDS_Face of a solid) when it is part of a hole's round wall."""
         from OCP.BRepAdaptor import BRepAdaptor_Surface
         from OCP.BRepTools import BRepTools
-        from OCP.GeomAbs import GeomAbs_Cylinder
+        from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder
         from OCP.TopAbs import TopAbs_REVERSED
         ad = BRepAdaptor_Surface(face, False)
-        if ad.GetType() != GeomAbs_Cylinder:
+        kind = ad.GetType()
+        if kind == GeomAbs_Cylinder:
+            surf = ad.Cylinder()
+            r, slope, along = surf.Radius(), 0.0, 1.0
+        elif kind == GeomAbs_Cone:
+            surf = ad.Cone()
+            a = surf.SemiAngle()
+            if abs(a) > DRAFT_MAX:
+                return
+            r, slope, along = surf.RefRadius(), math.sin(a), math.cos(a)
+        else:
             return
-        cyl = ad.Cylinder()
-        pos = cyl.Position()
-        # the surface's own normal points away from the axis on a right-handed cylinder; a
+        pos = surf.Position()
+        # the surface's own normal points away from the axis on a right-handed cylinder or cone; a
         # reversed face turns it round: the material's outward normal points to the axis = a hole
         if pos.Direct() != (face.Orientation() == TopAbs_REVERSED):
             return
@@ -86,23 +98,24 @@ class Mouths:
         o, d = pos.Location(), pos.Direction()
         o = np.array([o.X(), o.Y(), o.Z()])
         d = np.array([d.X(), d.Y(), d.Z()])
-        e0, e1 = o + d * vmin, o + d * vmax
-        ends = sorted((tuple(e0), tuple(e1)))
+        # a point at (u, v) lies v * along up the axis, r + v * slope from it
+        (e0, r0), (e1, r1) = sorted(((o + d * v * along, r + v * slope) for v in (vmin, vmax)),
+                                    key=lambda e: tuple(e[0]))
         q = 1e-4  # mm: the halves of one wall have the same ends
-        key = tuple(round(c / q) for e in ends for c in e) + (round(cyl.Radius() / q),)
-        w = self._walls.setdefault(key, [e0, e1, cyl.Radius(), 0.0])
-        w[3] += min(abs(umax - umin), 2 * math.pi)
+        key = tuple(round(c / q) for e in (e0, e1) for c in e) + (round(r0 / q), round(r1 / q))
+        w = self._walls.setdefault(key, [e0, e1, r0, r1, 0.0])
+        w[4] += min(abs(umax - umin), 2 * math.pi)
 
     def disks(self) -> np.ndarray:
-        """``(k, 10)``: the two end centres (3 + 3), the unit axis (3) and the radius of every full
-        round wall."""
+        """``(k, 11)``: the two end centres (3 + 3), the unit axis (3) and the radius at each end
+        (a drafted wall's differ) of every full round wall."""
         out = []
-        for e0, e1, r, span in self._walls.values():
+        for e0, e1, r0, r1, span in self._walls.values():
             n = e1 - e0
             ln = float(np.linalg.norm(n))
-            if span >= FULL and ln > 0 and r > 0:
-                out.append((*e0, *e1, *(n / ln), r))
-        return np.array(out, np.float64).reshape(-1, 10)
+            if span >= FULL and ln > 0 and r0 > 0 and r1 > 0:
+                out.append((*e0, *e1, *(n / ln), r0, r1))
+        return np.array(out, np.float64).reshape(-1, 11)
 
 
 def seen_through(disks: np.ndarray, z: np.ndarray, view, ox: int, oy: int, windows=()) -> np.ndarray:
@@ -118,9 +131,9 @@ def seen_through(disks: np.ndarray, z: np.ndarray, view, ox: int, oy: int, windo
     mm = view.mm_per_px
     r, u, d = (np.asarray(a, np.float64) for a in (view.r, view.u, view.d))
     eps = 2.0 * mm
-    rows = [(row[0:3], row[3:6], row[6:9], float(row[9]), None) for row in disks] + list(windows)
-    for e0, e1, n, rad, walls in rows:
-        c = e0 if float(e0 @ d) >= float(e1 @ d) else e1
+    rows = [(row[0:3], row[3:6], row[6:9], float(row[9]), float(row[10]), None) for row in disks] + list(windows)
+    for e0, e1, n, r0, r1, walls in rows:
+        c, rad = (e0, r0) if float(e0 @ d) >= float(e1 @ d) else (e1, r1)
         nd = float(n @ d)
         if abs(nd) < 0.05 or rad < mm:
             continue  # seen edge-on, or smaller than a pixel

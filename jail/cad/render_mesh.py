@@ -57,7 +57,7 @@ class Mesh:
             if self.obj else np.zeros(0, np.int32)
         self.C = per_tri(self.flag, np.int8)
         self.K = per_tri(self.closed, bool)
-        self.D = self.mouths.disks()  # (k, 10): the round holes' two end centres, axis, radius
+        self.D = self.mouths.disks()  # (k, 11): the round holes' two end centres, axis, radius at each end
         self.W = self.mouths.windows  # the through pockets: ends, axis, bounding radius, walls
         V, T = self.V, self.T
         tn = np.cross(V[T[:, 1]] - V[T[:, 0]], V[T[:, 2]] - V[T[:, 0]])  # area-weighted, outward

@@ -512,6 +512,26 @@ def test_a_pocket_is_not_shaded_as_a_hole_but_a_blind_hole_is():
     assert lum(screw) < 0.6 * lum(boss_top), (screw, boss_top)
 
 
+def test_drafted_holes_read_as_holes_and_drafted_bosses_do_not():
+    """A moulded part's drafted holes are cones: their mouths were not shaded, so a blind core hole
+    and a through hole read as shallow bumps. A concave cone at most 15 degrees off its axis is now a
+    hole's wall, each mouth with its own radius; a drafted boss (a convex cone) is not a hole."""
+    from tests.unit.test_features import screw_bosses
+    png, meta = render.render(ns_with(b=screw_bosses()), view="top", width=800, height=600)
+    img = decode(png)
+    boss_top = img[to_px(meta, -17.4, 0)[1], to_px(meta, -17.4, 0)[0]]
+    plate_px = img[to_px(meta, 10, -10)[1], to_px(meta, 10, -10)[0]]
+    assert abs(lum(boss_top) - lum(plate_px)) < 8, (boss_top, plate_px)  # the boss' top: not darkened
+    for x, y in ((-20, 0), (20, 0), (-20.9, 0)):  # the core holes (r=1.5 at the top)
+        px = img[to_px(meta, x, y)[1], to_px(meta, x, y)[0]]
+        assert lum(px) < 0.6 * lum(boss_top), ((x, y), px, boss_top)
+    for x, y in ((0, 10), (4.5, 10)):  # the through hole (r=5 at the top, 4.84 at the bottom)
+        px = img[to_px(meta, x, y)[1], to_px(meta, x, y)[0]]
+        assert tuple(px) == BG or lum(px) < 0.6 * lum(plate_px), ((x, y), px)
+    c, r = to_px(meta, 5.6, 10)  # just beside it
+    assert abs(lum(img[r, c]) - lum(plate_px)) < 8
+
+
 def test_a_hole_wall_in_two_halves_still_reads_as_a_hole():
     """OCCT may hold a round wall as two half faces (a STEP from another CAD program): together
     they go round, so the bottom plate seen through the bridge's hole is still darkened."""

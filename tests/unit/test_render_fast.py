@@ -27,7 +27,8 @@ def _disk_points(c, n, rad, k, rng):
 def test_seen_through_a_mouth_is_inside_its_circle_and_behind_it(normal):
     """The pixels the mouth (the wall's end nearer the viewer) covers are marked when what they show
     lies behind it, never when it lies in front or nothing is there; pixels whose line of sight
-    misses the circle are never marked."""
+    misses the circle are never marked. The mouth's radius is its own end's (a drafted wall's far end
+    is narrower or wider)."""
     from jail.cad.render_holes import seen_through
     from jail.cad.render_view import unit
     rng = np.random.default_rng(5)
@@ -35,11 +36,12 @@ def test_seen_through_a_mouth_is_inside_its_circle_and_behind_it(normal):
     c, n, rad = np.array([1.0, 2.0, 3.0]), unit(np.array(normal)), 8.0
     assert abs(float(n @ v.d)) > 0.2  # each case faces the camera enough to cover pixels
     far_end = c - 5 * n * np.sign(float(n @ v.d))  # the wall's other end, away from the viewer
-    disks = np.array([[*c, *far_end, *n, rad]])
+    disks = np.array([[*c, *far_end, *n, rad, 0.7 * rad]])
     far = np.full((v.h, v.w), 1e3, np.float32)  # depth grows away from the viewer
     got = seen_through(disks, far, v, 0, 0)
     # the wall's ends in either order: the one nearer the viewer is its mouth
-    assert np.array_equal(got, seen_through(np.array([[*far_end, *c, *n, rad]]), far, v, 0, 0))
+    assert np.array_equal(got, seen_through(np.array([[*far_end, *c, *n, 0.7 * rad, rad]]), far, v, 0, 0))
+    assert np.array_equal(got, seen_through(np.array([[*c, *far_end, *n, rad, 2 * rad]]), far, v, 0, 0))
     for pts, want in ((_disk_points(c, n, 0.8 * rad, 200, rng), True), (_disk_points(c, n, 1.2 * rad, 200, rng), False)):
         px, py, _ = v.project(pts)
         ok = (px >= 0) & (px < v.w) & (py >= 0) & (py < v.h)
@@ -56,7 +58,7 @@ def test_an_edge_on_mouth_marks_nothing():
     from jail.cad.render_holes import seen_through
     v = _view()
     n = np.cross(v.d, v.r)  # in the view direction's plane: seen edge-on
-    disks = np.array([[0.0, 0.0, 0.0, *(4 * n), *n, 10.0]])
+    disks = np.array([[0.0, 0.0, 0.0, *(4 * n), *n, 10.0, 10.0]])
     assert not seen_through(disks, np.full((v.h, v.w), 1e3, np.float32), v, 0, 0).any()
 
 
@@ -143,13 +145,13 @@ def test_seen_through_a_window_is_inside_its_walls_and_behind_it():
     far_end = c - 4 * n * np.sign(float(n @ d))
     walls = np.array([[c[0] - 8, 0, 0, 1, 0, 0], [c[0] + 8, 0, 0, -1, 0, 0],
                       [0, c[1] - 4, 0, 0, 1, 0], [0, c[1] + 4, 0, 0, -1, 0]], float)
-    window = (c, far_end, n, float(np.hypot(16, 8) / 2), walls)
+    window = (c, far_end, n, float(np.hypot(16, 8) / 2), float(np.hypot(16, 8) / 2), walls)
     far = np.full((v.h, v.w), 1e3, np.float32)
-    got = seen_through(np.zeros((0, 10)), far, v, 0, 0, [window])
+    got = seen_through(np.zeros((0, 11)), far, v, 0, 0, [window])
     rng = np.random.default_rng(2)
     inner = c + np.c_[rng.uniform(-7, 7, 200), rng.uniform(-3.5, 3.5, 200), np.zeros(200)]
     outer = c + np.c_[rng.choice([-1, 1], 200) * rng.uniform(9, 12, 200), rng.uniform(-3, 3, 200), np.zeros(200)]
     for pts, want in ((inner, True), (outer, False)):
         px, py, _ = v.project(pts)
         assert (got[py.astype(int), px.astype(int)] == want).all(), want
-    assert not seen_through(np.zeros((0, 10)), np.full((v.h, v.w), -1e3, np.float32), v, 0, 0, [window]).any()
+    assert not seen_through(np.zeros((0, 11)), np.full((v.h, v.w), -1e3, np.float32), v, 0, 0, [window]).any()
