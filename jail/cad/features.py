@@ -64,7 +64,8 @@ def _pocket(p: dict) -> dict:
     return {"center": _v(p["center"]), "axis": _v(p["axis"]), "depth": None if p["depth"] is None else f(p["depth"]),
             "through": bool(p["through"]), "width": f(p["width"]), "length": f(p["length"]),
             "direction": _v(p["direction"]), "sides": int(p["sides"]), "shape": str(p["shape"]),
-            "corner_radius": None if p["corner_radius"] is None else f(p["corner_radius"])}
+            "corner_radius": None if p["corner_radius"] is None else f(p["corner_radius"]),
+            "draft": None if p["draft"] is None else f(p["draft"])}
 
 
 def _groove(g: dict) -> dict:
@@ -104,7 +105,7 @@ def _pocket_sig(p: dict) -> tuple:
     """Pockets in one pattern: same outline, depth and through, turned the same way."""
     return (p["sides"], round(p["length"], 3), None if p["depth"] is None else round(p["depth"], 3), p["through"],
             None if p["corner_radius"] is None else round(p["corner_radius"], 3),
-            tuple(round(x, 6) for x in p["direction"]))
+            tuple(round(x, 6) for x in p["direction"]), None if p["draft"] is None else round(p["draft"], 3))
 
 
 def _order(h: dict) -> tuple:

@@ -22,7 +22,9 @@ from OCP.BRepAdaptor import BRepAdaptor_Curve, BRepAdaptor_Surface
 from OCP.BRepGProp import BRepGProp, BRepGProp_Face
 from OCP.GProp import GProp_GProps
 from OCP.BRepTools import BRepTools
-from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Plane, GeomAbs_Sphere, GeomAbs_Torus
+from OCP.GeomAbs import (GeomAbs_BezierSurface, GeomAbs_BSplineSurface, GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Plane,
+                         GeomAbs_Sphere, GeomAbs_Torus)
+from OCP.GeomLib import GeomLib_IsPlanarSurface
 from OCP.TopAbs import TopAbs_EDGE, TopAbs_FACE, TopAbs_VERTEX
 from OCP.TopExp import TopExp, TopExp_Explorer
 from OCP.TopoDS import TopoDS
@@ -144,6 +146,16 @@ def _axial(face, origin, axis):
     return lo[0], lo[1], hi[0], hi[1]
 
 
+PLANAR_TOL = 1e-6  # mm: a B-spline face whose poles lie this close to one plane is a plane
+
+
+def _flat_spline(face) -> bool:
+    try:
+        return bool(GeomLib_IsPlanarSurface(BRep_Tool.Surface_s(face), PLANAR_TOL).IsPlanar())
+    except Exception:  # noqa: BLE001 - an odd surface stays "other"
+        return False
+
+
 def face_info(index: int, face, light: bool = False) -> FaceInfo:
     """``light``: without the area (0) and, for surfaces of revolution, without the axial extent
     (``t0 = t1 = 0``; a cylinder's radius in ``r0``/``r1``): what the pocket finder reads, at a
@@ -157,6 +169,8 @@ def face_info(index: int, face, light: bool = False) -> FaceInfo:
     t = ad.GetType()
     kind = {GeomAbs_Plane: "plane", GeomAbs_Cylinder: "cylinder", GeomAbs_Cone: "cone",
             GeomAbs_Torus: "torus"}.get(t, "other")
+    if t in (GeomAbs_BSplineSurface, GeomAbs_BezierSurface) and _flat_spline(face):
+        kind = "plane"  # build123d's tapered extrude of a polygon makes its drafted walls so
     try:
         mid, n = _normal_at(face, um, vm)
     except Exception:  # noqa: BLE001 - a degenerate point: keep the face as "other"

@@ -12,10 +12,11 @@ the coaxial runs, crossings and end readings here.
   Both ends open = through; one = blind, entered from the open end. A cone at the entry that widens
   towards it is a countersink, a wider cylinder at the entry a counterbore. A run with no cylinder
   whose wall is a cone at most ``DRAFT_MAX`` off its axis is a drafted hole (a moulded part's):
-  ``draft`` is that angle, the diameter the wall's at the entry.
+  ``draft`` is that angle, positive when it narrows deeper in, negative when it widens (an
+  undercut), the diameter the wall's at the entry.
 * **Bosses**: convex full cylinders (with convex coaxial cones) whose one end sits on material
-  (the base) and the other is free; with no cylinder, a drafted cone (``draft``; the diameter at
-  the base).
+  (the base) and the other is free; with no cylinder, a drafted cone (``draft``, positive when
+  it narrows towards the top; the diameter at the base).
 * **Fillets**: cylinders covering less than the full circle (a part's rounded corners are convex
   ones: never holes or bosses) and tori; **slots**: two concave half cylinders facing each other
   (through, or blind with the depth from the entry, past a chamfer round its edge);
@@ -358,7 +359,9 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         main = min((p for p in parts if p["wall"]), key=lambda p: p["s0"])
         out.append({"center": add(origin, mul(axis, t_in)), "axis": axis_in,
                     "diameter": 2 * (main["r_near"] if drafted else rmain),
-                    "draft": math.degrees(draft(cyl[0])) if drafted else None,
+                    # positive: narrower deeper in (it leaves a mould); negative: wider (an undercut)
+                    "draft": (math.degrees(draft(cyl[0])) * (1.0 if main["r_far"] <= main["r_near"] else -1.0)
+                              if drafted else None),
                     "depth": None if through else bottom, "through": through, "countersink": countersink,
                     "counterbore": counterbore, "length": abs(t_out - t_in) if through else bottom,
                     "keyway": next((s["bridge"]["keyway"] for s in cyl if s.get("bridge", {}).get("keyway")), None),
@@ -391,13 +394,15 @@ def bosses(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         if in_a == in_b:
             continue  # a free cylinder (the whole part, a shaft end) or a neck
         base, sign = (ta, 1.0) if in_a else (tb, -1.0)
-        if drafted:  # the wall's radius at the end nearest the base
+        slope = None
+        if drafted:  # the wall's radius at the end nearest the base; positive: narrower towards the top
             s = min(cyl, key=lambda s: min(abs(s["t0"] - base), abs(s["t1"] - base)))
-            r = s["r0"] if abs(s["t0"] - base) <= abs(s["t1"] - base) else s["r1"]
+            r, r_top = (s["r0"], s["r1"]) if abs(s["t0"] - base) <= abs(s["t1"] - base) else (s["r1"], s["r0"])
+            slope = math.degrees(draft(s)) * (1.0 if r_top <= r else -1.0)
         base = _fillet_foot(infos, origin, axis, base, -sign, tol * 10)
         out.append({"center": add(origin, mul(axis, base)), "axis": mul(axis, sign), "diameter": 2 * r,
                     "height": abs((tb if in_a else ta) - base),
-                    "draft": math.degrees(draft(cyl[0])) if drafted else None})
+                    "draft": slope})
         walls = {id(s) for s in cyl}
         for s in run:  # a chamfer on the boss' top stays a chamfer
             used.update(fi.index for fi in s["faces"] if fi.kind == "cylinder" or id(s) in walls)
@@ -582,7 +587,8 @@ def fillets(infos: list[FaceInfo], used: set) -> list[dict]:
 def _chamfer_legs(fi: FaceInfo, by_index) -> tuple[float, float] | None:
     """The two legs of a planar chamfer face, or None when it does not look like one: a strip
     smaller than the two planes it joins, its normal between theirs, both edges convex (the walls
-    of a polygonal hole meet at concave corners: not chamfers)."""
+    of a polygonal hole meet at concave corners: not chamfers), and cut into the corner they made:
+    behind both planes (a hollow part's rim between two opposite inner walls is in front of them)."""
     bigger = fi.area * (1 + 1e-6)  # a chamfer is smaller than the faces it joins
     planes = [by_index[j] for j in fi.neighbours
               if by_index[j].kind == "plane" and by_index[j].normal and by_index[j].area > bigger
@@ -598,6 +604,8 @@ def _chamfer_legs(fi: FaceInfo, by_index) -> tuple[float, float] | None:
             th_b = math.acos(max(-1.0, min(1.0, dot(n, nb))))
             if abs(th_a + th_b - phi) > 1e-4 or th_a < 1e-3 or th_b < 1e-3:
                 continue  # the normal is not between the two neighbours'
+            if dot(sub(fi.mid, a.mid), na) >= 0 or dot(sub(fi.mid, b.mid), nb) >= 0:
+                continue  # not in the corner the two planes make
             # width of the strip: across it, in its plane (every vertex lies on one of its two long
             # edges, also where an end is mitred; its area over its length undercounts a trapezoid)
             edge_dir = unit(cross(na, nb))

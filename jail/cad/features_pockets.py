@@ -34,35 +34,66 @@ import math
 
 from OCP.BRep import BRep_Tool
 from OCP.BRepAdaptor import BRepAdaptor_Curve
-from OCP.GeomAbs import GeomAbs_Line
+from OCP.GeomAbs import GeomAbs_BezierCurve, GeomAbs_BSplineCurve, GeomAbs_Line
 from OCP.TopoDS import TopoDS
 
-from jail.cad.features_faces import (TWO_PI, TopAbs_VERTEX, FaceInfo, add, canonical_dir, cross, dot, mul, sub,
-                                     unique, unit)
+from jail.cad.features_faces import (TWO_PI, TopAbs_VERTEX, FaceInfo, _xyz, add, canonical_dir, cross, dot, mul,
+                                     norm, sub, unique, unit)
 from jail.cad.features_find import axis_crossing, entry_first, open_beyond, part_scale
 from jail.cad.features_material import Material
 
 CORNER = TWO_PI / 3 + 1e-6  # a corner radius turns the wall by at most a triangle's 120 degrees
 MAX_WALLS = 64
+DRAFT_MAX = math.radians(15)  # as features_find: walls tilted further are no drafted pocket's
+DRAFTED_EDGE = math.cos(2 * DRAFT_MAX)  # a drafted pocket's corner edge is this close to its axis
+_SIN_DRAFT = math.sin(DRAFT_MAX)
 
 
 def _line_dir(edge) -> tuple | None:
-    """The unit direction of a straight edge, else None."""
+    """The unit direction of a straight edge (a line, or a B-spline whose quarter points lie on its
+    chord: the corners of build123d's tapered extrude), else None."""
     c = BRepAdaptor_Curve(TopoDS.Edge(edge))
-    if c.GetType() != GeomAbs_Line:
+    if c.GetType() == GeomAbs_Line:
+        d = c.Line().Direction()
+        return (d.X(), d.Y(), d.Z())
+    if c.GetType() not in (GeomAbs_BSplineCurve, GeomAbs_BezierCurve):
         return None
-    d = c.Line().Direction()
-    return (d.X(), d.Y(), d.Z())
+    u0, u1 = c.FirstParameter(), c.LastParameter()
+    a, b = (_xyz(c.Value(u)) for u in (u0, u1))
+    chord = sub(b, a)
+    n = norm(chord)
+    if n < 1e-9:
+        return None
+    d = mul(chord, 1.0 / n)
+    for f in (0.25, 0.5, 0.75):
+        w = sub(_xyz(c.Value(u0 + f * (u1 - u0))), a)
+        if norm(sub(w, mul(d, dot(w, d)))) > 1e-6 * max(1.0, n):
+            return None
+    return d
 
 
-def _wall(fi: FaceInfo, d, used: set) -> bool:
-    """Can ``fi`` be a wall along ``d``: a plane parallel to it, or a corner radius along it."""
+def _wall(fi: FaceInfo, d, used: set, tilt: float = 0.0) -> bool:
+    """Can ``fi`` be a wall along ``d``: a plane parallel to it, or a corner radius along it (a
+    cylinder); drafted (``tilt``: the sine of the draft, signed as its walls' normals' ``d`` part),
+    a plane whose normal has that ``d`` part, or a cone along ``d`` that opens at that angle."""
     if fi.index in used:
         return False
     if fi.kind == "plane":
-        return fi.normal is not None and abs(dot(fi.normal, d)) < 1e-6
-    return (fi.kind == "cylinder" and fi.concave is not None and fi.span <= CORNER
-            and abs(abs(dot(fi.axis, d)) - 1) < 1e-9)
+        return fi.normal is not None and abs(dot(fi.normal, d) - tilt) < 1e-6
+    if fi.concave is None or fi.span > CORNER or abs(abs(dot(fi.axis, d)) - 1) > 1e-9:
+        return False
+    if not tilt:
+        return fi.kind == "cylinder"
+    return fi.kind == "cone" and abs(_half_angle(fi) - math.asin(abs(tilt))) < 1e-5
+
+
+def _half_angle(fi: FaceInfo) -> float:
+    return math.atan2(abs(fi.r1 - fi.r0), max(abs(fi.t1 - fi.t0), 1e-12))
+
+
+def _flat(n, d) -> tuple:
+    """``n`` without its ``d`` part, unit: a drafted wall's normal as seen along the axis."""
+    return unit(sub(n, mul(d, dot(n, d))))
 
 
 def _corner(a: FaceInfo, b: FaceInfo) -> int:
@@ -71,7 +102,7 @@ def _corner(a: FaceInfo, b: FaceInfo) -> int:
     if a.kind == "plane" and b.kind == "plane":
         fa, fb = dot(sub(b.mid, a.mid), a.normal), dot(sub(a.mid, b.mid), b.normal)
         return 1 if fa > 1e-9 and fb > 1e-9 else -1 if fa < -1e-9 and fb < -1e-9 else 0
-    r = a if a.kind == "cylinder" else b  # tangent to its plane
+    r = a if a.kind != "plane" else b  # a corner radius, tangent to its plane
     return 1 if r.concave else -1
 
 
@@ -80,9 +111,10 @@ def _concave(a: FaceInfo, b: FaceInfo) -> bool:
     return _corner(a, b) == 1
 
 
-def _turns(loop: list[FaceInfo]) -> list[tuple[int, float]]:
+def _turns(loop: list[FaceInfo], d) -> list[tuple[int, float]]:
     """Each corner of the closed ``loop`` between two planar walls, in order: its kind (1 concave,
-    -1 convex; a corner radius between them says) and the angle between their normals."""
+    -1 convex; a corner radius between them says) and the angle between their normals (as seen
+    along ``d``)."""
     out = []
     planes = [i for i, fi in enumerate(loop) if fi.kind == "plane"]
     for i, j in zip(planes, planes[1:] + planes[:1]):
@@ -90,42 +122,49 @@ def _turns(loop: list[FaceInfo]) -> list[tuple[int, float]]:
         between = loop[i + 1:j] if j > i else loop[i + 1:] + loop[:j]
         kinds = {_corner(a, b)} if not between else {1 if r.concave else -1 for r in between}
         kind = kinds.pop() if len(kinds) == 1 else 0
-        out.append((kind, math.acos(max(-1.0, min(1.0, dot(a.normal, b.normal))))))
+        out.append((kind, math.acos(max(-1.0, min(1.0, dot(_flat(a.normal, d), _flat(b.normal, d)))))))
     return out
 
 
-def _round_the_void(loop: list[FaceInfo]) -> bool:
+def _round_the_void(loop: list[FaceInfo], d) -> bool:
     """Does the closed ``loop`` turn once forward round a void (a pocket), not back round material
     (the outside of a block, or of an L-shaped part)?"""
-    turns = _turns(loop)
+    turns = _turns(loop, d)
     return all(k for k, _ in turns) and abs(sum(k * a for k, a in turns) - TWO_PI) < 1e-6
 
 
-def _sides(fi: FaceInfo, d, infos, used: set) -> list[int] | None:
-    """The walls next to ``fi`` across its straight edges along ``d``; None unless there are two."""
+def _sides(fi: FaceInfo, d, infos, used: set, tilt: float = 0.0) -> list[int] | None:
+    """The walls next to ``fi`` across its straight edges along ``d`` (drafted: close to it); None
+    unless there are two."""
     out = []
     for j in fi.neighbours:
         g = infos[j]
-        if not _wall(g, d, used):
+        if not _wall(g, d, used, tilt):
             continue
         for k in fi.edges.keys() & g.edges.keys():
             e = _line_dir(fi.edges[k])
-            if e is not None and abs(abs(dot(e, d)) - 1) < 1e-9 and _corner(fi, g):
+            if e is None:
+                continue
+            along = abs(dot(e, d))
+            if (along >= DRAFTED_EDGE if tilt else abs(along - 1) < 1e-9) and _corner(fi, g):
                 out.append(j)
                 break
     return out if len(out) == 2 else None
 
 
 def _loop(start: FaceInfo, d, infos, used: set) -> list[FaceInfo] | None:
-    """The walls round a pocket along ``d``, in order from ``start``; None unless they close."""
+    """The walls round a pocket along ``d``, in order from ``start``; None unless they close. Drafted
+    when ``start`` leans off ``d``: every wall then leans alike."""
+    tilt = dot(start.normal, d)
+    tilt = tilt if abs(tilt) >= 1e-6 else 0.0
     loop, prev, cur = [start], None, start
     while len(loop) <= MAX_WALLS:
-        sides = _sides(cur, d, infos, used)
+        sides = _sides(cur, d, infos, used, tilt)
         if sides is None:
             return None
         nxt = sides[1] if sides[0] == prev else sides[0]
         if nxt == start.index:
-            return loop if sum(fi.kind == "plane" for fi in loop) >= 3 and _round_the_void(loop) else None
+            return loop if sum(fi.kind == "plane" for fi in loop) >= 3 and _round_the_void(loop, d) else None
         if any(fi.index == nxt for fi in loop):
             return None
         prev, cur = cur.index, infos[nxt]
@@ -143,6 +182,12 @@ def _directions(fi: FaceInfo, infos, used: set) -> list:
                 e = canonical_dir(unit(e))
                 if not any(abs(abs(dot(e, x)) - 1) < 1e-9 for x in out):
                     out.append(e)
+    for j in fi.neighbours:  # drafted walls: the axis is the floor's (or the face it opens onto)
+        h = infos[j]
+        if h.kind == "plane" and h.normal is not None and 1e-6 <= abs(dot(fi.normal, h.normal)) <= _SIN_DRAFT:
+            e = canonical_dir(h.normal)
+            if not any(abs(abs(dot(e, x)) - 1) < 1e-9 for x in out):
+                out.append(e)
     return out
 
 
@@ -160,13 +205,20 @@ def _extent(pts, n) -> tuple[float, float]:
     return min(ts), max(ts)
 
 
-def _centroid(loop: list[FaceInfo], d) -> tuple | None:
+def _centroid(loop: list[FaceInfo], d, at: float | None = None) -> tuple | None:
     """The centroid of the outline the planar walls of ``loop`` bound (their planes' corners, a corner
-    radius taken as sharp), in the plane across ``d`` through the origin; None when it lies outside
-    the outline (a U) or the outline has no area."""
+    radius taken as sharp) where they cross the plane across ``d`` at ``at`` (None: through each wall's
+    middle; the same outline unless drafted), moved to the parallel plane through the origin; None
+    when it lies outside the outline (a U) or the outline has no area."""
     u = unit(cross(d, (1.0, 0.0, 0.0) if abs(d[0]) < 0.9 else (0.0, 1.0, 0.0)))
     v = cross(d, u)
-    lines = [((dot(fi.normal, u), dot(fi.normal, v)), dot(fi.mid, fi.normal)) for fi in loop if fi.kind == "plane"]
+    lines = []
+    for fi in (w for w in loop if w.kind == "plane"):
+        n = _flat(fi.normal, d)
+        # the wall's plane n.x = n.mid, with x.d = at: (flat n).x = (n.mid - (n.d) at) / |n without d|
+        c = dot(fi.mid, n) if at is None else (
+            (dot(fi.mid, fi.normal) - dot(fi.normal, d) * at) / norm(sub(fi.normal, mul(d, dot(fi.normal, d)))))
+        lines.append(((dot(n, u), dot(n, v)), c))
     poly = []
     for (n1, c1), (n2, c2) in zip(lines, lines[1:] + lines[:1]):
         det = n1[0] * n2[1] - n1[1] * n2[0]
@@ -187,11 +239,18 @@ def _centroid(loop: list[FaceInfo], d) -> tuple | None:
     return add(mul(u, cx), mul(v, cy)) if inside else None
 
 
-def _shape(loop: list[FaceInfo], d, pts, tol: float) -> dict:
+def _shape(loop: list[FaceInfo], d, pts, tol: float, at: float | None = None) -> dict:
     """Width (narrowest across), length (square to it), their direction, the outline's centre
-    (a point of the centre line), regularity and corner radius; ``convex`` (no convex corner)."""
+    (a point of the centre line), regularity and corner radius; ``convex`` (no convex corner),
+    ``draft`` (degrees, or None). ``at``: the outline where the walls cross the plane across ``d``
+    there (a drafted pocket's entry; from the walls' corners on it, when at least three are), else
+    the outline of all the walls' corners."""
+    if at is not None:
+        on = [p for p in pts if abs(dot(p, d) - at) <= tol * 10]
+        pts = on if len(on) >= 3 else pts
     walls = [fi for fi in loop if fi.kind == "plane"]
-    across = [(_extent(pts, fi.normal), fi.normal) for fi in walls]
+    normals = [_flat(fi.normal, d) for fi in walls]  # as seen along d (a drafted wall leans)
+    across = [(_extent(pts, n), n) for n in normals]
     narrow = min(hi - lo for (lo, hi), _ in across)
     # of the narrowest (a regular polygon: every wall), the one whose length runs most along X, Y, Z
     (w_lo, w_hi), n_w = max((x for x in across if x[0][1] - x[0][0] <= narrow + tol),
@@ -201,19 +260,19 @@ def _shape(loop: list[FaceInfo], d, pts, tol: float) -> dict:
     centre = add(mul(n_w, (w_lo + w_hi) / 2), mul(along, (l_lo + l_hi) / 2))
     # a point of the centre line: the outline's centre in the plane across d (its d part is set later)
     centre = sub(centre, mul(d, dot(centre, d)))
-    apothems = [dot(sub(centre, fi.mid), fi.normal) for fi in walls]
+    apothems = [dot(sub(centre, fi.mid), n) for fi, n in zip(walls, normals)]
     turns = []
-    for a, b in zip(walls, walls[1:] + walls[:1]):
-        turns.append(math.atan2(dot(cross(a.normal, b.normal), d), dot(a.normal, b.normal)))
+    for a, b in zip(normals, normals[1:] + normals[:1]):
+        turns.append(math.atan2(dot(cross(a, b), d), dot(a, b)))
     n = len(walls)
-    corners = _turns(loop)
+    corners = _turns(loop, d)
     convex = all(k == 1 for k, _ in corners)
     if not convex:
         square = all(abs(a - math.pi / 2) <= 1e-6 for _, a in corners)
         shape = "L" if n == 6 and square and sum(k == -1 for k, _ in corners) == 1 else "other"
-        centre = _centroid(loop, d)
+        centre = _centroid(loop, d, at)
         if centre is None:  # a point just inside the first wall, on the centre line's plane
-            centre = add(walls[0].mid, mul(walls[0].normal, 1e-3 * (w_hi - w_lo)))
+            centre = add(walls[0].mid, mul(normals[0], 1e-3 * (w_hi - w_lo)))
             centre = sub(centre, mul(d, dot(centre, d)))
     elif n == 4 and all(abs(abs(t) - math.pi / 2) <= 1e-6 for t in turns):
         shape = "rectangle"
@@ -221,9 +280,20 @@ def _shape(loop: list[FaceInfo], d, pts, tol: float) -> dict:
         shape = "regular"
     else:
         shape = "other"
-    radii = [fi.r0 for fi in loop if fi.kind == "cylinder"]
+    radii = [_radius_at(fi, d, at) for fi in loop if fi.kind != "plane"]
+    tilt = abs(dot(walls[0].normal, d))
     return {"width": w_hi - w_lo, "length": l_hi - l_lo, "direction": along, "centre": centre, "sides": n,
-            "shape": shape, "corner_radius": max(radii) if radii else None, "convex": convex}
+            "shape": shape, "corner_radius": max(radii) if radii else None, "convex": convex,
+            "draft": math.degrees(math.asin(min(tilt, 1.0))) if tilt >= 1e-6 else None}
+
+
+def _radius_at(fi: FaceInfo, d, at: float | None) -> float:
+    """A corner radius (a cylinder, or a drafted pocket's cone) at its end nearer ``at`` along ``d``
+    (None: the larger)."""
+    if at is None:
+        return max(fi.r0, fi.r1)
+    t0, t1 = (dot(add(fi.origin, mul(fi.axis, t)), d) for t in (fi.t0, fi.t1))
+    return fi.r0 if abs(t0 - at) <= abs(t1 - at) else fi.r1
 
 
 def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict | None:
@@ -245,13 +315,18 @@ def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict |
         return None
     through = open_lo and open_hi
     from_lo = entry_first(d) if through else open_lo
+    if sh["draft"] is not None:  # its outline changes along d: the entry's
+        sh = _shape(loop, d, pts, tol, lo if from_lo else hi)
+        # positive: the walls lean back towards the entry (it narrows deeper in); negative: an undercut
+        if dot(w0.normal, d) * (1.0 if from_lo else -1.0) > 0:
+            sh["draft"] = -sh["draft"]
     # where the centre line meets the surface the pocket opens onto (a keyway in a shaft: the
     # shaft's top, not its walls' lower corners)
     t_in = axis_crossing(infos, [{"faces": loop}], sh["centre"], d, lo if from_lo else hi, sh["width"] / 2, tol)[0]
     return {"center": add(sh["centre"], mul(d, t_in)), "axis": mul(d, 1.0 if from_lo else -1.0),
             "depth": None if through else (hi - t_in if from_lo else t_in - lo), "through": through,
             "width": sh["width"], "length": sh["length"], "direction": sh["direction"], "sides": sh["sides"],
-            "shape": sh["shape"], "corner_radius": sh["corner_radius"],
+            "shape": sh["shape"], "corner_radius": sh["corner_radius"], "draft": sh["draft"],
             # for a render's window (not in the reply): the walls' planes, the two ends, and whether
             # the outline is convex (a point inside is then on the inner side of every wall)
             "walls": [(w.mid, w.normal) for w in loop if w.kind == "plane"], "convex": sh["convex"],

@@ -42,7 +42,7 @@ def _list(item: dict, cap: int = FEATURES_LIST_CAP) -> dict:
     return {"type": "array", "items": item, "maxItems": cap}
 
 
-_DRAFT = {"type": ["number", "null"], "minimum": 0, "maximum": 90}
+_DRAFT = {"type": ["number", "null"], "minimum": -90, "maximum": 90}
 HOLE = _obj({
     "center": dict(_VEC, description="centre of the entry circle (mm)"),
     "axis": dict(_VEC, description="unit vector from the entry into the material"),
@@ -59,14 +59,15 @@ HOLE = _obj({
                          {"type": "null"}]},
     "partial": {"type": "boolean", "description": "its wall is open on one side (drilled across the part's edge, "
                                                   "a saddle): more than half a turn, not all the way round"},
-    "draft": dict(_DRAFT, description="a drafted (tapered) wall, a moulded part's: its angle to the axis, degrees; "
+    "draft": dict(_DRAFT, description="a drafted (tapered) wall, a moulded part's: its angle to the axis, degrees, "
+                                      "positive when it narrows deeper in, negative when it widens (an undercut); "
                                       "null: a straight wall"),
 })
 BOSS = _obj({"center": dict(_VEC, description="centre of the base circle (mm)"),
              "axis": dict(_VEC, description="unit vector from the base to the top"),
              "diameter": dict(_POS, description="a drafted boss's: at its base (mm)"), "height": _POS,
-             "draft": dict(_DRAFT, description="a drafted (tapered) wall: its angle to the axis, degrees; null: "
-                                               "a straight wall")})
+             "draft": dict(_DRAFT, description="a drafted (tapered) wall: its angle to the axis, degrees, positive "
+                                               "when it narrows towards the top; null: a straight wall")})
 FILLET = _obj({"radius": _POS, "convex": {"type": "boolean", "description": "a rounded outside edge"},
                "count": _COUNT, "centers": _list(_VEC, CENTERS_CAP)})
 CHAMFER = _obj({"size": _POS, "size2": dict(_OPT_POS, description="the other leg when unequal, else null"),
@@ -92,7 +93,11 @@ POCKET = _obj({"center": dict(_VEC, description="centre of the outline where the
                "shape": {"type": "string", "enum": list(POCKET_SHAPES),
                          "description": "rectangle (a square too), regular (a hexagon), L (six walls at right "
                                         "angles, one convex corner), or other"},
-               "corner_radius": dict(_OPT_POS, description="the largest corner's; null for sharp corners")},
+               "corner_radius": dict(_OPT_POS, description="the largest corner's; null for sharp corners"),
+               "draft": dict(_DRAFT, description="drafted (tapered) walls, a moulded part's: their angle to the "
+                                                 "axis, degrees, positive when it narrows deeper in, negative when "
+                                                 "it widens (an undercut); width and length are then the entry's; "
+                                                 "null: straight walls")},
               "straight walls all round a void along one axis: a window, a milled pocket, a hex socket")
 GROOVE = _obj({"center": dict(_VEC, description="on the axis, midway along the groove (mm)"),
                "axis": _VEC, "diameter": dict(_POS, description="of the groove's bottom (mm)"),
@@ -156,7 +161,7 @@ def _opt(v, where: str):
 
 
 def _angle(v, where: str):
-    return None if v is None else _num(v, where, 0.0, 90.0)
+    return None if v is None else _num(v, where, -90.0, 90.0)
 
 
 def _vec(v, where: str) -> list:
@@ -276,7 +281,8 @@ def _pocket(p, w) -> dict:
             "depth": _opt(p.get("depth"), w + ".depth"), "through": _bool(p.get("through"), w + ".through"),
             "width": _num(p.get("width"), w + ".width", 0.0), "length": _num(p.get("length"), w + ".length", 0.0),
             "direction": _vec(p.get("direction"), w + ".direction"), "sides": sides, "shape": shape,
-            "corner_radius": _opt(p.get("corner_radius"), w + ".corner_radius")}
+            "corner_radius": _opt(p.get("corner_radius"), w + ".corner_radius"),
+            "draft": _angle(p.get("draft"), w + ".draft")}
 
 
 def _groove(g, w) -> dict:

@@ -348,7 +348,10 @@ def _hole_kind(h: dict) -> str:
 
 
 def _draft(x: dict) -> str:
-    return "" if x["draft"] is None else f" draft {_g(x['draft'])}°"
+    """A drafted wall's angle; a negative one widens away from the entry (or the base): an undercut."""
+    if x["draft"] is None:
+        return ""
+    return f" draft {_g(x['draft'])}°" + (" (undercut)" if x["draft"] < 0 else "")
 
 
 def _slot_kind(s: dict) -> str:
@@ -370,7 +373,7 @@ def _pocket_kind(p: dict) -> str:
         s += f" along {_axis_word(p['direction'])}"
     if p["corner_radius"] is not None:
         s += f" r={_g(p['corner_radius'])}"
-    return s + (" through" if p["through"] else f" depth {_g(p['depth'])}")
+    return s + _draft(p) + (" through" if p["through"] else f" depth {_g(p['depth'])}")
 
 
 def _pattern_text(p: dict) -> str:
@@ -461,7 +464,7 @@ FEATURES = Tool(
     "{diameter, depth}, keyway {width, depth}, partial: its wall open on one side, draft), bosses (base centre, axis, diameter, height, draft), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
     "slots (closed or open at one end), pockets (straight walls all round: windows, rectangular or L pockets, hex "
-    "sockets; width, length, sides, corner radius, depth or through), grooves (flat, v or round-bottomed), and "
+    "sockets; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed), and "
     "patterns of holes, bosses, slots or pockets (bolt circles, arcs, grids, staggered rows, "
     "linear arrays, radial). The numbers are in structuredContent; the text is a summary. Read-only: runs in "
     "a disposable jailed process.",

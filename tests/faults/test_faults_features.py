@@ -49,12 +49,15 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
     "partial_string": ("r['holes'][0]['partial'] = 'yes'; return r", "holes[0].partial"),
     "draft_range": ("r['holes'][0]['draft'] = 91; return r", "holes[0].draft"),
     "draft_text": (f"r['holes'][0]['draft'] = {ANSI!r}; return r", "holes[0].draft"),
-    "boss_draft": ("r['bosses'] = [dict(center=[0, 0, 0], axis=[0, 0, 1], diameter=5, height=3, draft=-1)]; "
+    "boss_draft": ("r['bosses'] = [dict(center=[0, 0, 0], axis=[0, 0, 1], diameter=5, height=3, draft=-100)]; "
                    "return r", "bosses[0].draft"),
     "keyway_text": (f"r['holes'][0]['keyway'] = {ANSI!r}; return r", "holes[0].keyway"),
     "pocket_shape": ("r['pockets'] = [dict(center=[0, 0, 0], axis=[0, 0, -1], depth=None, through=True, width=5, "
                      f"length=6, direction=[1, 0, 0], sides=6, shape={ANSI!r}, corner_radius=None)]; return r",
                      "pockets[0].shape"),
+    "pocket_draft": ("r['pockets'] = [dict(center=[0, 0, 0], axis=[0, 0, -1], depth=None, through=True, width=5, "
+                     "length=6, direction=[1, 0, 0], sides=4, shape='rectangle', corner_radius=None, draft='5')]; "
+                     "return r", "pockets[0].draft"),
     "pocket_sides": ("r['pockets'] = [dict(center=[0, 0, 0], axis=[0, 0, -1], depth=None, through=True, width=5, "
                      "length=6, direction=[1, 0, 0], sides=10 ** 30, shape='regular', corner_radius=None)]; return r",
                      "pockets[0].sides"),

@@ -12,7 +12,8 @@ import math
 import pytest
 from build123d import (Align, Axis, Box, BuildPart, BuildSketch, Circle, CounterBoreHole, CounterSinkHole, Cylinder,
                        GeomType, GridLocations, Hole, Location, Locations, Mode, Plane, PolarLocations, Pos, Rot,
-                       Rectangle, Select, SlotCenterToCenter, Torus, chamfer, export_step, extrude, fillet, import_step)
+                       Rectangle, RectangleRounded, RegularPolygon, Select, SlotCenterToCenter, Torus, chamfer,
+                       export_step, extrude, fillet, import_step)
 
 from jail.cad import features
 from jail.cad.measure import MeasureError
@@ -414,7 +415,7 @@ def test_rebuilt_reply_conforms_and_renders():
     ("patterns", 0, "radius", -1.0), ("holes", 0, "keyway", "4x2"), ("holes", 0, "keyway", {"width": 4}),
     ("holes", 0, "keyway", {"width": float("inf"), "depth": 1}), ("holes", 0, "partial", "no"),
     ("holes", 0, "partial", None), ("holes", 0, "draft", 91.0), ("holes", 0, "draft", "5"),
-    ("holes", 0, "draft", True), ("holes", 0, "draft", -1.0),
+    ("holes", 0, "draft", True), ("holes", 0, "draft", -91.0),
 ])
 def test_hostile_fields_refuse_the_reply(patch):
     raw = run(plate())
@@ -461,7 +462,8 @@ def test_drafted_bosses_and_holes(step, tmp_path):
     assert [b["center"] for b in d["bosses"]] == [pytest.approx([-20, 0, 3]), pytest.approx([20, 0, 3])]
     assert sorted(round(h["draft"], 6) for h in d["holes"]) == [1, 1, 3], d["holes"]
     core = [h for h in d["holes"] if h["draft"] == pytest.approx(1)]
-    assert [(h["diameter"], h["depth"], h["through"]) for h in core] == [(pytest.approx(3), pytest.approx(10), False)] * 2
+    assert [(h["diameter"], h["depth"], h["through"]) for h in core] == [
+        (pytest.approx(3), pytest.approx(10), False)] * 2
     assert sorted(h["center"][0] for h in core) == [pytest.approx(-20), pytest.approx(20)]
     assert all(h["center"][2] == pytest.approx(15) and near(h["axis"], (0, 0, -1), 1e-9) for h in core)
     (thr,) = [h for h in d["holes"] if h["through"]]
@@ -480,6 +482,100 @@ def test_drafted_bosses_and_holes(step, tmp_path):
         extrude(amount=-3, taper=40, mode=Mode.SUBTRACT)
     d = run(p.part)
     assert d["holes"] == [] and len(d["chamfers"]) == 1
+
+
+def test_undercut_holes_and_bosses_have_a_negative_draft():
+    """A hole that widens deeper in, or a boss that widens towards its top, cannot leave a mould: its
+    draft is negative and the text says "(undercut)"."""
+    with BuildPart() as p:
+        Box(40, 40, 10)
+        with BuildSketch(Plane.XY.offset(5)):
+            Circle(4)
+        extrude(amount=-6, taper=-3, mode=Mode.SUBTRACT)
+    (h,) = run(p.part)["holes"]
+    assert (h["diameter"], h["depth"], h["draft"]) == (pytest.approx(8), pytest.approx(6), pytest.approx(-3))
+    d = run(Box(40, 40, 4) + Pos(0, 0, 2) * extrude(Circle(5), 10, taper=-4))
+    (b,) = d["bosses"]
+    assert (b["diameter"], b["height"], b["draft"]) == (pytest.approx(10), pytest.approx(10), pytest.approx(-4))
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(d, "b")})
+    assert "bosses: 1 x d=10 height 10 draft -4° (undercut) +Z at (0, 0, 2)" in text, text
+
+
+def _drafted_pocket(sketch, depth=8.0, taper=5.0):
+    """An 80x60x20 plate (top at z=10) with ``sketch`` cut ``depth`` down from its top, tapered."""
+    with BuildPart() as p:
+        Box(80, 60, 20)
+        with BuildSketch(Plane.XY.offset(10)):
+            sketch()
+        extrude(amount=-depth, mode=Mode.SUBTRACT, taper=taper)
+    return p.part
+
+
+def _l_sketch():
+    with Locations((-10, -10)):
+        Rectangle(40, 20)
+    Rectangle(20, 40)
+
+
+@pytest.mark.parametrize("sketch,depth,taper,want", [
+    (lambda: Rectangle(30, 20), 8, 5, ("rectangle", 4, 20, 30, None, 5,
+                                       "rectangle 30 x 20 along +X draft 5° depth 8")),
+    (lambda: RectangleRounded(30, 20, 4), 8, 5, ("rectangle", 4, 20, 30, 4, 5, "r=4 draft 5° depth 8")),
+    (lambda: RegularPolygon(8, 6), 8, 5, ("regular", 6, 8 * 3 ** 0.5, 16, None, 5,
+                                          "hex 13.8564 across flats draft 5°")),
+    (_l_sketch, 8, 5, ("L", 6, 40, 40, None, 5,
+                       "L-shaped 40 x 40 draft 5° depth 8 -Z at (-6.667, -3.333, 10)")),
+    (lambda: Rectangle(30, 20), 20, 5, ("rectangle", 4, 20, 30, None, 5, "draft 5° through -Z at (0, 0, 10)")),
+    (lambda: Rectangle(30, 20), 8, -3, ("rectangle", 4, 20, 30, None, -3, "draft -3° (undercut) depth 8")),
+], ids=["rectangle", "rounded", "hex", "L", "window", "undercut"])
+def test_drafted_pockets(sketch, depth, taper, want):
+    """A tapered cut's walls lean off its axis (build123d makes a polygon's walls B-spline planes, their
+    corners B-spline lines; a rounded rectangle's corners cones): it was no pocket at all. It is now
+    a pocket with ``draft`` (negative: an undercut), its sizes and corner radius the entry's."""
+    d = run(_drafted_pocket(sketch, depth, taper))
+    (p,) = d["pockets"]
+    shape, sides, w, length, r, draft, line = want
+    assert (p["shape"], p["sides"], p["width"], p["length"], p["draft"], p["through"]) == (
+        shape, sides, pytest.approx(w), pytest.approx(length), pytest.approx(draft), depth == 20), p
+    assert p["corner_radius"] == (None if r is None else pytest.approx(r)) and p["center"][2] == pytest.approx(10)
+    assert p["depth"] == (None if depth == 20 else pytest.approx(depth))
+    assert d["fillets"] == [] and d["chamfers"] == [] and d["holes"] == []
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(d, "p")})
+    assert line in text, text
+
+
+def test_a_hollow_tapered_cap_s_rim_is_not_a_chamfer():
+    """build123d's key cap: a square tapered 15 degrees, hollowed by a scaled copy. Once its B-spline
+    walls read as planes, its bottom rim (a plane whose normal lies between two opposite inner walls')
+    read "chamfers: 1 x 32.1505"; a chamfer is cut into the corner of the planes it joins, behind both."""
+    from build123d import scale
+    with BuildPart() as cap:
+        with BuildSketch():
+            Rectangle(18, 18)
+        extrude(amount=10, taper=15)
+        scale(by=(0.925, 0.925, 0.85), mode=Mode.SUBTRACT)
+    assert sum(fi.kind == "plane" for fi in features.faces_of(cap.part.wrapped)) == 11  # B-spline walls too
+    assert run(cap.part)["chamfers"] == []
+
+
+def test_the_inside_of_a_drafted_box_is_an_undercut_pocket_and_its_outside_no_pocket():
+    """A box tapered 1.5 degrees and hollowed with ``offset``: its inside widens downwards (an undercut
+    a mould could not release), sized at the opening; the tapered block alone has no pocket."""
+    from build123d import offset
+    with BuildPart() as b:
+        with BuildSketch():
+            RectangleRounded(100, 70, 6)
+        extrude(amount=30, taper=1.5)
+    assert run(b.part)["pockets"] == []
+    with BuildPart() as b:
+        with BuildSketch():
+            RectangleRounded(100, 70, 6)
+        extrude(amount=30, taper=1.5)
+        offset(amount=-2, openings=b.faces().sort_by(Axis.Z)[-1])
+    (p,) = run(b.part)["pockets"]
+    top = 100 - 2 * 30 * math.tan(math.radians(1.5)) - 4 / math.cos(math.radians(1.5))  # less two 2 mm walls
+    assert (p["width"], p["length"], p["draft"], p["depth"]) == (
+        pytest.approx(top - 30, abs=1e-3), pytest.approx(top, abs=1e-3), pytest.approx(-1.5), pytest.approx(28)), p
 
 
 def flange_slots():
