@@ -205,11 +205,11 @@ def _extent(pts, n) -> tuple[float, float]:
     return min(ts), max(ts)
 
 
-def _centroid(loop: list[FaceInfo], d, at: float | None = None) -> tuple | None:
-    """The centroid of the outline the planar walls of ``loop`` bound (their planes' corners, a corner
-    radius taken as sharp) where they cross the plane across ``d`` at ``at`` (None: through each wall's
-    middle; the same outline unless drafted), moved to the parallel plane through the origin; None
-    when it lies outside the outline (a U) or the outline has no area."""
+def _outline(loop: list[FaceInfo], d, at: float | None = None) -> tuple[tuple, tuple, list] | None:
+    """``(u, v, corners)``: the outline the planar walls of ``loop`` bound (their planes' corners, a
+    corner radius taken as sharp) where they cross the plane across ``d`` at ``at`` (None: through each
+    wall's middle; the same outline unless drafted), as 2-D points ``x u + y v`` of the parallel plane
+    through the origin; None when two walls in a row are parallel."""
     u = unit(cross(d, (1.0, 0.0, 0.0) if abs(d[0]) < 0.9 else (0.0, 1.0, 0.0)))
     v = cross(d, u)
     lines = []
@@ -225,6 +225,25 @@ def _centroid(loop: list[FaceInfo], d, at: float | None = None) -> tuple | None:
         if abs(det) < 1e-9:
             return None
         poly.append(((c1 * n2[1] - c2 * n1[1]) / det, (n1[0] * c2 - n2[0] * c1) / det))
+    return u, v, poly
+
+
+def inside(poly: list, x: float, y: float) -> bool:
+    """Is (x, y) inside the polygon ``poly`` (even-odd rule)?"""
+    odd = False
+    for (x0, y0), (x1, y1) in zip(poly, poly[1:] + poly[:1]):
+        if (y0 > y) != (y1 > y) and x < x0 + (y - y0) * (x1 - x0) / (y1 - y0):
+            odd = not odd
+    return odd
+
+
+def _centroid(loop: list[FaceInfo], d, at: float | None = None) -> tuple | None:
+    """The centroid of the outline (:func:`_outline`) in the plane across ``d`` through the origin;
+    None when it lies outside the outline (a U) or the outline has no area."""
+    got = _outline(loop, d, at)
+    if got is None:
+        return None
+    u, v, poly = got
     a2 = cx = cy = 0.0
     for (x0, y0), (x1, y1) in zip(poly, poly[1:] + poly[:1]):
         k = x0 * y1 - x1 * y0
@@ -232,11 +251,7 @@ def _centroid(loop: list[FaceInfo], d, at: float | None = None) -> tuple | None:
     if abs(a2) < 1e-12:
         return None
     cx, cy = cx / (3 * a2), cy / (3 * a2)
-    inside = False
-    for (x0, y0), (x1, y1) in zip(poly, poly[1:] + poly[:1]):
-        if (y0 > cy) != (y1 > cy) and cx < x0 + (cy - y0) * (x1 - x0) / (y1 - y0):
-            inside = not inside
-    return add(mul(u, cx), mul(v, cy)) if inside else None
+    return add(mul(u, cx), mul(v, cy)) if inside(poly, cx, cy) else None
 
 
 def _shape(loop: list[FaceInfo], d, pts, tol: float, at: float | None = None) -> dict:
@@ -296,6 +311,15 @@ def _radius_at(fi: FaceInfo, d, at: float | None) -> float:
     return fi.r0 if abs(t0 - at) <= abs(t1 - at) else fi.r1
 
 
+def _corners(loop: list[FaceInfo], d, at: float) -> list | None:
+    """The outline's corners where the walls cross the plane across ``d`` at ``at``, as 3-D points."""
+    got = _outline(loop, d, at)
+    if got is None:
+        return None
+    u, v, poly = got
+    return [add(add(mul(u, x), mul(v, y)), mul(d, at)) for x, y in poly]
+
+
 def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict | None:
     """The pocket the walls ``loop`` bound along ``d``; None for a closed cavity."""
     pts = _points(loop)
@@ -330,13 +354,16 @@ def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict |
             # for a render's window (not in the reply): the walls' planes, the two ends, and whether
             # the outline is convex (a point inside is then on the inner side of every wall)
             "walls": [(w.mid, w.normal) for w in loop if w.kind == "plane"], "convex": sh["convex"],
-            "ends": (add(sh["centre"], mul(d, lo)), add(sh["centre"], mul(d, hi)))}
+            "ends": (add(sh["centre"], mul(d, lo)), add(sh["centre"], mul(d, hi))),
+            # and, with a convex corner, the outline at each end (3-D corners)
+            "outlines": None if sh["convex"] else tuple(_corners(loop, d, t) for t in (lo, hi))}
 
 
 def pockets(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     """Pockets and windows (module docstring). The walls of each become ``used``. Each also has
     ``walls`` (a point and the inward normal of each planar wall), ``ends`` (the centre line's
-    points at both ends) and ``convex`` (no convex corner), which the reply leaves out."""
+    points at both ends), ``convex`` (no convex corner) and ``outlines`` (None when convex, else
+    the outline's corners at both ends), which the reply leaves out."""
     tol = 1e-6 * part_scale(infos) + 1e-6
     out, seen = [], set()
     for fi in infos:

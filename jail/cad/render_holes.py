@@ -11,9 +11,10 @@ A *window* (a through pocket: straight walls all round a void, open at both ends
 ``features`` op's pocket finder on the solid's faces, its ends read from the faces across them,
 never probed) is treated alike: its mouth is the outline the walls' planes bound at its end
 nearer the viewer, so a rectangular window with the part's far wall behind it reads as a
-window, not a painted rectangle. Blind pockets are drawn as they are (an open box's inside is
-one), as are slots and windows with a convex corner (an L: the test "inside every wall" would
-cut its mouth short); solids of more than ``WINDOW_FACES`` faces are not searched for windows.
+window, not a painted rectangle; a window with a convex corner (an L) is inside its outline's
+corners at that end (even-odd), since "inside every wall" would cut its mouth short. Blind
+pockets are drawn as they are (an open box's inside is one), as are slots; solids of more than
+``WINDOW_FACES`` faces are not searched for windows.
 
 This is object space, on purpose: the depth image alone cannot tell a hole from a pocket's
 corner (a floor between a boss and two walls is ringed by nearer edges exactly like a hole,
@@ -47,7 +48,8 @@ class Mouths:
 
     def __init__(self):
         self._walls: dict = {}  # key: (ends, radii) rounded -> [end0, end1, radius0, radius1, span]
-        self.windows: list[tuple] = []  # (end0, end1, unit axis, bounding radius, walls (k, 6))
+        # (end0, end1, unit axis, bounding radius twice, walls (k, 6) or None, outlines at both ends or None)
+        self.windows: list[tuple] = []
 
     def add_windows(self, solid) -> None:
         """Note the through pockets of ``solid`` (a TopoDS_Solid) of at most ``WINDOW_FACES`` faces."""
@@ -61,14 +63,21 @@ class Mouths:
                 return
             ex.Next()
         for p in features_pockets.pockets(features_faces.faces_of(solid, light=True), _FacesOnly(), set()):
-            if p["through"] and p["convex"]:  # inside = on the inner side of every wall
-                e0, e1 = (np.array(e, np.float64) for e in p["ends"])
-                n = e1 - e0
-                ln = float(np.linalg.norm(n))
-                if ln > 0:
-                    walls = np.array([(*q, *m) for q, m in p["walls"]], np.float64).reshape(-1, 6)
-                    rad = math.hypot(p["width"], p["length"]) / 2
-                    self.windows.append((e0, e1, n / ln, rad, rad, walls))
+            if not p["through"]:
+                continue
+            e0, e1 = (np.array(e, np.float64) for e in p["ends"])
+            n = e1 - e0
+            ln = float(np.linalg.norm(n))
+            if ln <= 0:
+                continue
+            if p["convex"]:  # inside = on the inner side of every wall
+                walls = np.array([(*q, *m) for q, m in p["walls"]], np.float64).reshape(-1, 6)
+                rad = math.hypot(p["width"], p["length"]) / 2
+                self.windows.append((e0, e1, n / ln, rad, rad, walls, None))
+            elif p["outlines"] is not None and None not in p["outlines"]:  # inside its outline
+                outl = tuple(np.array(o, np.float64).reshape(-1, 3) for o in p["outlines"])
+                r0, r1 = (float(np.linalg.norm(o - e, axis=1).max()) for o, e in zip(outl, (e0, e1)))
+                self.windows.append((e0, e1, n / ln, r0, r1, None, outl))
 
     def add(self, face) -> None:
         """Note ``face`` (a TopoDS_Face of a solid) when it is part of a hole's round wall."""
@@ -118,6 +127,25 @@ class Mouths:
         return np.array(out, np.float64).reshape(-1, 11)
 
 
+def _in_outline(corners: np.ndarray, c, n, r, u, d, A, B, E) -> np.ndarray:
+    """Which points ``c + A r + B u + E d`` (on the mouth's plane, ``n`` its normal) lie inside the
+    polygon ``corners`` (on that plane, in order), by the even-odd rule, in a basis of the plane."""
+    b1 = np.cross(n, r if abs(float(n @ r)) < 0.9 else u)
+    b1 /= np.linalg.norm(b1)
+    b2 = np.cross(n, b1)
+    x = A * float(r @ b1) + B * float(u @ b1) + E * float(d @ b1)
+    y = A * float(r @ b2) + B * float(u @ b2) + E * float(d @ b2)
+    q = corners - c
+    px, py = q @ b1, q @ b2
+    odd = np.zeros(np.broadcast(x, y).shape, bool)
+    for i in range(len(px)):
+        x0, y0, x1, y1 = px[i], py[i], px[i - 1], py[i - 1]
+        if y0 == y1:
+            continue
+        odd ^= ((y0 > y) != (y1 > y)) & (x < x0 + (y - y0) * (x1 - x0) / (y1 - y0))
+    return odd
+
+
 def seen_through(disks: np.ndarray, z: np.ndarray, view, ox: int, oy: int, windows=()) -> np.ndarray:
     """The pixels of ``z`` (output-size depths of a window at ``ox``, ``oy`` of ``view``; inf where
     empty) whose line of sight crosses a wall's mouth (of ``disks``, or of ``windows``: see
@@ -131,9 +159,10 @@ def seen_through(disks: np.ndarray, z: np.ndarray, view, ox: int, oy: int, windo
     mm = view.mm_per_px
     r, u, d = (np.asarray(a, np.float64) for a in (view.r, view.u, view.d))
     eps = 2.0 * mm
-    rows = [(row[0:3], row[3:6], row[6:9], float(row[9]), float(row[10]), None) for row in disks] + list(windows)
-    for e0, e1, n, r0, r1, walls in rows:
-        c, rad = (e0, r0) if float(e0 @ d) >= float(e1 @ d) else (e1, r1)
+    rows = [(row[0:3], row[3:6], row[6:9], float(row[9]), float(row[10]), None, None) for row in disks]
+    for e0, e1, n, r0, r1, walls, outl in rows + list(windows):
+        near0 = float(e0 @ d) >= float(e1 @ d)
+        c, rad = (e0, r0) if near0 else (e1, r1)
         nd = float(n @ d)
         if abs(nd) < 0.05 or rad < mm:
             continue  # seen edge-on, or smaller than a pixel
@@ -151,7 +180,9 @@ def seen_through(disks: np.ndarray, z: np.ndarray, view, ox: int, oy: int, windo
         A = (((np.arange(x0, x1) + ox + 0.5) - view.w / 2) * mm + view.cu - cr)[None, :]
         B = ((view.h / 2 - (np.arange(y0, y1) + oy + 0.5)) * mm + view.cv - cu)[:, None]
         E = (A * float(n @ r) + B * float(n @ u)) * (-1.0 / nd)
-        if walls is None:
+        if outl is not None:  # the point c + A r + B u + E d inside the outline at that end
+            inside = _in_outline(outl[0] if near0 else outl[1], c, n, r, u, d, A, B, E)
+        elif walls is None:
             inside = A * A + B * B + E * E <= rad * rad
         else:  # the point c + A r + B u + E d on the inner side of every wall (normals point in)
             inside = np.ones(E.shape, bool)

@@ -645,14 +645,21 @@ def enclosure():
     return b.part
 
 
-def test_only_windows_without_a_convex_corner_are_shaded():
-    """A window's mouth is "on the inner side of every wall": true of a rectangle, not of an L (that
-    test would shade only the corner the L's arms share), so an L-shaped window is drawn as it is."""
-    from jail.cad import render_holes
-    for cut, n in ((Box(30, 10, 15), 1), (Box(30, 10, 15) + Pos(10, 0, 10) * Box(10, 10, 10), 0)):
-        m = render_holes.Mouths()
-        m.add_windows((Box(100, 4, 60) - cut).solids()[0].wrapped)
-        assert len(m.windows) == n
+def test_a_window_with_a_convex_corner_is_shaded_inside_its_outline():
+    """A window with a convex corner (the enclosure's front window with a tab up its right side) is
+    inside its outline's corners, not "inside every wall" (true of a convex outline only: that test
+    shaded just the part both arms share): both arms are shaded, the wall in the notch between them
+    is not."""
+    part = enclosure() - Pos(10, -30, 10) * Box(10, 10, 10)
+    png, meta = render.render(ns_with(e=part), view="front", width=800, height=600)
+    img = decode(png)
+    wall = img[to_px(meta, 30, 10)[1], to_px(meta, 30, 10)[0]]
+    for x, y in ((0, 0), (-12, -5), (10, 12), (13, 3)):  # the rectangle, and the tab above its right end
+        c, r = to_px(meta, x, y)
+        assert lum(img[r, c]) < 0.6 * lum(wall), ((x, y), img[r, c], wall)
+    for x, y in ((-5, 12), (0, 12), (17, 12)):  # the notch beside the tab, and beside the window
+        c, r = to_px(meta, x, y)
+        assert abs(lum(img[r, c]) - lum(wall)) < 4, ((x, y), img[r, c], wall)
 
 
 def test_a_window_with_the_part_behind_it_reads_as_a_window():

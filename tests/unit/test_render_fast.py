@@ -145,7 +145,7 @@ def test_seen_through_a_window_is_inside_its_walls_and_behind_it():
     far_end = c - 4 * n * np.sign(float(n @ d))
     walls = np.array([[c[0] - 8, 0, 0, 1, 0, 0], [c[0] + 8, 0, 0, -1, 0, 0],
                       [0, c[1] - 4, 0, 0, 1, 0], [0, c[1] + 4, 0, 0, -1, 0]], float)
-    window = (c, far_end, n, float(np.hypot(16, 8) / 2), float(np.hypot(16, 8) / 2), walls)
+    window = (c, far_end, n, float(np.hypot(16, 8) / 2), float(np.hypot(16, 8) / 2), walls, None)
     far = np.full((v.h, v.w), 1e3, np.float32)
     got = seen_through(np.zeros((0, 11)), far, v, 0, 0, [window])
     rng = np.random.default_rng(2)
@@ -155,3 +155,8 @@ def test_seen_through_a_window_is_inside_its_walls_and_behind_it():
         px, py, _ = v.project(pts)
         assert (got[py.astype(int), px.astype(int)] == want).all(), want
     assert not seen_through(np.zeros((0, 11)), np.full((v.h, v.w), -1e3, np.float32), v, 0, 0, [window]).any()
+    # the same rectangle given as an outline (a window with a convex corner is): the same pixels
+    corners = np.array([[c[0] - 8, c[1] - 4, c[2]], [c[0] + 8, c[1] - 4, c[2]], [c[0] + 8, c[1] + 4, c[2]],
+                        [c[0] - 8, c[1] + 4, c[2]]])
+    outlined = (c, far_end, n, window[3], window[3], None, (corners, corners - c + far_end))
+    assert np.array_equal(seen_through(np.zeros((0, 11)), far, v, 0, 0, [outlined]), got)
