@@ -80,7 +80,7 @@ def _pattern(p: dict) -> dict:
     if p["type"] in ("bolt_circle", "arc", "radial"):
         out.update(center=_v(p["center"]), radius=f(p["radius"]), axis=_v(p["axis"]),
                    pitch_angle=f(p["pitch_angle"]), start_angle=f(p["start_angle"]))
-    elif p["type"] in ("grid", "staggered"):
+    elif p["type"] in ("grid", "staggered", "bundle"):
         out.update(counts=[int(n) for n in p["counts"]], pitch=_v(p["pitch"]),
                    directions=[_v(d) for d in p["directions"]])
     else:

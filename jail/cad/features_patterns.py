@@ -13,8 +13,9 @@ plane across the axis.
   one square to it), equal pitch each;
 * a **linear array**: three or more members on one line with equal pitch (not already a grid);
 * **staggered** rows: rows along one of the part's axes at one pitch, equally spaced, every other
-  row shifted by half the pitch, rows of one parity alike (a honeycomb block; not a grid, nor a
-  round bundle of tubes);
+  row shifted by half the pitch, rows of one parity alike (a honeycomb block; not a grid);
+* a **bundle**: staggered rows of different lengths, each without a gap (a heat exchanger's tube
+  sheet: a round bundle on a triangular pitch), three rows or more, seven members or more;
 * a **radial pattern**: three or more members whose axes lie in one plane and meet at one point
   (holes drilled from a hub's outside towards its axis), centres at one distance from that point
   and equally spaced all the way round; ``axis`` is the hub's (square to the plane). A member is
@@ -181,23 +182,38 @@ def _lattice(g, pts3, o, u, v, of: str, tol: float) -> dict | None:
     return None
 
 
-def _staggered(g, pts3, o, u, v, of: str, tol: float) -> dict | None:
+def _staggered(g, pts3, o, u, v, of: str, tol: float, bundle: bool = False) -> dict | None:
     """The group ``g`` as staggered rows: rows along ``u`` at one pitch, equally spaced along ``v``,
     every other row shifted by half the pitch (a honeycomb's centres; build123d's HexLocations), a
-    full block: every row two members or more in a run with no gap, rows of one parity alike.
-    None otherwise."""
+    full block: every row two members or more in a run with no gap, rows of one parity alike. With
+    ``bundle``: rows of any length, each in a run with no gap, on the same half-pitch lattice (a
+    round bundle of tubes). None otherwise."""
     pts2 = [(dot(sub(p, o), u), dot(sub(p, o), v)) for p in pts3]
     vs = _levels([p[1] for p in pts2], tol)
     q = _even(vs, tol)
-    if q is None or len(vs) < 2:
+    if q is None or len(vs) < (3 if bundle else 2) or (bundle and len(g) < 7):
         return None
     rows = [sorted(k for k in range(len(g)) if abs(pts2[k][1] - y) <= tol) for y in vs]
     rows = [sorted(r, key=lambda k: pts2[k][0]) for r in rows]
-    if any(len(r) < 2 for r in rows):
+    if any(len(r) < (1 if bundle else 2) for r in rows):
         return None
-    p = pts2[rows[0][1]][0] - pts2[rows[0][0]][0]
+    longest = max(rows, key=len)
+    if len(longest) < 2:
+        return None
+    p = pts2[longest[1]][0] - pts2[longest[0]][0]
     if p <= tol or any(abs(pts2[b][0] - pts2[a][0] - p) > tol for r in rows for a, b in zip(r, r[1:])):
         return None
+    if bundle:  # every row on the lattice: its start half a pitch off the row before's
+        x0 = pts2[rows[0][0]][0]
+        for i, r in enumerate(rows):
+            off = ((pts2[r[0]][0] - x0) / p - 0.5 * (i % 2)) % 1.0
+            if min(off, 1.0 - off) * p > tol:
+                return None
+        if all(len(r) == len(rows[i % 2]) and abs(pts2[r[0]][0] - pts2[rows[i % 2][0]][0]) <= tol
+               for i, r in enumerate(rows)):
+            return None  # a block: staggered rows say it
+        return {"type": "bundle", "of": of, "count": len(g), "counts": [len(longest), len(rows)],
+                "pitch": [p, q], "directions": [u, v], "members": [g[k] for r in rows for k in r]}
     # the whole block: every other row starts where the first does, the rows between half a pitch
     # before or after it, and rows of one parity are alike (a round bundle of tubes is not a grid)
     odd = pts2[rows[1][0]][0] - pts2[rows[0][0]][0]
@@ -302,9 +318,11 @@ def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
             u2, v2 = _own_frame(pts3, axis)  # the row's or the grid's own directions, when turned
             if u2 is not None and min(abs(dot(u2, u)), abs(dot(u2, v))) > 1e-6:
                 found = _lattice(g, pts3, o, u2, v2, of, tol)
-        if found is None:
-            both = [x for x in (_staggered(g, pts3, o, u, v, of, tol), _staggered(g, pts3, o, v, u, of, tol)) if x]
-            found = max(both, key=lambda x: x["counts"][0], default=None)  # the longer rows read better
+        for bundle in (False, True):
+            if found is None:
+                both = [x for x in (_staggered(g, pts3, o, u, v, of, tol, bundle),
+                                    _staggered(g, pts3, o, v, u, of, tol, bundle)) if x]
+                found = max(both, key=lambda x: x["counts"][0], default=None)  # the longer rows read better
         if found is not None:
             out.append(found)
         lattice = len(out) > before  # a grid or an array: the whole group

@@ -110,6 +110,7 @@ _MEMBERS = {"type": "array", "items": _COUNT, "maxItems": FEATURES_LIST_CAP}
 _OF = {"type": "string", "enum": ["holes", "bosses", "slots", "pockets"]}
 _ROUND = {"center": _VEC, "radius": _POS, "axis": _VEC, "pitch_angle": _NUM, "start_angle": _NUM}
 ROUND_TYPES = ("bolt_circle", "arc", "radial")  # the pattern types with the _ROUND fields
+GRID_TYPES = ("grid", "staggered", "bundle")  # the pattern types with counts, pitch and directions
 PATTERN = {"anyOf": [
     _obj({"type": {"const": "bolt_circle"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, **_ROUND}),
     _obj({"type": {"const": "arc"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, **_ROUND},
@@ -127,6 +128,13 @@ PATTERN = {"anyOf": [
           "directions": {"type": "array", "items": _VEC, "minItems": 2, "maxItems": 2}},
          "rows along directions[0] pitch[0] apart, the rows pitch[1] apart along directions[1], every other row "
          "shifted by half a pitch; counts: the longest row's members, the rows"),
+    _obj({"type": {"const": "bundle"}, "of": _OF, "count": _COUNT, "members": _MEMBERS,
+          "counts": {"type": "array", "items": _COUNT, "minItems": 2, "maxItems": 2},
+          "pitch": {"type": "array", "items": _POS, "minItems": 2, "maxItems": 2},
+          "directions": {"type": "array", "items": _VEC, "minItems": 2, "maxItems": 2}},
+         "staggered rows of different lengths (a round tube bundle): rows along directions[0] pitch[0] apart, "
+         "pitch[1] apart along directions[1], every other row shifted by half a pitch; counts: the longest "
+         "row's members, the rows"),
     _obj({"type": {"const": "linear"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, "pitch": _POS,
           "direction": _VEC}),
 ]}
@@ -244,7 +252,7 @@ def _slot(s, w) -> dict:
 def _pattern(p, w, n_items: dict) -> dict:
     p = _dict(p, w)
     kind, of = p.get("type"), p.get("of")
-    if kind not in (*ROUND_TYPES, "grid", "staggered", "linear") or of not in _OF["enum"]:
+    if kind not in (*ROUND_TYPES, *GRID_TYPES, "linear") or of not in _OF["enum"]:
         _Path(w).refuse("has an unknown type")
     members = p.get("members")
     if not isinstance(members, list):
@@ -256,7 +264,7 @@ def _pattern(p, w, n_items: dict) -> dict:
         out.update(center=_vec(p.get("center"), w + ".center"), radius=_num(p.get("radius"), w + ".radius", 0.0),
                    axis=_vec(p.get("axis"), w + ".axis"), pitch_angle=_num(p.get("pitch_angle"), w + ".pitch_angle"),
                    start_angle=_num(p.get("start_angle"), w + ".start_angle"))
-    elif kind in ("grid", "staggered"):
+    elif kind in GRID_TYPES:
         counts, pitch, dirs = p.get("counts"), p.get("pitch"), p.get("directions")
         if not (isinstance(counts, list) and isinstance(pitch, list) and isinstance(dirs, list)
                 and len(counts) == len(pitch) == len(dirs) == 2):

@@ -384,6 +384,9 @@ def _pattern_text(p: dict) -> str:
                 f"{_g(p['start_angle'])}°")
     if p["type"] == "radial":
         return f"radial pattern r={_g(p['radius'])} round {_axis_word(p['axis'])} through {_at(p['center'])}"
+    if p["type"] == "bundle":
+        return (f"staggered bundle of {p['counts'][1]} rows (up to {p['counts'][0]} a row) pitch "
+                f"{_g(p['pitch'][0])} x {_g(p['pitch'][1])}, rows along {_axis_word(p['directions'][0])}")
     if p["type"] in ("grid", "staggered"):
         grid = f"{p['counts'][0]}x{p['counts'][1]} grid pitch {_g(p['pitch'][0])} x {_g(p['pitch'][1])}"
         return grid if p["type"] == "grid" else f"staggered {grid}, rows along {_axis_word(p['directions'][0])}"
@@ -465,7 +468,7 @@ FEATURES = Tool(
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
     "slots (closed or open at one end), pockets (straight walls all round: windows, rectangular or L pockets, hex "
     "sockets; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed), and "
-    "patterns of holes, bosses, slots or pockets (bolt circles, arcs, grids, staggered rows, "
+    "patterns of holes, bosses, slots or pockets (bolt circles, arcs, grids, staggered rows and bundles, "
     "linear arrays, radial). The numbers are in structuredContent; the text is a summary. Read-only: runs in "
     "a disposable jailed process.",
     params={"object_name": OBJECT,

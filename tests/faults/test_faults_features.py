@@ -63,6 +63,8 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
                      "pockets[0].sides"),
     "staggered_counts": ("p = r['patterns'][0]; p.update(type='staggered', counts=[2, 2, 2], pitch=[1, 1], "
                          "directions=[[1, 0, 0], [0, 1, 0]]); return r", "patterns[0]"),
+    "bundle_counts": ("p = r['patterns'][0]; p.update(type='bundle', counts=[2], pitch=[1, 1], "
+                      "directions=[[1, 0, 0], [0, 1, 0]]); return r", "patterns[0]"),
     "radial_nan": ("p = r['patterns'][0]; p['type'] = 'radial'; p['radius'] = float('nan'); return r", "error"),
     "radial_no_axis": ("p = r['patterns'][0]; p['type'] = 'radial'; p.pop('axis', None); return r", "patterns[0].axis"),
     # members repeated and shared by two radial patterns: a valid reply, one text line per pattern

@@ -1211,11 +1211,31 @@ def test_staggered_rows_of_holes_and_of_hexagonal_windows():
     for row, n in enumerate((2, 3, 4, 3, 2)):
         for i in range(n):
             bundle -= Pos((i - (n - 1) / 2) * 10, (row - 2) * 8.66, 0) * Cylinder(2, 4)
-    assert "staggered" not in [p["type"] for p in run(bundle)["patterns"]]
+    db = run(bundle)
+    (g,) = db["patterns"]
+    assert (g["type"], g["count"], g["counts"], g["pitch"]) == ("bundle", 14, [4, 5], [pytest.approx(10),
+                                                                                     pytest.approx(8.66)])
+    assert sorted(g["members"]) == list(range(14))
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(db, "b")})
+    assert ("holes: 14 x through d=4 -Z on a staggered bundle of 5 rows (up to 4 a row) pitch 10 x 8.66, rows "
+            "along +X at") in text, text
+    for gap in ((2, 1), (2, 3)):  # a tube left out inside a row, or a row off the lattice: no bundle
+        row, i = gap
+        part = Box(100, 100, 4)
+        for r, n in enumerate((2, 3, 4, 3, 2)):
+            for k in range(n):
+                if (r, k) != (row, i):
+                    part -= Pos((k - (n - 1) / 2) * 10 + (2.5 if r == 2 and gap == (2, 3) else 0),
+                                (r - 2) * 8.66, 0) * Cylinder(2, 4)
+        assert "bundle" not in [p["type"] for p in run(part)["patterns"]], gap
     bad = json.loads(json.dumps(d))
     bad["patterns"][0]["counts"] = [4, 3, 1]
     with pytest.raises(ReplyRefused, match=r"patterns\[0\]"):
         R.features_reply(bad, "p")
+    bad = json.loads(json.dumps(db))
+    bad["patterns"][0]["pitch"] = [10, "8.66"]
+    with pytest.raises(ReplyRefused, match=r"patterns\[0\].pitch\[1\]"):
+        R.features_reply(bad, "b")
 
 
 def test_a_pattern_of_more_members_than_the_list_names_only_listed_ones():
