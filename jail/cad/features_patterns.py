@@ -1,7 +1,7 @@
 """Patterns among holes (or bosses): bolt circles, grids and linear arrays.
 
 Members are grouped when they have the same diameter, the same kind (through/blind, countersink,
-counterbore) and parallel axes (radial patterns: any axes); their centres are projected onto the
+counterbore) and axes the same way (radial patterns: any axes); their centres are projected onto the
 plane across the axis.
 
 * a **bolt circle**: three or more members on one circle, equally spaced all the way round; an
@@ -54,13 +54,14 @@ def _frame(axis):
 
 
 def _groups(items: list[dict], tol: float, parallel: bool = True) -> list[list[int]]:
-    """Indices of same-kind members (diameter, ``sig``), with parallel axes unless ``parallel`` is off."""
+    """Indices of same-kind members (diameter, ``sig``), with axes the same way unless ``parallel`` is
+    off (a tube sheet's bosses up and its bosses down are two patterns, one over the other)."""
     groups: list[list[int]] = []
     for i, it in enumerate(items):
         for g in groups:
             h = items[g[0]]
             if (abs(h["diameter"] - it["diameter"]) <= tol and h["sig"] == it["sig"]
-                    and (not parallel or abs(abs(dot(h["axis"], it["axis"])) - 1) < 1e-6)):
+                    and (not parallel or dot(h["axis"], it["axis"]) > 1 - 1e-6)):
                 g.append(i)
                 break
         else:

@@ -1185,6 +1185,24 @@ def test_a_square_ended_keyway_in_a_shaft_is_a_pocket_entered_at_the_shaft_s_top
     assert near(p["center"], (0, 10, 0), 1e-6) and near(p["axis"], (0, -1, 0), 1e-9) and near(p["direction"], (0, 0, 1))
 
 
+def test_bosses_up_and_bosses_down_are_two_patterns():
+    """A plate with a 2x3 grid of bosses on its top and the same grid on its bottom (a tube sheet's tube
+    ends): one group of twelve, each position twice, was no pattern. Members of a pattern now point the
+    same way: two grids, one line each."""
+    part = Box(60, 40, 4)
+    for x in (-20, 0, 20):
+        for y in (-10, 10):
+            part += Pos(x, y, 2) * Cylinder(3, 5, align=(Align.CENTER, Align.CENTER, Align.MIN))
+            part += Pos(x, y, -2) * Cylinder(3, 5, align=(Align.CENTER, Align.CENTER, Align.MAX))
+    d = run(part)
+    assert len(d["bosses"]) == 12
+    assert sorted((p["type"], p["count"], round(d["bosses"][p["members"][0]]["axis"][2])) for p in d["patterns"]) == [
+        ("grid", 6, -1), ("grid", 6, 1)], d["patterns"]
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(d, "p")})
+    assert "bosses: 6 x d=6 height 5 +Z on a 3x2 grid pitch 20 x 20" in text, text
+    assert "bosses: 6 x d=6 height 5 -Z on a 3x2 grid pitch 20 x 20" in text, text
+
+
 def test_staggered_rows_of_holes_and_of_hexagonal_windows():
     """A honeycomb's centres (build123d's HexLocations: every other row shifted by half a pitch)
     were no pattern: not a grid. They are now staggered rows, for holes and for pockets alike; a
