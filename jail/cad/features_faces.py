@@ -147,6 +147,7 @@ def _axial(face, origin, axis):
 
 
 PLANAR_TOL = 1e-6  # mm: a B-spline face whose poles lie this close to one plane is a plane
+DRAFT_MAX = math.radians(15)  # a wall this close to its axis is drafted (moulded); a steeper cone: a chamfer
 
 
 def _flat_spline(face) -> bool:

@@ -35,12 +35,11 @@ from OCP.GeomAPI import GeomAPI_IntCS
 from OCP.TopoDS import TopoDS
 from OCP.gp import gp_Dir, gp_Lin, gp_Pnt
 
-from jail.cad.features_faces import (TWO_PI, TopAbs_EDGE, TopAbs_VERTEX, FaceInfo, add, canonical_dir,
+from jail.cad.features_faces import (DRAFT_MAX, TWO_PI, TopAbs_EDGE, TopAbs_VERTEX, FaceInfo, add, canonical_dir,
                                      cross, dot, edge_points, end_open, mul, norm, sub, unique, unit)
 from jail.cad.features_material import Material
 
 FULL = 0.98 * TWO_PI
-DRAFT_MAX = math.radians(15)  # a cone this close to its axis is a drafted wall, not a countersink or chamfer
 
 
 def part_scale(infos) -> float:

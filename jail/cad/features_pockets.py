@@ -22,6 +22,11 @@ at right angles, a square too), "regular" (every side and corner alike: a hexago
 walls at right angles) or "other", its width and length are its outline's extents, and its centre
 is the outline's centroid (or, when that lies outside the outline, a point just inside a wall).
 
+Drafted walls (a tapered cut, a moulded pocket) lean alike off ``d``, by at most ``DRAFT_MAX``:
+``d`` is then a neighbouring plane's normal (the floor's, or the face it opens onto), corners are
+compared as seen along ``d``, corner radii are cones, and the sizes are the entry's; ``draft`` is
+their angle, negative when the pocket widens deeper in (an undercut).
+
 Not found: walls that are not planes (an oval) or a round end (a D), walls split along their
 length, a round pocket (a hole) or a slot (found as such first). Faces that another feature took
 (``used``) are never walls.
@@ -37,16 +42,19 @@ from OCP.BRepAdaptor import BRepAdaptor_Curve
 from OCP.GeomAbs import GeomAbs_BezierCurve, GeomAbs_BSplineCurve, GeomAbs_Line
 from OCP.TopoDS import TopoDS
 
-from jail.cad.features_faces import (TWO_PI, TopAbs_VERTEX, FaceInfo, _xyz, add, canonical_dir, cross, dot, mul,
-                                     norm, sub, unique, unit)
+from jail.cad.features_faces import (DRAFT_MAX, TWO_PI, TopAbs_VERTEX, FaceInfo, add, canonical_dir, cross, dot,
+                                     mul, norm, sub, unique, unit)
 from jail.cad.features_find import axis_crossing, entry_first, open_beyond, part_scale
 from jail.cad.features_material import Material
 
 CORNER = TWO_PI / 3 + 1e-6  # a corner radius turns the wall by at most a triangle's 120 degrees
 MAX_WALLS = 64
-DRAFT_MAX = math.radians(15)  # as features_find: walls tilted further are no drafted pocket's
 DRAFTED_EDGE = math.cos(2 * DRAFT_MAX)  # a drafted pocket's corner edge is this close to its axis
 _SIN_DRAFT = math.sin(DRAFT_MAX)
+
+
+def _pt(p) -> tuple:
+    return (p.X(), p.Y(), p.Z())
 
 
 def _line_dir(edge) -> tuple | None:
@@ -59,14 +67,14 @@ def _line_dir(edge) -> tuple | None:
     if c.GetType() not in (GeomAbs_BSplineCurve, GeomAbs_BezierCurve):
         return None
     u0, u1 = c.FirstParameter(), c.LastParameter()
-    a, b = (_xyz(c.Value(u)) for u in (u0, u1))
+    a, b = (_pt(c.Value(u)) for u in (u0, u1))
     chord = sub(b, a)
     n = norm(chord)
     if n < 1e-9:
         return None
     d = mul(chord, 1.0 / n)
     for f in (0.25, 0.5, 0.75):
-        w = sub(_xyz(c.Value(u0 + f * (u1 - u0))), a)
+        w = sub(_pt(c.Value(u0 + f * (u1 - u0))), a)
         if norm(sub(w, mul(d, dot(w, d)))) > 1e-6 * max(1.0, n):
             return None
     return d

@@ -31,7 +31,6 @@ import numpy as np
 __all__ = ["Mouths", "seen_through"]
 
 FULL = 0.98 * 2 * math.pi
-DRAFT_MAX = math.radians(15)  # as ``features_find``: a steeper cone is a countersink or chamfer, no wall
 WINDOW_FACES = 1000  # the window search reads every face: ~0.05 ms each
 
 
@@ -85,6 +84,7 @@ class Mouths:
         from OCP.BRepTools import BRepTools
         from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder
         from OCP.TopAbs import TopAbs_REVERSED
+        from jail.cad.features_faces import DRAFT_MAX  # a steeper cone is a countersink or chamfer, no wall
         ad = BRepAdaptor_Surface(face, False)
         kind = ad.GetType()
         if kind == GeomAbs_Cylinder:
