@@ -236,7 +236,7 @@ def _outline(loop: list[FaceInfo], d, at: float | None = None) -> tuple[tuple, t
     return u, v, poly
 
 
-def inside(poly: list, x: float, y: float) -> bool:
+def _inside(poly: list, x: float, y: float) -> bool:
     """Is (x, y) inside the polygon ``poly`` (even-odd rule)?"""
     odd = False
     for (x0, y0), (x1, y1) in zip(poly, poly[1:] + poly[:1]):
@@ -259,7 +259,7 @@ def _centroid(loop: list[FaceInfo], d, at: float | None = None) -> tuple | None:
     if abs(a2) < 1e-12:
         return None
     cx, cy = cx / (3 * a2), cy / (3 * a2)
-    return add(mul(u, cx), mul(v, cy)) if inside(poly, cx, cy) else None
+    return add(mul(u, cx), mul(v, cy)) if _inside(poly, cx, cy) else None
 
 
 def _shape(loop: list[FaceInfo], d, pts, tol: float, at: float | None = None) -> dict:
