@@ -111,6 +111,10 @@ _OF = {"type": "string", "enum": ["holes", "bosses", "slots", "pockets"]}
 _ROUND = {"center": _VEC, "radius": _POS, "axis": _VEC, "pitch_angle": _NUM, "start_angle": _NUM}
 ROUND_TYPES = ("bolt_circle", "arc", "radial")  # the pattern types with the _ROUND fields
 GRID_TYPES = ("grid", "staggered", "bundle")  # the pattern types with counts, pitch and directions
+_GRID = {"of": _OF, "count": _COUNT, "members": _MEMBERS,  # the fields of GRID_TYPES
+         "counts": {"type": "array", "items": _COUNT, "minItems": 2, "maxItems": 2},
+         "pitch": {"type": "array", "items": _POS, "minItems": 2, "maxItems": 2},
+         "directions": {"type": "array", "items": _VEC, "minItems": 2, "maxItems": 2}}
 PATTERN = {"anyOf": [
     _obj({"type": {"const": "bolt_circle"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, **_ROUND}),
     _obj({"type": {"const": "arc"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, **_ROUND},
@@ -118,20 +122,11 @@ PATTERN = {"anyOf": [
     _obj({"type": {"const": "radial"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, **_ROUND},
          "members whose axes meet at center, square to axis, equally spaced round it (radius: from center "
          "to their entries)"),
-    _obj({"type": {"const": "grid"}, "of": _OF, "count": _COUNT, "members": _MEMBERS,
-          "counts": {"type": "array", "items": _COUNT, "minItems": 2, "maxItems": 2},
-          "pitch": {"type": "array", "items": _POS, "minItems": 2, "maxItems": 2},
-          "directions": {"type": "array", "items": _VEC, "minItems": 2, "maxItems": 2}}),
-    _obj({"type": {"const": "staggered"}, "of": _OF, "count": _COUNT, "members": _MEMBERS,
-          "counts": {"type": "array", "items": _COUNT, "minItems": 2, "maxItems": 2},
-          "pitch": {"type": "array", "items": _POS, "minItems": 2, "maxItems": 2},
-          "directions": {"type": "array", "items": _VEC, "minItems": 2, "maxItems": 2}},
+    _obj({"type": {"const": "grid"}, **_GRID}),
+    _obj({"type": {"const": "staggered"}, **_GRID},
          "rows along directions[0] pitch[0] apart, the rows pitch[1] apart along directions[1], every other row "
          "shifted by half a pitch; counts: the longest row's members, the rows"),
-    _obj({"type": {"const": "bundle"}, "of": _OF, "count": _COUNT, "members": _MEMBERS,
-          "counts": {"type": "array", "items": _COUNT, "minItems": 2, "maxItems": 2},
-          "pitch": {"type": "array", "items": _POS, "minItems": 2, "maxItems": 2},
-          "directions": {"type": "array", "items": _VEC, "minItems": 2, "maxItems": 2}},
+    _obj({"type": {"const": "bundle"}, **_GRID},
          "staggered rows of different lengths (a round tube bundle): rows along directions[0] pitch[0] apart, "
          "pitch[1] apart along directions[1], every other row shifted by half a pitch; counts: the longest "
          "row's members, the rows"),
