@@ -158,7 +158,7 @@ def _flat_spline(face) -> bool:
 
 
 def face_info(index: int, face, light: bool = False) -> FaceInfo:
-    """``light``: without the area (0) and, for surfaces of revolution, without the axial extent
+    """``light``: without the area (0) and, for cylinders and tori, without the axial extent
     (``t0 = t1 = 0``; a cylinder's radius in ``r0``/``r1``): what the pocket finder reads, at a
     fraction of the cost (a render's window search)."""
     g = GProp_GProps()
@@ -183,7 +183,7 @@ def face_info(index: int, face, light: bool = False) -> FaceInfo:
         fi.axis = canonical_dir(raw)
         fi.origin = _xyz(gax.Location())
         fi.span = min(abs(umax - umin), TWO_PI)
-        if light:
+        if light and kind != "cone":  # a cone's extent says its angle (a drafted pocket's corner)
             fi.r0 = fi.r1 = ad.Cylinder().Radius() if kind == "cylinder" else 0.0
         else:
             fi.t0, fi.r0, fi.t1, fi.r1 = _axial(face, fi.origin, fi.axis)

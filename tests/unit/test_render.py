@@ -662,6 +662,23 @@ def test_a_window_with_a_convex_corner_is_shaded_inside_its_outline():
         assert abs(lum(img[r, c]) - lum(wall)) < 4, ((x, y), img[r, c], wall)
 
 
+def test_a_drafted_window_with_rounded_corners_reads_as_a_window():
+    """A moulded vent: a rounded 16 x 10 window tapered 5 degrees through the bridge's top plate. Its
+    corners are cones, which the render's quick face reading once left without the extent that says
+    their angle: no window was found, and the bottom plate behind it read as a painted patch."""
+    from build123d import Plane, RectangleRounded, extrude
+    vent = extrude(Plane.XY.offset(28) * RectangleRounded(16, 10, 3), amount=-4, taper=5)
+    part = bridge() + Pos(0, 0, 26) * Cylinder(6, 4) - vent  # the bridge with its hole filled, then cut
+    png, meta = render.render(ns_with(b=part), view="top", width=600, height=400)
+    img = decode(png)
+    plate_px = img[to_px(meta, 15, 10)[1], to_px(meta, 15, 10)[0]]
+    for x, y in ((0, 0), (4, 2), (-4, -2)):
+        c, r = to_px(meta, x, y)
+        assert tuple(img[r, c]) == BG or lum(img[r, c]) < 0.6 * lum(plate_px), ((x, y), img[r, c], plate_px)
+    c, r = to_px(meta, 11, 0)  # beside it
+    assert abs(lum(img[r, c]) - lum(plate_px)) < 8
+
+
 def test_a_window_with_the_part_behind_it_reads_as_a_window():
     """Seen from the front, the box's back wall through the rectangular window faced the viewer
     like the front wall: the window read as a painted rectangle (the round hole beside it was
