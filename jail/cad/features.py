@@ -35,7 +35,10 @@ def _hole(h: dict) -> dict:
     return {"center": _v(h["center"]), "axis": _v(h["axis"]), "diameter": f(h["diameter"]),
             "depth": None if h["depth"] is None else f(h["depth"]), "through": bool(h["through"]),
             "countersink": _opt(h["countersink"]), "counterbore": _opt(h["counterbore"]),
-            "length": f(h["length"]), "keyway": _opt(h["keyway"]), "partial": bool(h["partial"]),
+            "length": f(h["length"]), "keyway": _opt(h["keyway"]),
+            "flat": None if h["flat"] is None else {"count": int(h["flat"]["count"]),
+                                                        "across": f(h["flat"]["across"])},
+            "partial": bool(h["partial"]),
             "draft": None if h["draft"] is None else f(h["draft"])}
 
 
@@ -57,7 +60,9 @@ def _slot(s: dict) -> dict:
     return {"center": _v(s["center"]), "length": f(s["length"]), "width": f(s["width"]),
             "axis": _v(s["axis"]), "direction": _v(s["direction"]),
             "depth": None if s["depth"] is None else f(s["depth"]), "through": bool(s["through"]),
-            "open_end": bool(s["open_end"])}
+            "open_end": bool(s["open_end"]),
+            "arc": None if s["arc"] is None else {"center": _v(s["arc"]["center"]), "radius": f(s["arc"]["radius"]),
+                                                  "sweep": f(s["arc"]["sweep"])}}
 
 
 def _pocket(p: dict) -> dict:
@@ -70,7 +75,8 @@ def _pocket(p: dict) -> dict:
 
 def _groove(g: dict) -> dict:
     return {"center": _v(g["center"]), "axis": _v(g["axis"]), "diameter": f(g["diameter"]), "depth": f(g["depth"]),
-            "width": f(g["width"]), "profile": str(g["profile"]), "internal": bool(g["internal"])}
+            "width": f(g["width"]), "profile": str(g["profile"]), "internal": bool(g["internal"]),
+            "face": bool(g.get("face", False))}
 
 
 def _pattern(p: dict) -> dict:
@@ -92,11 +98,16 @@ def _sig(h: dict) -> tuple:
     return (h["through"], h["countersink"] is not None, h["counterbore"] is not None,
             None if h["depth"] is None else round(h["depth"], 3),
             None if h["keyway"] is None else (round(h["keyway"]["width"], 3), round(h["keyway"]["depth"], 3)),
+            None if h["flat"] is None else (h["flat"]["count"], round(h["flat"]["across"], 3)),
             h["partial"], None if h["draft"] is None else round(h["draft"], 3))
 
 
 def _slot_sig(s: dict) -> tuple:
-    """Slots in one pattern: same length, depth, through and open end, along the same direction."""
+    """Slots in one pattern: same length, depth, through and open end, along the same direction;
+    arc slots: same arc radius, sweep, width, depth and through, turned any way."""
+    if s["arc"] is not None:  # turned copies round a circle: their directions differ
+        return (round(s["arc"]["radius"], 3), round(s["arc"]["sweep"], 3), round(s["width"], 3),
+                None if s["depth"] is None else round(s["depth"], 3), s["through"])
     return (round(s["length"], 3), None if s["depth"] is None else round(s["depth"], 3), s["through"],
             s["open_end"], tuple(round(x, 6) for x in s["direction"]))
 
@@ -119,10 +130,11 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     infos = faces_of(shape)
     mat = Material(shape) if mat is None else mat
     used: set = set()
+    face_gr = features_grooves.face_grooves(infos, mat, used) if mat.solids else []
     hs = sorted(ff.holes(infos, mat, used) if mat.solids else [], key=_order)
     bs = sorted(ff.bosses(infos, mat, used) if mat.solids else [], key=_order)
     sl = sorted(ff.slots(infos, mat, used) if mat.solids else [], key=_order)
-    gr = sorted(features_grooves.grooves(infos, used), key=_order)
+    gr = sorted(face_gr + features_grooves.grooves(infos, used), key=_order)
     pk = sorted(features_pockets.pockets(infos, mat, used) if mat.solids else [], key=_order)
     fl = ff.fillets(infos, used)
     ch = ff.chamfers(infos, used)

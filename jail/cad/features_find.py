@@ -5,7 +5,8 @@ the coaxial runs, crossings and end readings here.
 
 * **Holes**: concave (material outside) cylinders and cones grouped by their common axis line;
   a run of coaxial segments with a full 360-degree cylinder is one hole (a cylinder whose gap is
-  a keyway counts: ``keyway`` width and depth; so does one over more than half a turn with any
+  a keyway counts: ``keyway`` width and depth; so does one closed by one or two flats, a D or
+  double-D hole: ``flat`` count and size across; so does one over more than half a turn with any
   other gap: ``partial``, its wall open on one side). Each end is probed with a point on the axis just
   beyond it (``features_material``: a ray, or OCCT's classifier), or read from the face across it
   where that face says (``open_beyond``: a mouth in a plane, a floor): outside the material = open.
@@ -298,8 +299,56 @@ def _gap(infos, seg: dict, origin, axis, tol: float) -> dict | None:
     for a wall of half a turn or less (a slot's end, a fillet)."""
     if seg["kind"] != "cylinder" or not math.pi * 1.05 <= seg["span"] < FULL:
         return None
+    if _slot_wall(infos, seg, tol):
+        return None
     kw = _keyway(infos, seg, origin, axis, tol)
-    return {"keyway": kw} if kw is not None else {"partial": True}
+    if kw is not None:
+        return {"keyway": kw}
+    flat = _flats(infos, seg, origin, axis, tol)
+    return {"flat": flat} if flat is not None else {"partial": True}
+
+
+def _flats(infos, seg: dict, origin, axis, tol: float) -> dict | None:
+    """A D hole's flat, or a double-D's two: planes along the axis, each meeting the wall along two
+    of its edges that run the wall's length (a chord across the circle), facing the axis, and no
+    other face along such an edge. ``count``; ``across``: from one flat to the wall opposite (a D),
+    between the flats (a double D). None for any other gap (a hole breaking out of a side: that
+    face faces away from the axis; a keyhole's slot: each wall meets it along one edge)."""
+    r = seg["r0"]
+    mine = {fi.index for fi in seg["faces"]}
+    meets: dict[int, int] = {}
+    for fi in seg["faces"]:
+        for j in fi.neighbours - mine:
+            for k in fi.edges.keys() & infos[j].edges.keys():
+                lo, hi = _edge_span(fi.edges[k], origin, axis)
+                if hi - lo >= seg["t1"] - seg["t0"] - tol:
+                    meets[j] = meets.get(j, 0) + 1
+    if not 1 <= len(meets) <= 2 or any(n != 2 for n in meets.values()):
+        return None
+    dists = []
+    for j in meets:
+        fl = infos[j]
+        if fl.kind != "plane" or not fl.normal or abs(dot(fl.normal, axis)) > 1e-6:
+            return None
+        dist = dot(sub(origin, fl.mid), fl.normal)  # its normal points out of the material: at the axis
+        if not tol < dist < r:
+            return None
+        dists.append(dist)
+    if len(dists) == 2:
+        a, b = (infos[j].normal for j in meets)
+        return {"count": 2, "across": sum(dists)} if dot(a, b) < -1 + 1e-6 else None
+    return {"count": 1, "across": r + dists[0]}
+
+
+def _slot_wall(infos, seg: dict, tol: float) -> bool:
+    """Is this concave wall, over more than half a turn, the outer wall of an arc slot swept that
+    far: its one face's straight edges meet two narrower concave half cylinders (the slot's round
+    ends)?"""
+    if len(seg["faces"]) != 1:
+        return False
+    ends = _sides(infos, seg["faces"][0], tol)
+    return ends is not None and all(fi.kind == "cylinder" and fi.concave and fi.r0 < seg["r0"]
+                                    and abs(fi.span - math.pi) <= 0.02 * math.pi for fi in ends)
 
 
 def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
@@ -307,8 +356,10 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     one hole (as a flat groove's bottom, a concave cylinder, does)."""
     tol = 1e-6 * part_scale(infos) + 1e-6
     round_in = {fi.index for tb in round_tubes(infos, tol * 10) if tb["internal"] for fi in tb["faces"]}
-    cands = [fi for fi in infos if (fi.kind in ("cylinder", "cone") and fi.concave and fi.span >= FULL * 0.3)
-             or fi.index in round_in]
+    # a face over more than a quarter turn: a double D's two walls are 94 degrees each at least (a
+    # pocket's 90-degree corner is none)
+    cands = [fi for fi in infos if fi.index not in used and ((fi.kind in ("cylinder", "cone") and fi.concave
+             and fi.span >= 0.52 * math.pi) or fi.index in round_in)]
     out = []
     for origin, axis, run, cyl, ta, tb in _coaxial_runs(
             cands, tol, lambda s, o, a: _gap(infos, s, o, a, tol * 10), drafted=True):
@@ -364,6 +415,7 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                     "depth": None if through else bottom, "through": through, "countersink": countersink,
                     "counterbore": counterbore, "length": abs(t_out - t_in) if through else bottom,
                     "keyway": next((s["bridge"]["keyway"] for s in cyl if s.get("bridge", {}).get("keyway")), None),
+                    "flat": next((s["bridge"]["flat"] for s in cyl if s.get("bridge", {}).get("flat")), None),
                     "partial": any(s.get("bridge", {}).get("partial", False) for s in cyl)})
         for s in run:
             used.update(fi.index for fi in s["faces"])
@@ -398,7 +450,7 @@ def bosses(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             s = min(cyl, key=lambda s: min(abs(s["t0"] - base), abs(s["t1"] - base)))
             r, r_top = (s["r0"], s["r1"]) if abs(s["t0"] - base) <= abs(s["t1"] - base) else (s["r1"], s["r0"])
             slope = math.degrees(draft(s)) * (1.0 if r_top <= r else -1.0)
-        base = _fillet_foot(infos, origin, axis, base, -sign, tol * 10)
+        base = fillet_foot(infos, origin, axis, base, -sign, tol * 10)
         out.append({"center": add(origin, mul(axis, base)), "axis": mul(axis, sign), "diameter": 2 * r,
                     "height": abs((tb if in_a else ta) - base),
                     "draft": slope})
@@ -408,7 +460,7 @@ def bosses(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     return out
 
 
-def _fillet_foot(infos, origin, axis, t, outward: float, tol: float) -> float:
+def fillet_foot(infos, origin, axis, t, outward: float, tol: float) -> float:
     """``t`` moved past a concave coaxial torus (a fillet at the boss' foot) that starts at ``t``."""
     for fi in infos:
         if fi.kind != "torus" or not fi.concave or abs(abs(dot(fi.axis, axis)) - 1) > 1e-9:
@@ -426,16 +478,16 @@ def _fillet_foot(infos, origin, axis, t, outward: float, tol: float) -> float:
 
 
 # ------------------------------------------------------------------ slots
-def _entry_cone(infos, half: FaceInfo, t_end: float, outward: float, tol: float) -> float:
-    """``t_end`` (an open end of a slot's half cylinder, in its axis frame) moved past a coaxial
-    cone that starts there and widens outwards: the chamfer round the slot's edge."""
+def entry_cone(infos, origin, axis, t_end: float, outward: float, tol: float) -> float:
+    """``t_end`` (an open end of a wall round the line through ``origin`` along ``axis``) moved past
+    a coaxial cone that starts there and widens outwards: the chamfer round the opening's edge."""
     for fi in infos:
-        if fi.kind != "cone" or abs(abs(dot(fi.axis, half.axis)) - 1) > 1e-9:
+        if fi.kind != "cone" or abs(abs(dot(fi.axis, axis)) - 1) > 1e-9:
             continue
-        w = sub(fi.origin, half.origin)
-        if norm(sub(w, mul(half.axis, dot(w, half.axis)))) > tol:
+        w = sub(fi.origin, origin)
+        if norm(sub(w, mul(axis, dot(w, axis)))) > tol:
             continue
-        shift = dot(w, half.axis)
+        shift = dot(w, axis)
         lo, hi = fi.t0 + shift, fi.t1 + shift
         if outward > 0 and abs(lo - t_end) <= tol and fi.r1 > fi.r0:
             return hi
@@ -448,7 +500,7 @@ def _open_end(infos, a: FaceInfo, b: FaceInfo, line, t_end: float, outward: floa
     """Where a slot opens at ``t_end`` (in ``a``'s axis frame, from ``line``, a point of its centre
     line): past a chamfer round its edge, else where the centre line meets the surface it opens
     onto (a keyway in a round shaft: the top of the shaft, not the tip of its curved edge)."""
-    t = _entry_cone(infos, a, t_end, outward, tol)
+    t = entry_cone(infos, a.origin, a.axis, t_end, outward, tol)
     return t if t != t_end else axis_crossing(infos, [{"faces": [a, b]}], line, a.axis, t_end, a.r0, tol)[0]
 
 
@@ -473,11 +525,14 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             d = norm(sub(pb, pa))
             if d <= tol or abs((b.t0 + b.t1) / 2 - pb_t) > max(a.t1 - a.t0, 1e-9):
                 continue
-            if dot(sub(a.mid, pa), sub(pb, pa)) >= 0 or dot(sub(b.mid, pb), sub(pa, pb)) >= 0:
-                continue  # the two ends must open towards each other
             # the centre line, a point at t = 0 of a's axis frame (b's axis is parallel, same sense)
             q = add(b.origin, mul(b.axis, dot(sub(a.origin, b.origin), b.axis)))
             line = mul(add(a.origin, q), 0.5)
+            arc = _arc(infos, a, b, pa, pb, line, tol * 10)
+            if arc is None and (dot(sub(a.mid, pa), sub(pb, pa)) >= 0 or dot(sub(b.mid, pb), sub(pa, pb)) >= 0):
+                continue  # the two ends must open towards each other (along a straight slot)
+            if arc is not None:
+                line = arc["mid"]  # the middle of an arc slot (the chord's may be in the material)
             step = max(1e-4, 1e-3 * a.r0)
             open_lo = not mat.inside(add(line, mul(a.axis, a.t0 - step)))
             open_hi = not mat.inside(add(line, mul(a.axis, a.t1 + step)))
@@ -491,7 +546,11 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             out.append({"center": add(line, mul(a.axis, t_in)), "length": d + 2 * a.r0, "width": 2 * a.r0,
                         "axis": mul(a.axis, 1.0 if from_lo else -1.0),
                         "direction": canonical_dir(unit(sub(pb, pa))),
-                        "depth": None if through else hi - lo, "through": through, "open_end": False})
+                        "depth": None if through else hi - lo, "through": through, "open_end": False,
+                        "arc": None if arc is None else {"center": add(arc["center"], mul(a.axis, t_in)),
+                                                         "radius": arc["radius"], "sweep": arc["sweep"]}})
+            if arc is not None:
+                used.update(arc["walls"])
             taken.update((a.index, b.index))
             used.update((a.index, b.index))
             break
@@ -502,6 +561,41 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                 out.append(found)
                 used.add(a.index)
     return out
+
+
+def _angle(u, v) -> float:
+    return math.atan2(norm(cross(u, v)), dot(u, v))
+
+
+def _arc(infos, a: FaceInfo, b: FaceInfo, pa, pb, line, tol: float) -> dict | None:
+    """An arc (kidney) slot's centre line, when the walls between its round ends ``a`` (end centre
+    ``pa``) and ``b`` (``pb``) are the same two faces on both, cylinders on one axis line parallel
+    to theirs, a concave one outside and a convex one inside, a slot's width apart. ``{"center"}``: the arc's centre at
+    the level of ``line`` (the midpoint of the end centres, a point at ``a``'s t = 0), ``radius``
+    its centre line's, ``sweep`` degrees end to end, ``mid`` the slot's middle on that arc, ``walls``
+    the walls' face indices; None for straight walls (or anything else)."""
+    sides, other = _sides(infos, a, tol), _sides(infos, b, tol)
+    if (sides is None or other is None or {fi.index for fi in sides} != {fi.index for fi in other}
+            or any(fi.kind != "cylinder" or abs(abs(dot(fi.axis, a.axis)) - 1) > 1e-9 for fi in sides)):
+        return None
+    outer, inner = sorted(sides, key=lambda fi: -fi.r0)
+    w = sub(inner.origin, outer.origin)
+    if (not outer.concave or inner.concave is not False or norm(sub(w, mul(outer.axis, dot(w, outer.axis)))) > tol
+            or abs(outer.r0 - inner.r0 - 2 * a.r0) > tol):
+        return None
+    radius = (outer.r0 + inner.r0) / 2
+    c = add(outer.origin, mul(outer.axis, dot(sub(line, outer.origin), outer.axis)))  # at line's level
+    va, vb, vm = (sub(sub(p, c), mul(outer.axis, dot(sub(p, c), outer.axis))) for p in (pa, pb, outer.mid))
+    if abs(norm(va) - radius) > tol * 10 or abs(norm(vb) - radius) > tol * 10:
+        return None
+    sweep = _angle(va, vm) + _angle(vm, vb)  # from one end through the outer wall to the other
+    half = add(unit(va), unit(vb))
+    if norm(half) < 1e-6:
+        u = unit(vm)
+    else:
+        u = mul(unit(half), 1.0 if sweep <= math.pi else -1.0)
+    return {"center": c, "radius": radius, "sweep": math.degrees(sweep), "mid": add(c, mul(u, radius)),
+            "walls": [outer.index, inner.index]}
 
 
 def _sides(infos, a: FaceInfo, tol: float) -> list[FaceInfo] | None:
@@ -550,14 +644,14 @@ def _open_slot(infos, a: FaceInfo, mat: Material, tol: float) -> dict | None:
     open_hi = not mat.inside(add(inner, mul(a.axis, a.t1 + step)))
     if not (open_lo or open_hi):
         return None
-    lo = _entry_cone(infos, a, a.t0, -1.0, tol * 10) if open_lo else a.t0
-    hi = _entry_cone(infos, a, a.t1, 1.0, tol * 10) if open_hi else a.t1
+    lo = entry_cone(infos, a.origin, a.axis, a.t0, -1.0, tol * 10) if open_lo else a.t0
+    hi = entry_cone(infos, a.origin, a.axis, a.t1, 1.0, tol * 10) if open_hi else a.t1
     through = open_lo and open_hi
     from_lo = entry_first(a.axis) if through else open_lo
     middle = add(a.origin, mul(d, (reach - a.r0) / 2))
     return {"center": add(middle, mul(a.axis, lo if from_lo else hi)), "length": reach + a.r0, "width": 2 * a.r0,
             "axis": mul(a.axis, 1.0 if from_lo else -1.0), "direction": d,
-            "depth": None if through else hi - lo, "through": through, "open_end": True}
+            "depth": None if through else hi - lo, "through": through, "open_end": True, "arc": None}
 
 
 # ------------------------------------------------------------------ fillets and chamfers

@@ -9,6 +9,9 @@
   shaft (a pulley's), concave ones meeting at their wide ends in a bore.
 * **round**: a concave torus all the way round (``features_find.round_tubes``) whose edges meet the
   shaft's or bore's cylinder, or walls rising from them (a U groove).
+* **face** (:func:`face_grooves`): a ring cut into a face round an axis (an O-ring face seal's):
+  a concave full cylinder outside, a convex one inside (round the island), on one axis line, from
+  one floor to open air. Found before holes: its outer wall is no blind hole.
 
 Runs after holes and bosses (``features.find``): a groove's faces join the runs of the shaft, boss
 or bore it is cut in, so none of them is cut in two. Heuristics on exact B-rep geometry.
@@ -20,8 +23,9 @@ from __future__ import annotations
 from OCP.BRep import BRep_Tool
 from OCP.TopoDS import TopoDS
 
-from jail.cad.features_faces import FaceInfo, add, dot, edge_points, mul, norm, sub
-from jail.cad.features_find import FULL, faces_across, lines, part_scale, round_tubes, segments
+from jail.cad.features_faces import FaceInfo, add, dot, edge_points, mul, norm, sub, unit
+from jail.cad.features_find import FULL, entry_cone, faces_across, fillet_foot, lines, part_scale, round_tubes, segments
+from jail.cad.features_material import Material
 
 RING_EDGES = 12  # a groove's wall: two circles and a seam, each circle in up to four arcs (a STEP's)
 
@@ -165,4 +169,56 @@ def grooves(infos: list[FaceInfo], used: set) -> list[dict]:
             taken.update((a.index, b.index))
             used.update((a.index, b.index))
             break
+    return out
+
+
+def _past_rim(infos, origin, axis, t: float, outward: float, tol: float) -> float:
+    """A face groove's wall end ``t`` moved past a fillet at the floor (a concave coaxial torus) or
+    a chamfer round the mouth (a coaxial cone widening outwards)."""
+    moved = fillet_foot(infos, origin, axis, t, outward, tol)
+    return moved if moved != t else entry_cone(infos, origin, axis, t, outward, tol)
+
+
+def face_grooves(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
+    """Grooves cut into a face round an axis (an O-ring face seal's, a flange's): a concave full
+    cylinder (the outer wall) and a convex one inside it (the inner wall, round the island) on one
+    axis line, ending at one floor (past a fillet there, a coaxial concave torus, on either wall),
+    with the ring between them empty and open at the other end (the mouth), material beyond the
+    floor. A cup with a post in it reads the same. Runs before holes: the outer wall is no blind
+    hole, the island no boss.
+
+    ``diameter`` is the outer wall's, ``width`` radial (the outer radius less the inner), ``depth``
+    from the mouth to the floor (the lower wall's, when a rim is chamfered), ``center`` on the axis
+    at the mouth, ``axis`` from the mouth into the material; ``face`` is True."""
+    tol = 1e-6 * part_scale(infos) + 1e-6
+    cyl = [fi for fi in infos if fi.index not in used and fi.kind == "cylinder" and fi.concave is not None
+           and fi.span >= FULL * 0.5]
+    out = []
+    for line in lines(cyl, tol * 10):
+        origin, axis, segs = segments(line, tol * 10)
+        full = [s for s in segs if s["span"] >= FULL]
+        for o in (s for s in full if s["faces"][0].concave):
+            for i in (s for s in full if s["faces"][0].concave is False and s["r0"] < o["r0"] - tol * 10):
+                if not (i["t1"] > o["t0"] + tol and o["t1"] > i["t0"] + tol):
+                    continue  # no common axial range: a step, not a ring
+                w = sub(o["faces"][0].mid, origin)
+                ring = add(origin, mul(unit(sub(w, mul(axis, dot(w, axis)))), (o["r0"] + i["r0"]) / 2))
+                step = max(1e-4, 1e-3 * (o["r0"] - i["r0"]))
+                if mat.inside(add(ring, mul(axis, (max(o["t0"], i["t0"]) + min(o["t1"], i["t1"])) / 2))):
+                    continue
+                ends = []
+                for ta, tb, sign in ((o["t0"], i["t0"], -1.0), (o["t1"], i["t1"], 1.0)):
+                    fa, fb = (_past_rim(infos, origin, axis, t, sign, tol * 10) for t in (ta, tb))
+                    far, near = (min(fa, fb), max(fa, fb)) if sign < 0 else (max(fa, fb), min(fa, fb))
+                    ends.append((abs(fa - fb) <= tol * 10, mat.inside(add(ring, mul(axis, far + sign * step))),
+                                 far, near))
+                (even_lo, solid_lo, far_lo, near_lo), (even_hi, solid_hi, _, near_hi) = ends
+                if solid_lo == solid_hi or not (even_lo if solid_lo else even_hi):
+                    continue  # through (a loose island), closed, or walls ending at two floors
+                floor, mouth, sign = (far_lo, near_hi, -1.0) if solid_lo else (ends[1][2], near_lo, 1.0)
+                out.append({"center": add(origin, mul(axis, mouth)), "axis": mul(axis, sign), "diameter": 2 * o["r0"],
+                            "depth": abs(mouth - floor), "width": o["r0"] - i["r0"], "profile": "flat",
+                            "internal": False, "face": True})
+                used.update(fi.index for s in (o, i) for fi in s["faces"])
+                break
     return out

@@ -57,6 +57,11 @@ HOLE = _obj({
     "keyway": {"anyOf": [_obj({"width": _POS, "depth": dict(_POS, description="from the hole's wall to the "
                                                               "keyway's floor (mm)")}),
                          {"type": "null"}]},
+    "flat": {"anyOf": [_obj({"count": {"type": "integer", "minimum": 1, "maximum": 2},
+                             "across": dict(_POS, description="a D's: from the flat to the wall opposite; a "
+                                                               "double D's: between its flats (mm)")},
+                            "a D hole's flat, or a double D's two"),
+                       {"type": "null"}]},
     "partial": {"type": "boolean", "description": "its wall is open on one side (drilled across the part's edge, "
                                                   "a saddle): more than half a turn, not all the way round"},
     "draft": dict(_DRAFT, description="a drafted (tapered) wall, a moulded part's: its angle to the axis, degrees, "
@@ -79,7 +84,14 @@ SLOT = _obj({"center": dict(_VEC, description="centre of the slot where it opens
              "depth": dict(_OPT_POS, description="blind: from the entry to the floor (mm); through: null"),
              "through": {"type": "boolean"},
              "open_end": {"type": "boolean", "description": "runs out of the part at one end (a U slot or a "
-                          "notch at an edge): direction points there, length runs from there to the round end"}})
+                          "notch at an edge): direction points there, length runs from there to the round end"},
+             "arc": {"anyOf": [_obj({"center": dict(_VEC, description="the arc's centre, at the entry (mm)"),
+                                     "radius": dict(_POS, description="of the slot's centre line (mm)"),
+                                     "sweep": {"type": "number", "minimum": 0, "maximum": 360,
+                                               "description": "end centre to end centre, degrees"}},
+                                    "an arc (kidney) slot: its centre line is this arc; center is the slot's "
+                                    "middle on it, length runs between the ends' tips along direction"),
+                               {"type": "null"}]}})
 POCKET = _obj({"center": dict(_VEC, description="centre of the outline where the pocket opens (the entry) (mm)"),
                "axis": dict(_VEC, description="unit vector from the entry into the material"),
                "depth": dict(_OPT_POS, description="blind: from the entry to the floor (mm); through (a window): "
@@ -99,13 +111,18 @@ POCKET = _obj({"center": dict(_VEC, description="centre of the outline where the
                                                  "it widens (an undercut); width and length are then the entry's; "
                                                  "null: straight walls")},
               "straight walls all round a void along one axis: a window, a milled pocket, a hex socket")
-GROOVE = _obj({"center": dict(_VEC, description="on the axis, midway along the groove (mm)"),
-               "axis": _VEC, "diameter": dict(_POS, description="of the groove's bottom (mm)"),
+GROOVE = _obj({"center": dict(_VEC, description="on the axis, midway along the groove; a face groove's: at its "
+                                                "mouth (mm)"),
+               "axis": dict(_VEC, description="a face groove's: from the mouth into the material"),
+               "diameter": dict(_POS, description="of the groove's bottom; a face groove's: its outer wall's (mm)"),
                "depth": dict(_POS, description="from the bottom to the lower of its two walls (mm)"),
-               "width": dict(_POS, description="along the axis: the bottom's (flat), the opening's (v) (mm)"),
+               "width": dict(_POS, description="along the axis: the bottom's (flat), the opening's (v); a face "
+                                                "groove's: radial, outer radius less inner (mm)"),
                "profile": {"type": "string", "enum": ["flat", "v", "round"]},
-               "internal": {"type": "boolean", "description": "in a bore (its diameter is the larger)"}},
-              "a groove round a shaft (a circlip's, a pulley's V) or in a bore (an O-ring's)")
+               "internal": {"type": "boolean", "description": "in a bore (its diameter is the larger)"},
+               "face": {"type": "boolean", "description": "a ring cut into a face round the axis (an O-ring face "
+                                                          "seal's), between an outer and an inner wall"}},
+              "a groove round a shaft (a circlip's, a pulley's V), in a bore (an O-ring's) or in a face")
 _MEMBERS = {"type": "array", "items": _COUNT, "maxItems": FEATURES_LIST_CAP}
 _OF = {"type": "string", "enum": ["holes", "bosses", "slots", "pockets"]}
 _ROUND = {"center": _VEC, "radius": _POS, "axis": _VEC, "pitch_angle": _NUM, "start_angle": _NUM}
@@ -207,8 +224,18 @@ def _hole(h, w) -> dict:
             "countersink": _sub(h.get("countersink"), w + ".countersink", ("diameter", "angle")),
             "counterbore": _sub(h.get("counterbore"), w + ".counterbore", ("diameter", "depth")),
             "length": _num(h.get("length"), w + ".length", 0.0),
-            "keyway": _sub(h.get("keyway"), w + ".keyway", ("width", "depth")),
+            "keyway": _sub(h.get("keyway"), w + ".keyway", ("width", "depth")), "flat": _flat(h.get("flat"), w + ".flat"),
             "partial": _bool(h.get("partial"), w + ".partial"), "draft": _angle(h.get("draft"), w + ".draft")}
+
+
+def _flat(v, w) -> dict | None:
+    if v is None:
+        return None
+    d = _dict(v, w)
+    count = _int(d.get("count"), w + ".count", 2)
+    if count < 1:
+        _Path(w + ".count").refuse("is not 1 or 2")
+    return {"count": count, "across": _num(d.get("across"), w + ".across", 0.0)}
 
 
 def _boss(b, w) -> dict:
@@ -241,7 +268,16 @@ def _slot(s, w) -> dict:
     return {"center": _vec(s.get("center"), w + ".center"), "length": _num(s.get("length"), w + ".length", 0.0),
             "width": _num(s.get("width"), w + ".width", 0.0), "axis": _vec(s.get("axis"), w + ".axis"),
             "direction": _vec(s.get("direction"), w + ".direction"), "depth": _opt(s.get("depth"), w + ".depth"),
-            "through": _bool(s.get("through"), w + ".through"), "open_end": _bool(s.get("open_end"), w + ".open_end")}
+            "through": _bool(s.get("through"), w + ".through"), "open_end": _bool(s.get("open_end"), w + ".open_end"),
+            "arc": _arc(s.get("arc"), w + ".arc")}
+
+
+def _arc(a, w) -> dict | None:
+    if a is None:
+        return None
+    a = _dict(a, w)
+    return {"center": _vec(a.get("center"), w + ".center"), "radius": _num(a.get("radius"), w + ".radius", 0.0),
+            "sweep": _num(a.get("sweep"), w + ".sweep", 0.0, 360.0)}
 
 
 def _pattern(p, w, n_items: dict) -> dict:
@@ -296,7 +332,7 @@ def _groove(g, w) -> dict:
     return {"center": _vec(g.get("center"), w + ".center"), "axis": _vec(g.get("axis"), w + ".axis"),
             "diameter": _num(g.get("diameter"), w + ".diameter", 0.0), "depth": _num(g.get("depth"), w + ".depth", 0.0),
             "width": _num(g.get("width"), w + ".width", 0.0), "profile": profile,
-            "internal": _bool(g.get("internal"), w + ".internal")}
+            "internal": _bool(g.get("internal"), w + ".internal"), "face": _bool(g.get("face"), w + ".face")}
 
 
 _REBUILD = {"holes": _hole, "bosses": _boss, "fillets": _fillet, "chamfers": _chamfer, "slots": _slot,

@@ -342,6 +342,9 @@ def _hole_kind(h: dict) -> str:
         s += f" counterbore d={_g(h['counterbore']['diameter'])} depth {_g(h['counterbore']['depth'])}"
     if h["keyway"]:
         s += f" keyway width {_g(h['keyway']['width'])} depth {_g(h['keyway']['depth'])}"
+    if h["flat"]:
+        s += (f" flat {_g(h['flat']['across'])} across" if h["flat"]["count"] == 1
+              else f" double-D {_g(h['flat']['across'])} across flats")
     if h["partial"]:
         s += " partial (open on one side)"
     return s + _draft(h)
@@ -355,7 +358,8 @@ def _draft(x: dict) -> str:
 
 
 def _slot_kind(s: dict) -> str:
-    return (f"length {_g(s['length'])} width {_g(s['width'])} " + ("open-ended " if s["open_end"] else "")
+    size = (f"arc r={_g(s['arc']['radius'])} {_g(s['arc']['sweep'])}°" if s["arc"] else f"length {_g(s['length'])}")
+    return (f"{size} width {_g(s['width'])} " + ("open-ended " if s["open_end"] else "")
             + ("through" if s["through"] else f"depth {_g(s['depth'])}"))
 
 
@@ -445,6 +449,11 @@ def features_content(result: dict) -> list[dict]:
             + (f" opening {_axis_word(s['direction'])}" if s["open_end"] else ""))
     grouped("pockets", lambda p, radial: _pocket_kind(p) + way(p, radial))
     for g in f["grooves"]:
+        if g["face"]:
+            inner = g["diameter"] - 2 * g["width"]
+            lines.append(f"groove: face d={_g(g['diameter'])} (inner {_g(inner)}) width {_g(g['width'])} "
+                         f"depth {_g(g['depth'])} {_axis_word(g['axis'])} at {_at(g['center'])}")
+            continue
         profile = "round-bottomed" if g["profile"] == "round" else g["profile"]  # "round +Z" follows
         lines.append(f"groove: {profile} d={_g(g['diameter'])} width {_g(g['width'])} depth {_g(g['depth'])} "
                      f"{'in a bore ' if g['internal'] else ''}round {_axis_word(g['axis'])} at {_at(g['center'])}")
@@ -464,10 +473,10 @@ FEATURES = Tool(
     "features", "Find holes, bosses, fillets",
     "Find one object's holes, bosses, fillets, chamfers, slots, pockets, grooves and patterns from its exact geometry "
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
-    "{diameter, depth}, keyway {width, depth}, partial: its wall open on one side, draft), bosses (base centre, axis, diameter, height, draft), fillets (radius, convex or concave, "
+    "{diameter, depth}, keyway {width, depth}, flat (a D or double D), partial: its wall open on one side, draft), bosses (base centre, axis, diameter, height, draft), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots (closed or open at one end), pockets (straight walls all round: windows, rectangular or L pockets, hex "
-    "sockets; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed), and "
+    "slots (closed or open at one end, straight or arc), pockets (straight walls all round: windows, rectangular or L pockets, hex "
+    "sockets; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed; round a shaft, in a bore or in a face), and "
     "patterns of holes, bosses, slots or pockets (bolt circles, arcs, grids, staggered rows and bundles, "
     "linear arrays, radial). The numbers are in structuredContent; the text is a summary. Read-only: runs in "
     "a disposable jailed process.",

@@ -45,6 +45,13 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
                         "direction=[1, 0, 0], depth=None, through=True, open_end='yes')]; return r", "slots[0].open_end"),
     "groove_profile": ("r['grooves'] = [dict(center=[0, 0, 0], axis=[0, 0, 1], diameter=10, depth=1, width=2, "
                        f"profile={ANSI!r})]; return r", "grooves[0].profile"),
+    "groove_face": ("r['grooves'] = [dict(center=[0, 0, 0], axis=[0, 0, 1], diameter=10, depth=1, width=2, "
+                    "profile='flat', internal=False, face='yes')]; return r", "grooves[0].face"),
+    "arc_sweep": ("r['slots'] = [dict(center=[0, 0, 0], length=5, width=10, axis=[0, 0, -1], direction=[1, 0, 0], "
+                  "depth=None, through=True, open_end=False, arc=dict(center=[0, 0, 0], radius=3, sweep=720))]; "
+                  "return r", "slots[0].arc.sweep"),
+    "arc_text": ("r['slots'] = [dict(center=[0, 0, 0], length=5, width=10, axis=[0, 0, -1], direction=[1, 0, 0], "
+                 f"depth=None, through=True, open_end=False, arc={ANSI!r})]; return r", "slots[0].arc"),
     "keyway_nan": ("r['holes'][0]['keyway'] = {'width': float('nan'), 'depth': 1}; return r", "error"),
     "partial_string": ("r['holes'][0]['partial'] = 'yes'; return r", "holes[0].partial"),
     "draft_range": ("r['holes'][0]['draft'] = 91; return r", "holes[0].draft"),

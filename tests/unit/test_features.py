@@ -1269,3 +1269,155 @@ def test_a_pattern_of_more_members_than_the_list_names_only_listed_ones():
     assert sorted(g["members"]) == list(range(100))
     out = R.features_reply(d, "grid")
     assert out["truncated"] == {"pockets": 625}
+
+
+def _flange(floor_fillet=0.0, rim_chamfer=0.0, bottom=False):
+    """A flange (d=100, 12 thick, z from -6 to 6) with a d=30 bore, six d=8 bolt holes on r=40 and
+    an O-ring face groove (d=48 to 60, 3 deep) in its top face, or its bottom one."""
+    from build123d import GeomType, SortBy
+    with BuildPart() as f:
+        Cylinder(50, 12)
+        Hole(15)
+        with PolarLocations(40, 6):
+            Hole(4)
+        with BuildSketch(Plane.XY.offset(-6 if bottom else 6)):
+            Circle(30)
+            Circle(24, mode=Mode.SUBTRACT)
+        extrude(amount=3 if bottom else -3, mode=Mode.SUBTRACT)
+        rings = f.edges(Select.LAST).filter_by(GeomType.CIRCLE).group_by(Axis.Z)
+        if floor_fillet:
+            fillet(rings[-1 if bottom else 0], floor_fillet)
+        if rim_chamfer:
+            chamfer(rings[0 if bottom else -1].sort_by(SortBy.RADIUS)[-1], rim_chamfer)
+    return f.part
+
+
+@pytest.mark.parametrize("make,want", [
+    (_flange, (60, 6, 3, (0, 0, 6), (0, 0, -1))),
+    (lambda: _flange(floor_fillet=0.5), (60, 6, 3, (0, 0, 6), (0, 0, -1))),
+    (lambda: _flange(rim_chamfer=0.5), (60, 6, 3, (0, 0, 6), (0, 0, -1))),
+    (lambda: _flange(bottom=True), (60, 6, 3, (0, 0, -6), (0, 0, 1))),
+    ("step", (60, 6, 3, (0, 0, 6), (0, 0, -1))),
+    (lambda: Cylinder(20, 30) - Pos(0, 0, 5) * Cylinder(18, 20) + Pos(0, 0, 5) * Cylinder(3, 20),
+     (36, 15, 20, (0, 0, 15), (0, 0, -1))),                                     # a cup with a post
+    (lambda: Box(40, 40, 10) - Cylinder(8, 10) + Cylinder(4, 30), None),        # a pin through a bore
+], ids=["flange", "floor_fillets", "rim_chamfer", "bottom_face", "imported_step", "cup_post", "pin_through"])
+def test_a_face_groove_is_a_groove_not_a_blind_hole(make, want, tmp_path):
+    """An O-ring groove in a flange's face read "holes: 1 x blind depth 3 d=60": its outer wall is a
+    concave full cylinder with material beyond its floor. A ring between a concave wall and a
+    convex one on the same axis, empty, from a floor to open air, is a face groove: outer diameter,
+    radial width, depth from the face (past a floor fillet or a rim chamfer), centre at the mouth,
+    axis into the material. A pin standing through a bore is none (the ring is open at both ends)."""
+    if make == "step":
+        export_step(_flange(floor_fillet=0.5), str(tmp_path / "flange.step"))
+        part = import_step(str(tmp_path / "flange.step"))
+    else:
+        part = make()
+    d = run(part)
+    if want is None:
+        assert d["grooves"] == [] and [h["diameter"] for h in d["holes"]] == [pytest.approx(16)]
+        return
+    dia, width, depth, center, axis = want
+    (g,) = d["grooves"]
+    assert (g["diameter"], g["width"], g["depth"], g["face"], g["internal"], g["profile"]) == (
+        pytest.approx(dia), pytest.approx(width), pytest.approx(depth), True, False, "flat")
+    assert near(g["center"], center, 1e-6) and near(g["axis"], axis, 1e-9)
+    assert all(h["diameter"] < 40 for h in d["holes"]) and d["bosses"] == []
+    out = R.features_reply(d, "f")
+    R.check(out)
+    text = table.render_text("features", {"ok": True, "features": out})
+    if make is _flange:
+        assert "groove: face d=60 (inner 48) width 6 depth 3 -Z at (0, 0, 6)" in text, text
+        assert "holes: 6 x through d=8 -Z on a bolt circle r=40" in text, text
+    for key, value in (("face", "yes"), ("face", None), ("axis", [0, 0])):
+        bad = json.loads(json.dumps(d))
+        bad["grooves"][0][key] = value
+        with pytest.raises(ReplyRefused, match=rf"grooves\[0\].{key}"):
+            R.features_reply(bad, "f")
+
+
+def _arc_plate(n=3, sweep=40.0, depth=None):
+    """A disc (r=50, 8 thick, z from -4 to 4) with ``n`` arc slots 6 wide on r=30, each ``sweep``
+    degrees, turned 360/n apart from 0; through, or ``depth`` deep."""
+    from build123d import Edge, SlotArc
+    with BuildPart() as p:
+        Cylinder(50, 8)
+        for i in range(n):
+            arc = Edge.make_circle(30, start_angle=i * 360 / n, end_angle=i * 360 / n + sweep)
+            with BuildSketch(Plane.XY.offset(4)):
+                SlotArc(arc=arc, height=6)
+            extrude(amount=-(depth or 8), mode=Mode.SUBTRACT)
+    return p.part
+
+
+@pytest.mark.parametrize("make,sweep,depth,pattern", [
+    (lambda: _arc_plate(), 40, None, "bolt_circle"),
+    (lambda: _arc_plate(1, 240), 240, None, None),                         # past half a turn
+    (lambda: _arc_plate(2, 90, depth=4), 90, 4, None),
+    ("step", 40, None, "bolt_circle"),
+], ids=["three_on_a_circle", "wide_sweep", "blind", "imported_step"])
+def test_arc_slots_are_slots_with_their_arc(make, sweep, depth, pattern, tmp_path):
+    """A kidney slot read "fillets: 1 x r=27 (convex rounds)", "fillets: 1 x r=33 (concave)" and a
+    slot 36 long (its chord); one swept past half a turn read as a partial hole d=66. Its walls
+    between the round ends are coaxial cylinders: the slot carries ``arc`` (centre, centre-line
+    radius, sweep), its centre is its middle on that arc, and slots turned round a circle make a
+    bolt circle."""
+    if make == "step":
+        export_step(_arc_plate(), str(tmp_path / "arcs.step"))
+        part = import_step(str(tmp_path / "arcs.step"))
+    else:
+        part = make()
+    d = run(part)
+    assert d["holes"] == d["fillets"] == d["bosses"] == [] and d["slots"]
+    for s in d["slots"]:
+        a = s["arc"]
+        assert (s["width"], s["through"], s["depth"], a["radius"], a["sweep"]) == (
+            pytest.approx(6), depth is None, None if depth is None else pytest.approx(depth), pytest.approx(30),
+            pytest.approx(sweep))
+        assert near(a["center"], (0, 0, 4), 1e-6) and near(s["axis"], (0, 0, -1), 1e-9)
+        assert math.hypot(*s["center"][:2]) == pytest.approx(30) and s["center"][2] == pytest.approx(4)
+    if sweep == 240:
+        assert near(d["slots"][0]["center"], (30 * math.cos(math.radians(120)), 30 * math.sin(math.radians(120)), 4))
+    assert [p["type"] for p in d["patterns"]] == ([pattern] if pattern else [])
+    out = R.features_reply(d, "a")
+    R.check(out)
+    text = table.render_text("features", {"ok": True, "features": out})
+    if pattern:
+        assert "slots: 3 x arc r=30 40° width 6 through -Z on a bolt circle r=30 at (0, 0, 4)" in text, text
+    for key, value in (("sweep", 400.0), ("sweep", "40"), ("radius", float("nan")), ("center", [0, 0])):
+        bad = json.loads(json.dumps(d))
+        bad["slots"][0]["arc"][key] = value
+        with pytest.raises(ReplyRefused, match=rf"slots\[0\].arc.{key}"):
+            R.features_reply(bad, "a")
+    straight = run(Box(60, 40, 8) - extrude(SlotCenterToCenter(20, 6), 8, both=True))
+    assert [s["arc"] for s in straight["slots"]] == [None]
+
+
+@pytest.mark.parametrize("cut,flat", [
+    (Cylinder(4, 5) - Pos(4.5, 0, 0) * Box(3, 10, 5), (1, 7)),                                  # a D
+    (Cylinder(4, 5) - Pos(4.5, 0, 0) * Box(3, 10, 5) - Pos(-4.5, 0, 0) * Box(3, 10, 5), (2, 6)),  # a double D
+    (Cylinder(4, 5) - Pos(4.5, 0, 0) * Box(3, 10, 5) - Pos(-5, 0, 0) * Box(3, 10, 5), (2, 6.5)),  # unequal flats
+    (Cylinder(4, 5) + Pos(0, 5, 0) * extrude(SlotCenterToCenter(6, 3, rotation=90), 5, both=True), None),  # keyhole
+], ids=["d", "double_d", "two_flats_off_centre", "keyhole"])
+def test_d_and_double_d_holes_carry_their_flats(cut, flat, tmp_path):
+    """A D hole read "partial (open on one side)": its wall is not a full turn, but nothing is open.
+    A gap closed by one plane meeting the wall along both its edges, facing the axis, is a D
+    (``flat``: size across from the flat to the wall opposite); two opposite ones a double D
+    (across the flats). A keyhole's slot walls each meet the wall along one edge: still partial."""
+    part = Box(40, 40, 5) - cut
+    export_step(part, str(tmp_path / "d.step"))
+    for p in (part, import_step(str(tmp_path / "d.step"))):
+        d = run(p)
+        (h,) = [h for h in d["holes"] if h["diameter"] == pytest.approx(8)]
+        want = None if flat is None else {"count": flat[0], "across": pytest.approx(flat[1])}
+        assert (h["flat"], h["partial"], h["through"], h["keyway"]) == (want, flat is None, True, None)
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(d, "p")})
+    words = ("d=8 partial (open on one side)" if flat is None else
+             f"d=8 flat {flat[1]:g} across -Z" if flat[0] == 1 else f"d=8 double-D {flat[1]:g} across flats -Z")
+    assert words in text, text
+    for key, value in (("count", 3), ("count", 0), ("count", True), ("across", -1.0), ("across", "7")):
+        bad = json.loads(json.dumps(d))
+        (i,) = [i for i, h in enumerate(d["holes"]) if h["diameter"] == pytest.approx(8)]
+        bad["holes"][i]["flat"] = {"count": 1, "across": 7.0, key: value}
+        with pytest.raises(ReplyRefused, match=rf"holes\[{i}\].flat.{key}"):
+            R.features_reply(bad, "p")
