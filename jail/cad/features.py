@@ -62,7 +62,8 @@ def _slot(s: dict) -> dict:
             "depth": None if s["depth"] is None else f(s["depth"]), "through": bool(s["through"]),
             "open_end": bool(s["open_end"]),
             "arc": None if s["arc"] is None else {"center": _v(s["arc"]["center"]), "radius": f(s["arc"]["radius"]),
-                                                  "sweep": f(s["arc"]["sweep"])}}
+                                                  "sweep": f(s["arc"]["sweep"])},
+            "counterbore": _opt(s["counterbore"])}
 
 
 def _pocket(p: dict) -> dict:
@@ -109,7 +110,8 @@ def _slot_sig(s: dict) -> tuple:
         return (round(s["arc"]["radius"], 3), round(s["arc"]["sweep"], 3), round(s["width"], 3),
                 None if s["depth"] is None else round(s["depth"], 3), s["through"])
     return (round(s["length"], 3), None if s["depth"] is None else round(s["depth"], 3), s["through"],
-            s["open_end"], tuple(round(x, 6) for x in s["direction"]))
+            s["open_end"], tuple(round(x, 6) for x in s["direction"]),
+            None if s["counterbore"] is None else tuple(round(x, 3) for x in s["counterbore"].values()))
 
 
 def _pocket_sig(p: dict) -> tuple:

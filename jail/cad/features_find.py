@@ -548,12 +548,14 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                         "direction": canonical_dir(unit(sub(pb, pa))),
                         "depth": None if through else hi - lo, "through": through, "open_end": False,
                         "arc": None if arc is None else {"center": add(arc["center"], mul(a.axis, t_in)),
-                                                         "radius": arc["radius"], "sweep": arc["sweep"]}})
+                                                         "radius": arc["radius"], "sweep": arc["sweep"]},
+                        "counterbore": None, "exit": add(line, mul(a.axis, hi if from_lo else lo))})
             if arc is not None:
                 used.update(arc["walls"])
             taken.update((a.index, b.index))
             used.update((a.index, b.index))
             break
+    out = _counterbored(out, tol * 10)
     for a in halves:
         if a.index not in taken:
             found = _open_slot(infos, a, mat, tol)
@@ -561,6 +563,35 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                 out.append(found)
                 used.add(a.index)
     return out
+
+
+def _counterbored(found: list[dict], tol: float) -> list[dict]:
+    """Closed slots with a wider, longer slot over them on the same centre line (a counterbored slot
+    for a cap screw): the wider one's floor opens into the narrower one, so it read as a slot through.
+    It becomes the narrower one's ``counterbore`` ``{width, length, depth}``; the slot is then entered
+    where the counterbore is, its ``depth`` (blind) counted from there, as a hole's."""
+    drop = set()
+    for i, a in enumerate(found):
+        if not a["through"] or a["arc"] is not None:
+            continue
+        for b in found:
+            if (b is a or b["counterbore"] is not None or b["arc"] is not None or b["width"] >= a["width"] - tol
+                    or b["length"] > a["length"] + tol or abs(abs(dot(a["axis"], b["axis"])) - 1) > 1e-6
+                    or abs(abs(dot(a["direction"], b["direction"])) - 1) > 1e-6):
+                continue
+            ends = [(a_in, a_out, b_far) for a_in, a_out in ((a["center"], a["exit"]), (a["exit"], a["center"]))
+                    for b_in, b_far in ((b["center"], b["exit"]), (b["exit"], b["center"]))[:2 if b["through"] else 1]
+                    if norm(sub(a_out, b_in)) <= tol]  # a's inner end on b's entry (a through b: either end)
+            if not ends:
+                continue
+            a_in, a_out, b_far = ends[0]
+            step = norm(sub(a_out, a_in))
+            b.update(center=a_in, exit=b_far, axis=unit(sub(a_out, a_in)),
+                     depth=None if b["through"] else b["depth"] + step,
+                     counterbore={"width": a["width"], "length": a["length"], "depth": step})
+            drop.add(i)
+            break
+    return [dict((k, v) for k, v in s.items() if k != "exit") for i, s in enumerate(found) if i not in drop]
 
 
 def _angle(u, v) -> float:
@@ -651,7 +682,8 @@ def _open_slot(infos, a: FaceInfo, mat: Material, tol: float) -> dict | None:
     middle = add(a.origin, mul(d, (reach - a.r0) / 2))
     return {"center": add(middle, mul(a.axis, lo if from_lo else hi)), "length": reach + a.r0, "width": 2 * a.r0,
             "axis": mul(a.axis, 1.0 if from_lo else -1.0), "direction": d,
-            "depth": None if through else hi - lo, "through": through, "open_end": True, "arc": None}
+            "depth": None if through else hi - lo, "through": through, "open_end": True, "arc": None,
+            "counterbore": None}
 
 
 # ------------------------------------------------------------------ fillets and chamfers

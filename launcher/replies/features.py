@@ -91,7 +91,12 @@ SLOT = _obj({"center": dict(_VEC, description="centre of the slot where it opens
                                                "description": "end centre to end centre, degrees"}},
                                     "an arc (kidney) slot: its centre line is this arc; center is the slot's "
                                     "middle on it, length runs between the ends' tips along direction"),
-                               {"type": "null"}]}})
+                               {"type": "null"}]},
+             "counterbore": {"anyOf": [_obj({"width": _POS, "length": _POS,
+                                             "depth": dict(_POS, description="from the entry to its floor (mm)")},
+                                            "a wider, longer slot over this one on its centre line (for a cap "
+                                            "screw's head); center is then its entry, depth counts from there"),
+                                       {"type": "null"}]}})
 POCKET = _obj({"center": dict(_VEC, description="centre of the outline where the pocket opens (the entry) (mm)"),
                "axis": dict(_VEC, description="unit vector from the entry into the material"),
                "depth": dict(_OPT_POS, description="blind: from the entry to the floor (mm); through (a window): "
@@ -269,7 +274,8 @@ def _slot(s, w) -> dict:
             "width": _num(s.get("width"), w + ".width", 0.0), "axis": _vec(s.get("axis"), w + ".axis"),
             "direction": _vec(s.get("direction"), w + ".direction"), "depth": _opt(s.get("depth"), w + ".depth"),
             "through": _bool(s.get("through"), w + ".through"), "open_end": _bool(s.get("open_end"), w + ".open_end"),
-            "arc": _arc(s.get("arc"), w + ".arc")}
+            "arc": _arc(s.get("arc"), w + ".arc"),
+            "counterbore": _sub(s.get("counterbore"), w + ".counterbore", ("width", "length", "depth"))}
 
 
 def _arc(a, w) -> dict | None:

@@ -359,8 +359,10 @@ def _draft(x: dict) -> str:
 
 def _slot_kind(s: dict) -> str:
     size = (f"arc r={_g(s['arc']['radius'])} {_g(s['arc']['sweep'])}°" if s["arc"] else f"length {_g(s['length'])}")
+    cb = s["counterbore"]
     return (f"{size} width {_g(s['width'])} " + ("open-ended " if s["open_end"] else "")
-            + ("through" if s["through"] else f"depth {_g(s['depth'])}"))
+            + ("through" if s["through"] else f"depth {_g(s['depth'])}")
+            + (f" counterbore {_g(cb['length'])} x {_g(cb['width'])} depth {_g(cb['depth'])}" if cb else ""))
 
 
 def _pocket_kind(p: dict) -> str:
@@ -475,7 +477,7 @@ FEATURES = Tool(
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}, keyway {width, depth}, flat (a D or double D), partial: its wall open on one side, draft), bosses (base centre, axis, diameter, height, draft), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots (closed or open at one end, straight or arc), pockets (straight walls all round: windows, rectangular or L pockets, hex "
+    "slots (closed or open at one end, straight or arc, counterbored), pockets (straight walls all round: windows, rectangular or L pockets, hex "
     "sockets; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed; round a shaft, in a bore or in a face), and "
     "patterns of holes, bosses, slots or pockets (bolt circles, arcs, grids, staggered rows and bundles, "
     "linear arrays, radial). The numbers are in structuredContent; the text is a summary. Read-only: runs in "

@@ -52,6 +52,9 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
                   "return r", "slots[0].arc.sweep"),
     "arc_text": ("r['slots'] = [dict(center=[0, 0, 0], length=5, width=10, axis=[0, 0, -1], direction=[1, 0, 0], "
                  f"depth=None, through=True, open_end=False, arc={ANSI!r})]; return r", "slots[0].arc"),
+    "slot_counterbore": ("r['slots'] = [dict(center=[0, 0, 0], length=5, width=10, axis=[0, 0, -1], "
+                         "direction=[1, 0, 0], depth=None, through=True, open_end=False, arc=None, "
+                         f"counterbore={ANSI!r})]; return r", "slots[0].counterbore"),
     "keyway_nan": ("r['holes'][0]['keyway'] = {'width': float('nan'), 'depth': 1}; return r", "error"),
     "partial_string": ("r['holes'][0]['partial'] = 'yes'; return r", "holes[0].partial"),
     "draft_range": ("r['holes'][0]['draft'] = 91; return r", "holes[0].draft"),

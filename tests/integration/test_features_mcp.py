@@ -126,9 +126,10 @@ def test_drafted_bosses_and_l_pockets_through_the_client(client):
     assert "pockets: 1 x L-shaped 40 x 40 r=3 depth 8 -Z at (-6.667, -3.333, 10)" in text, text
 
 
-def test_face_grooves_and_arc_slots_through_the_client(client):
+def test_face_grooves_arc_and_counterbored_slots_through_the_client(client):
     code = (inspect.getsource(unit._flange) + inspect.getsource(unit._arc_plate)
-            + "flange = _flange()\nrotary = _arc_plate()\n")
+            + inspect.getsource(unit._counterbored_slots)
+            + "flange = _flange()\nrotary = _arc_plate()\nmount = _counterbored_slots()\n")
     assert client.text("execute", {"code": code}).startswith("OK")
     data, text = features(client, {"object_name": "flange", "kinds": ["holes", "grooves"]})
     assert [(g["face"], g["diameter"], g["width"]) for g in data["grooves"]] == [(True, 60, 6)]
@@ -136,6 +137,9 @@ def test_face_grooves_and_arc_slots_through_the_client(client):
     data, text = features(client, {"object_name": "rotary"})
     assert [s["arc"]["sweep"] for s in data["slots"]] == [pytest.approx(40)] * 3 and data["fillets"] == []
     assert "slots: 3 x arc r=30 40° width 6 through -Z on a bolt circle r=30 at (0, 0, 4)" in text, text
+    data, text = features(client, {"object_name": "mount", "kinds": ["slots"]})
+    assert [s["counterbore"]["width"] for s in data["slots"]] == [10]
+    assert text == "mount:\nslots: 1 x length 26 width 6 through counterbore 30 x 10 depth 4 -Z at (0, 0, 5)", text
 
 
 def test_errors_are_errors_without_structured_content(client):

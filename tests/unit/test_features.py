@@ -1421,3 +1421,63 @@ def test_d_and_double_d_holes_carry_their_flats(cut, flat, tmp_path):
         bad["holes"][i]["flat"] = {"count": 1, "across": 7.0, key: value}
         with pytest.raises(ReplyRefused, match=rf"holes\[{i}\].flat.{key}"):
             R.features_reply(bad, "p")
+
+
+def _counterbored_slots(blind=None, from_below=False, rows=1, offset=0.0):
+    """A block (80x40x10, z from -5 to 5) with ``rows`` slots 26x6, through (or ``blind`` deep from
+    the face), under a 30x10 counterbore 4 deep, cut from the top (or the bottom); ``offset``
+    moves the narrow slot off the counterbore's centre line."""
+    with BuildPart() as p:
+        Box(80, 40, 10)
+        z, down = (-5, 1) if from_below else (5, -1)
+        with BuildSketch(Plane.XY.offset(z)):
+            with GridLocations(0, 15, 1, rows):
+                SlotCenterToCenter(20, 10)
+        extrude(amount=4 * down, mode=Mode.SUBTRACT)
+        with BuildSketch(Plane.XY.offset(z)):
+            with GridLocations(0, 15, 1, rows):
+                with Locations((0, offset)):
+                    SlotCenterToCenter(20, 6)
+        extrude(amount=(blind or 10) * down, mode=Mode.SUBTRACT)
+    return p.part
+
+
+@pytest.mark.parametrize("kw,want", [
+    ({}, (None, (0, 0, 5), (0, 0, -1))),
+    ({"blind": 7}, (7, (0, 0, 5), (0, 0, -1))),
+    ({"from_below": True}, (None, (0, 0, -5), (0, 0, 1))),
+    ({"rows": 2}, (None, (0, -7.5, 5), (0, 0, -1))),
+    ("step", (None, (0, 0, 5), (0, 0, -1))),
+    ({"offset": 1.5}, None),
+], ids=["through", "blind", "from_below", "two_rows", "imported_step", "off_centre"])
+def test_a_counterbored_slot_is_one_slot_with_its_counterbore(kw, want, tmp_path):
+    """A counterbored slot (for a cap screw's head) read as two slots, both through: the wider one's
+    floor opens into the narrower one. A closed slot with a wider, longer one over it on its centre
+    line is one slot with ``counterbore`` {width, length, depth}, entered at the counterbore, its
+    depth (blind) from there, as a hole's; off the centre line they stay two slots."""
+    if kw == "step":
+        export_step(_counterbored_slots(), str(tmp_path / "cb.step"))
+        d = run(import_step(str(tmp_path / "cb.step")))
+    else:
+        d = run(_counterbored_slots(**kw))
+    if want is None:
+        assert sorted(s["width"] for s in d["slots"]) == [pytest.approx(6), pytest.approx(10)]
+        assert [s["counterbore"] for s in d["slots"]] == [None, None]
+        return
+    depth, center, axis = want
+    s = d["slots"][0]
+    assert len(d["slots"]) == (2 if kw == {"rows": 2} else 1) and d["fillets"] == []
+    assert (s["width"], s["length"], s["through"], s["depth"]) == (
+        pytest.approx(6), pytest.approx(26), depth is None, None if depth is None else pytest.approx(depth))
+    assert s["counterbore"] == {"width": pytest.approx(10), "length": pytest.approx(30), "depth": pytest.approx(4)}
+    assert near(s["center"], center, 1e-6) and near(s["axis"], axis, 1e-9)
+    out = R.features_reply(d, "b")
+    R.check(out)
+    text = table.render_text("features", {"ok": True, "features": out})
+    kind = "through" if depth is None else f"depth {depth}"
+    assert f"length 26 width 6 {kind} counterbore 30 x 10 depth 4 " in text, text
+    for key, value in (("width", -1.0), ("depth", "4"), ("length", float("inf"))):
+        bad = json.loads(json.dumps(d))
+        bad["slots"][0]["counterbore"][key] = value
+        with pytest.raises(ReplyRefused, match=rf"slots\[0\].counterbore.{key}"):
+            R.features_reply(bad, "b")
