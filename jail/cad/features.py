@@ -20,7 +20,8 @@ from jail.cad.names import cap
 from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
 
 KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "patterns")
-CENTERS_CAP = 20  # centres listed per fillet/chamfer group (keeps a full reply well under the cap)
+CENTERS_CAP = 20
+SECTOR_SIZES = ("inner_radius", "outer_radius", "angle")  # centres listed per fillet/chamfer group (keeps a full reply well under the cap)
 
 
 def _v(p) -> list:
@@ -71,7 +72,9 @@ def _pocket(p: dict) -> dict:
             "through": bool(p["through"]), "width": f(p["width"]), "length": f(p["length"]),
             "direction": _v(p["direction"]), "sides": int(p["sides"]), "shape": str(p["shape"]),
             "corner_radius": None if p["corner_radius"] is None else f(p["corner_radius"]),
-            "draft": None if p["draft"] is None else f(p["draft"])}
+            "draft": None if p["draft"] is None else f(p["draft"]), "curved": int(p["curved"]),
+            "sector": None if p["sector"] is None else {"center": _v(p["sector"]["center"]),
+                                                        **{k: f(p["sector"][k]) for k in SECTOR_SIZES}}}
 
 
 def _groove(g: dict) -> dict:
@@ -115,10 +118,15 @@ def _slot_sig(s: dict) -> tuple:
 
 
 def _pocket_sig(p: dict) -> tuple:
-    """Pockets in one pattern: same outline, depth and through, turned the same way."""
+    """Pockets in one pattern: same outline, depth and through, turned the same way; ring sectors
+    (a wheel's windows) turned any way."""
+    if p["sector"] is not None:
+        return (tuple(round(p["sector"][k], 3) for k in SECTOR_SIZES), None if p["depth"] is None
+                else round(p["depth"], 3), p["through"], None if p["corner_radius"] is None else round(p["corner_radius"], 3))
     return (p["sides"], round(p["length"], 3), None if p["depth"] is None else round(p["depth"], 3), p["through"],
             None if p["corner_radius"] is None else round(p["corner_radius"], 3),
-            tuple(round(x, 6) for x in p["direction"]), None if p["draft"] is None else round(p["draft"], 3))
+            tuple(round(x, 6) for x in p["direction"]), None if p["draft"] is None else round(p["draft"], 3),
+            p["curved"])
 
 
 def _order(h: dict) -> tuple:

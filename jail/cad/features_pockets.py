@@ -1,4 +1,4 @@
-"""Recognise pockets and windows: straight walls all round a void, along one direction.
+"""Recognise pockets and windows: walls all round a void, along one direction.
 
 A pocket's walls are planar faces parallel to one direction ``d`` (its axis), each meeting the
 next at a corner, sharp or through a corner radius (a cylinder along ``d`` turning at most 120
@@ -27,8 +27,13 @@ Drafted walls (a tapered cut, a moulded pocket) lean alike off ``d``, by at most
 compared as seen along ``d``, corner radii are cones, and the sizes are the entry's; ``draft`` is
 their angle, negative when the pocket widens deeper in (an undercut).
 
-Not found: walls that are not planes (an oval) or a round end (a D), walls split along their
-length, a round pocket (a hole) or a slot (found as such first). Faces that another feature took
+Curved walls (cylinders along ``d``, at most half a turn each; :func:`_winds_round_void` checks the
+loop, :func:`_curved_shape` reads it): a wheel's windows between its spokes are ring sectors
+(shape "sector", with ``sector``), a D-shaped pocket's round end one curved side (``curved``
+counts them). Not drafted.
+
+Not found: walls with no straight wall among them (an oval), walls split along their length, a
+round pocket (a hole) or a slot (found as such first). Faces that another feature took
 (``used``) are never walls.
 
 Blocks nothing (a computation). OCP is imported at the top: jailed processes and tests only.
@@ -43,11 +48,13 @@ from OCP.GeomAbs import GeomAbs_BezierCurve, GeomAbs_BSplineCurve, GeomAbs_Line
 from OCP.TopoDS import TopoDS
 
 from jail.cad.features_faces import (DRAFT_MAX, TWO_PI, TopAbs_VERTEX, FaceInfo, add, canonical_dir, cross, dot,
+                                     edge_points,
                                      mul, norm, sub, unique, unit)
 from jail.cad.features_find import axis_crossing, entry_first, open_beyond, part_scale
 from jail.cad.features_material import Material
 
 CORNER = TWO_PI / 3 + 1e-6  # a corner radius turns the wall by at most a triangle's 120 degrees
+ARC_MAX = 1.02 * math.pi  # a curved wall (a wheel's window's rim, a D's round end) turns by half a turn at most
 MAX_WALLS = 64
 DRAFTED_EDGE = math.cos(2 * DRAFT_MAX)  # a drafted pocket's corner edge is this close to its axis
 _SIN_DRAFT = math.sin(DRAFT_MAX)
@@ -88,10 +95,12 @@ def _wall(fi: FaceInfo, d, used: set, tilt: float = 0.0) -> bool:
         return False
     if fi.kind == "plane":
         return fi.normal is not None and abs(dot(fi.normal, d) - tilt) < 1e-6
-    if fi.concave is None or fi.span > CORNER or abs(abs(dot(fi.axis, d)) - 1) > 1e-9:
+    if fi.kind not in ("cylinder", "cone") or fi.concave is None or abs(abs(dot(fi.axis, d)) - 1) > 1e-9:
         return False
     if not tilt:
-        return fi.kind == "cylinder"
+        return fi.kind == "cylinder" and fi.span <= ARC_MAX
+    if fi.span > CORNER:
+        return False
     return fi.kind == "cone" and abs(_half_angle(fi) - math.asin(abs(tilt))) < 1e-5
 
 
@@ -141,6 +150,69 @@ def _round_the_void(loop: list[FaceInfo], d) -> bool:
     return all(k for k, _ in turns) and abs(sum(k * a for k, a in turns) - TWO_PI) < 1e-6
 
 
+def _plain(loop: list[FaceInfo], d) -> bool:
+    """Is the closed ``loop`` a pocket of straight walls, at least three, its curved walls corner
+    radii only (none turning more than ``CORNER``), turning once round a void?"""
+    return (sum(fi.kind == "plane" for fi in loop) >= 3 and all(fi.kind == "plane" or fi.span <= CORNER for fi in loop)
+            and _round_the_void(loop, d))
+
+
+def _joint(a: FaceInfo, b: FaceInfo) -> tuple | None:
+    """A point halfway along the straight edge two walls share."""
+    for k in a.edges.keys() & b.edges.keys():
+        if _line_dir(a.edges[k]) is not None:
+            pts = edge_points(a.edges[k])
+            return pts[len(pts) // 2] if pts else None
+    return None
+
+
+def _void_normal(fi: FaceInfo, p, d) -> tuple:
+    """A wall's normal out of the material (into the void) at ``p``, as seen along ``d``."""
+    if fi.kind == "plane":
+        return _flat(fi.normal, d)
+    radial = _flat(sub(p, fi.origin), d)
+    return mul(radial, -1.0) if fi.concave else radial
+
+
+def _flat_part(p, d) -> tuple:
+    """``p`` without its ``d`` part (a point on the plane across ``d`` through the origin)."""
+    return sub(p, mul(d, dot(p, d)))
+
+
+def _turn(a, b, d) -> float:
+    """The signed angle from ``a`` to ``b`` round ``d``."""
+    return math.atan2(dot(cross(a, b), d), dot(a, b))
+
+
+def _winds_round_void(loop: list[FaceInfo], d) -> bool:
+    """Does the closed ``loop``, curved walls and all (a wheel's window: two spokes' sides, the rim's
+    arc and the hub's), go once round a void? Its walls' normals into the void turn by one whole
+    turn along it (within each curved wall and at each joint), and the void lies on the side of
+    the walk that its winding says is inside (the outside of a part has the void beyond it)."""
+    n = len(loop)
+    joints = [_joint(loop[i], loop[(i + 1) % n]) for i in range(n)]
+    if None in joints:
+        return False
+    u = unit(cross(d, (1.0, 0.0, 0.0) if abs(d[0]) < 0.9 else (0.0, 1.0, 0.0)))
+    v = cross(d, u)
+    total, ring, void_left = 0.0, [], None
+    for i, fi in enumerate(loop):
+        p_in, p_out = joints[i - 1], joints[i]
+        n_in, n_out = _void_normal(fi, p_in, d), _void_normal(fi, p_out, d)
+        if fi.kind != "plane":  # through its middle: half a turn (a D's end) has no sign of its own
+            n_mid = _void_normal(fi, fi.mid, d)
+            total += _turn(n_in, n_mid, d) + _turn(n_mid, n_out, d)
+        total += _turn(n_out, _void_normal(loop[(i + 1) % n], p_out, d), d)
+        ring += [p_in] if fi.kind == "plane" else [p_in, fi.mid]
+        if void_left is None and fi.kind == "plane":
+            void_left = dot(cross(d, sub(p_out, p_in)), n_in) > 0
+    if void_left is None or abs(abs(total) - TWO_PI) > 1e-3:
+        return False
+    xy = [(dot(q, u), dot(q, v)) for q in ring]
+    area = sum(x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in zip(xy, xy[1:] + xy[:1]))
+    return (area > 0) == void_left
+
+
 def _sides(fi: FaceInfo, d, infos, used: set, tilt: float = 0.0) -> list[int] | None:
     """The walls next to ``fi`` across its straight edges along ``d`` (drafted: close to it); None
     unless there are two."""
@@ -172,7 +244,7 @@ def _loop(start: FaceInfo, d, infos, used: set) -> list[FaceInfo] | None:
             return None
         nxt = sides[1] if sides[0] == prev else sides[0]
         if nxt == start.index:
-            return loop if sum(fi.kind == "plane" for fi in loop) >= 3 and _round_the_void(loop, d) else None
+            return loop if _plain(loop, d) or (not tilt and _winds_round_void(loop, d)) else None
         if any(fi.index == nxt for fi in loop):
             return None
         prev, cur = cur.index, infos[nxt]
@@ -310,6 +382,61 @@ def _shape(loop: list[FaceInfo], d, pts, tol: float, at: float | None = None) ->
             "draft": math.degrees(math.asin(min(tilt, 1.0))) if tilt >= 1e-6 else None}
 
 
+def _curved_shape(loop: list[FaceInfo], d, tol: float) -> dict:
+    """:func:`_shape` for an outline with curved walls (not drafted). Corner radii are the curved
+    walls smoothly between two others (tangent at both joints), turning by at most ``CORNER``,
+    whose radius is the smallest's; the other curved walls are sides (``curved`` counts them). A ring sector (a wheel's window between two spokes: two planes
+    round one axis, a concave arc round it outside, a convex one inside or none) has shape
+    "sector" and ``sector`` ``{center, inner_radius, outer_radius, angle}`` (``center`` on that
+    axis; inner 0 for a pie slice; ``angle`` between the sides, which may stand off the axis: a
+    spoke of even width); its width is radial, its length the outer chord, its centre on the
+    bisector midway between the radii. Any other has shape "other", its sizes its outline's
+    extents (walls sampled along their edges) along and across its longest straight wall."""
+    n = len(loop)
+    joints = [_joint(loop[i], loop[(i + 1) % n]) for i in range(n)]
+    smooth = [fi.kind != "plane" and all(
+        abs(_turn(_void_normal(a, p, d), _void_normal(b, p, d), d)) < 1e-3
+        for a, b, p in ((loop[i - 1], fi, joints[i - 1]), (fi, loop[(i + 1) % n], joints[i])))
+        for i, fi in enumerate(loop)]
+    curved = [fi for fi in loop if fi.kind != "plane"]
+    small = min((fi.r0 for fi in curved), default=0.0)
+    corners = [fi for fi, sm in zip(loop, smooth) if sm and fi.span <= CORNER and fi.r0 <= small + tol]
+    walls = [fi for fi in loop if fi not in corners]
+    planes = [fi for fi in walls if fi.kind == "plane"]
+    arcs = [fi for fi in walls if fi.kind != "plane"]
+    out = {"sides": len(walls), "corner_radius": max((fi.r0 for fi in corners), default=None), "convex": False,
+           "draft": None, "sector": None, "curved": len(arcs)}
+    outer = max((a for a in arcs if a.concave), key=lambda a: a.r0, default=None)
+    inner = [a for a in arcs if not a.concave]
+    if len(planes) == 2 and outer is not None and len(arcs) == 1 + len(inner) <= 2:
+        o = _flat_part(outer.origin, d)  # the axis, in the plane across d
+        # each side's direction away from the axis (a spoke of even width: its sides are off the axis)
+        sides = [cross(d, _flat(w.normal, d)) for w in planes]
+        sides = [t if dot(t, sub(w.mid, o)) > 0 else mul(t, -1.0) for t, w in zip(sides, planes)]
+        coaxial = all(norm(sub(_flat_part(a.origin, d), _flat_part(outer.origin, d))) <= tol * 10 for a in inner)
+        if coaxial and dot(*sides) > -1 + 1e-6:
+            r_in, r_out = (inner[0].r0 if inner else 0.0), outer.r0
+            angle = math.acos(max(-1.0, min(1.0, dot(*sides))))
+            mid = unit(add(*sides))
+            out.update(shape="sector", width=r_out - r_in, length=2 * r_out * math.sin(angle / 2),
+                       direction=canonical_dir(unit(sub(sides[1], sides[0]))),
+                       centre=add(o, mul(mid, (r_in + r_out) / 2)),
+                       sector={"center": o, "inner_radius": r_in, "outer_radius": r_out,
+                               "angle": math.degrees(angle)})
+            return out
+    pts = [q for fi in loop for e in fi.edges.values() for q in edge_points(e)]
+    longest = max(planes, key=lambda w: w.area) if planes else loop[0]
+    along = canonical_dir(unit(cross(d, _flat(longest.normal, d)))) if planes else _flat((1.0, 0.0, 0.0), d)
+    across = cross(d, along)
+    (a_lo, a_hi), (c_lo, c_hi) = _extent(pts, along), _extent(pts, across)
+    centre = add(mul(along, (a_lo + a_hi) / 2), mul(across, (c_lo + c_hi) / 2))
+    if a_hi - a_lo < c_hi - c_lo:
+        along, (a_lo, a_hi), (c_lo, c_hi) = canonical_dir(across), (c_lo, c_hi), (a_lo, a_hi)
+    out.update(shape="other", width=c_hi - c_lo, length=a_hi - a_lo, direction=along,
+               centre=_flat_part(centre, d))
+    return out
+
+
 def _radius_at(fi: FaceInfo, d, at: float | None) -> float:
     """A corner radius (a cylinder, or a drafted pocket's cone) at its end nearer ``at`` along ``d``
     (None: the larger)."""
@@ -332,7 +459,8 @@ def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict |
     """The pocket the walls ``loop`` bound along ``d``; None for a closed cavity."""
     pts = _points(loop)
     lo, hi = _extent(pts, d)
-    sh = _shape(loop, d, pts, tol)
+    plain = _plain(loop, d)
+    sh = _shape(loop, d, pts, tol) if plain else _curved_shape(loop, d, tol)
     step = max(1e-4, 1e-3 * sh["width"])
     # probes on the centre line and just inside a wall: a nut trap's floor has the bolt's hole at
     # its centre, a floor may have one anywhere; an end is open when both are
@@ -355,7 +483,10 @@ def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict |
     # where the centre line meets the surface the pocket opens onto (a keyway in a shaft: the
     # shaft's top, not its walls' lower corners)
     t_in = axis_crossing(infos, [{"faces": loop}], sh["centre"], d, lo if from_lo else hi, sh["width"] / 2, tol)[0]
+    sector = sh.get("sector")  # None but for a ring sector
     return {"center": add(sh["centre"], mul(d, t_in)), "axis": mul(d, 1.0 if from_lo else -1.0),
+            "sector": None if sector is None else dict(sector, center=add(sector["center"], mul(d, t_in))),
+            "curved": sh.get("curved", 0),
             "depth": None if through else (hi - t_in if from_lo else t_in - lo), "through": through,
             "width": sh["width"], "length": sh["length"], "direction": sh["direction"], "sides": sh["sides"],
             "shape": sh["shape"], "corner_radius": sh["corner_radius"], "draft": sh["draft"],
@@ -364,7 +495,8 @@ def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict |
             "walls": [(w.mid, w.normal) for w in loop if w.kind == "plane"], "convex": sh["convex"],
             "ends": (add(sh["centre"], mul(d, lo)), add(sh["centre"], mul(d, hi))),
             # and, with a convex corner, the outline at each end (3-D corners)
-            "outlines": None if sh["convex"] else tuple(_corners(loop, d, t) for t in (lo, hi))}
+            "outlines": (None if sh["convex"] or not plain  # curved: not shaded
+                         else tuple(_corners(loop, d, t) for t in (lo, hi)))}
 
 
 def pockets(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:

@@ -20,7 +20,7 @@ from launcher.replies.cad import ReplyRefused
 
 KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "patterns")
 CENTERS_CAP = 20
-POCKET_SHAPES = ("rectangle", "regular", "L", "other")
+POCKET_SHAPES = ("rectangle", "regular", "L", "sector", "other")
 LIMIT = 1e12
 
 # ------------------------------------------------------------------ the schema
@@ -106,16 +106,29 @@ POCKET = _obj({"center": dict(_VEC, description="centre of the outline where the
                                                 "other outline with a convex corner: its narrower extent (mm)"),
                "length": dict(_POS, description="extent square to width, along direction (mm)"),
                "direction": dict(_VEC, description="unit vector along length"),
-               "sides": {"type": "integer", "minimum": 3, "description": "number of straight walls"},
+               "sides": {"type": "integer", "minimum": 2, "description": "number of walls, straight and curved "
+                                                                       "(corner radii not counted)"},
                "shape": {"type": "string", "enum": list(POCKET_SHAPES),
                          "description": "rectangle (a square too), regular (a hexagon), L (six walls at right "
-                                        "angles, one convex corner), or other"},
+                                        "angles, one convex corner), sector (a wheel's window: see sector), or "
+                                        "other"},
                "corner_radius": dict(_OPT_POS, description="the largest corner's; null for sharp corners"),
                "draft": dict(_DRAFT, description="drafted (tapered) walls, a moulded part's: their angle to the "
                                                  "axis, degrees, positive when it narrows deeper in, negative when "
                                                  "it widens (an undercut); width and length are then the entry's; "
-                                                 "null: straight walls")},
-              "straight walls all round a void along one axis: a window, a milled pocket, a hex socket")
+                                                 "null: straight walls"),
+               "curved": dict(_COUNT, description="how many of its sides are curved (an arc: a D's round end, "
+                                                  "a wheel's rim); 0: straight walls"),
+               "sector": {"anyOf": [_obj({"center": dict(_VEC, description="on its axis, at the entry (mm)"),
+                                          "inner_radius": dict(_POS, description="0: a pie slice (mm)"),
+                                          "outer_radius": _POS,
+                                          "angle": {"type": "number", "minimum": 0, "maximum": 360,
+                                                    "description": "between its straight sides, degrees"}},
+                                         "a ring sector: two straight sides through one axis, an arc round it "
+                                         "outside and one inside; width is then radial, length the outer "
+                                         "chord"),
+                                    {"type": "null"}]}},
+              "walls all round a void along one axis: a window, a milled pocket, a hex socket, a wheel's window")
 GROOVE = _obj({"center": dict(_VEC, description="on the axis, midway along the groove; a face groove's: at its "
                                                 "mouth (mm)"),
                "axis": dict(_VEC, description="a face groove's: from the mouth into the material"),
@@ -320,14 +333,25 @@ def _pocket(p, w) -> dict:
     if shape not in POCKET_SHAPES:
         _Path(w + ".shape").refuse("is not " + ", ".join(POCKET_SHAPES))
     sides = _int(p.get("sides"), w + ".sides", 10 ** 6)
-    if sides < 3:
-        _Path(w + ".sides").refuse("is under 3")
+    if sides < 2:
+        _Path(w + ".sides").refuse("is under 2")
     return {"center": _vec(p.get("center"), w + ".center"), "axis": _vec(p.get("axis"), w + ".axis"),
             "depth": _opt(p.get("depth"), w + ".depth"), "through": _bool(p.get("through"), w + ".through"),
             "width": _num(p.get("width"), w + ".width", 0.0), "length": _num(p.get("length"), w + ".length", 0.0),
             "direction": _vec(p.get("direction"), w + ".direction"), "sides": sides, "shape": shape,
             "corner_radius": _opt(p.get("corner_radius"), w + ".corner_radius"),
-            "draft": _angle(p.get("draft"), w + ".draft")}
+            "draft": _angle(p.get("draft"), w + ".draft"), "curved": _int(p.get("curved"), w + ".curved", sides),
+            "sector": _sector(p.get("sector"), w + ".sector")}
+
+
+def _sector(v, w) -> dict | None:
+    if v is None:
+        return None
+    d = _dict(v, w)
+    return {"center": _vec(d.get("center"), w + ".center"),
+            "inner_radius": _num(d.get("inner_radius"), w + ".inner_radius", 0.0),
+            "outer_radius": _num(d.get("outer_radius"), w + ".outer_radius", 0.0),
+            "angle": _num(d.get("angle"), w + ".angle", 0.0, 360.0)}
 
 
 def _groove(g, w) -> dict:

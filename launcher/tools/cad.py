@@ -373,8 +373,16 @@ def _pocket_kind(p: dict) -> str:
         s = f"{'hex' if n == 6 else f'{n}-sided'} {w} across flats"
     elif p["shape"] == "L":
         s = f"L-shaped {_g(p['length'])} x {w}"
+    elif p["shape"] == "sector" and p["sector"]:
+        sc = p["sector"]
+        s = f"sector r={_g(sc['inner_radius'])}..{_g(sc['outer_radius'])} {_g(sc['angle'])}°"
+        if p["corner_radius"] is not None:
+            s += f" corners r={_g(p['corner_radius'])}"
+        return s + (" through" if p["through"] else f" depth {_g(p['depth'])}")
     else:
         s = f"{n}-sided {_g(p['length'])} x {w}"
+        if p["curved"]:
+            s = f"{n}-sided ({p['curved']} curved) {_g(p['length'])} x {w}"
     if p["width"] != p["length"] and p["shape"] != "regular":
         s += f" along {_axis_word(p['direction'])}"
     if p["corner_radius"] is not None:
@@ -477,8 +485,8 @@ FEATURES = Tool(
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}, keyway {width, depth}, flat (a D or double D), partial: its wall open on one side, draft), bosses (base centre, axis, diameter, height, draft), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots (closed or open at one end, straight or arc, counterbored), pockets (straight walls all round: windows, rectangular or L pockets, hex "
-    "sockets; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed; round a shaft, in a bore or in a face), and "
+    "slots (closed or open at one end, straight or arc, counterbored), pockets (walls all round: windows, rectangular or L pockets, hex "
+    "sockets, a wheel's sector windows; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed; round a shaft, in a bore or in a face), and "
     "patterns of holes, bosses, slots or pockets (bolt circles, arcs, grids, staggered rows and bundles, "
     "linear arrays, radial). The numbers are in structuredContent; the text is a summary. Read-only: runs in "
     "a disposable jailed process.",

@@ -55,6 +55,12 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
     "slot_counterbore": ("r['slots'] = [dict(center=[0, 0, 0], length=5, width=10, axis=[0, 0, -1], "
                          "direction=[1, 0, 0], depth=None, through=True, open_end=False, arc=None, "
                          f"counterbore={ANSI!r})]; return r", "slots[0].counterbore"),
+    "pocket_sector": ("r['pockets'] = [dict(center=[0, 0, 0], axis=[0, 0, -1], depth=None, through=True, width=5, "
+                      "length=6, direction=[1, 0, 0], sides=4, shape='sector', corner_radius=None, draft=None, "
+                      f"curved=2, sector={ANSI!r})]; return r", "pockets[0].sector"),
+    "pocket_curved": ("r['pockets'] = [dict(center=[0, 0, 0], axis=[0, 0, -1], depth=None, through=True, width=5, "
+                      "length=6, direction=[1, 0, 0], sides=4, shape='other', corner_radius=None, draft=None, "
+                      "curved=10 ** 9, sector=None)]; return r", "pockets[0].curved"),
     "keyway_nan": ("r['holes'][0]['keyway'] = {'width': float('nan'), 'depth': 1}; return r", "error"),
     "partial_string": ("r['holes'][0]['partial'] = 'yes'; return r", "holes[0].partial"),
     "draft_range": ("r['holes'][0]['draft'] = 91; return r", "holes[0].draft"),

@@ -126,10 +126,10 @@ def test_drafted_bosses_and_l_pockets_through_the_client(client):
     assert "pockets: 1 x L-shaped 40 x 40 r=3 depth 8 -Z at (-6.667, -3.333, 10)" in text, text
 
 
-def test_face_grooves_arc_and_counterbored_slots_through_the_client(client):
+def test_face_grooves_arc_and_counterbored_slots_and_sectors_through_the_client(client):
     code = (inspect.getsource(unit._flange) + inspect.getsource(unit._arc_plate)
-            + inspect.getsource(unit._counterbored_slots)
-            + "flange = _flange()\nrotary = _arc_plate()\nmount = _counterbored_slots()\n")
+            + inspect.getsource(unit._counterbored_slots) + inspect.getsource(unit._wheel)
+            + "flange = _flange()\nrotary = _arc_plate()\nmount = _counterbored_slots()\nimport math\nwheel = _wheel(corner=3)\n")
     assert client.text("execute", {"code": code}).startswith("OK")
     data, text = features(client, {"object_name": "flange", "kinds": ["holes", "grooves"]})
     assert [(g["face"], g["diameter"], g["width"]) for g in data["grooves"]] == [(True, 60, 6)]
@@ -140,6 +140,9 @@ def test_face_grooves_arc_and_counterbored_slots_through_the_client(client):
     data, text = features(client, {"object_name": "mount", "kinds": ["slots"]})
     assert [s["counterbore"]["width"] for s in data["slots"]] == [10]
     assert text == "mount:\nslots: 1 x length 26 width 6 through counterbore 30 x 10 depth 4 -Z at (0, 0, 5)", text
+    data, text = features(client, {"object_name": "wheel", "kinds": ["pockets", "patterns"]})
+    assert [p["sector"]["angle"] for p in data["pockets"]] == [pytest.approx(56)] * 5
+    assert "pockets: 5 x sector r=15..40 56° corners r=3 through -Z on a bolt circle r=27.5 at (0, 0, 5)" in text, text
 
 
 def test_errors_are_errors_without_structured_content(client):

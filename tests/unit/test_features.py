@@ -860,7 +860,8 @@ def test_round_bottomed_grooves_and_grooved_shafts_bosses_and_bores(make, groove
 
 def test_a_pockets_half_round_end_is_not_an_open_slot():
     """A D-shaped pocket (round at one end, square at the other): the half cylinder's walls end on
-    material, so it is not a slot running out of the part."""
+    material, so it is not a slot running out of the part. It is a pocket with one curved wall
+    (its round end was a fillet before curved walls were read)."""
     with BuildPart() as p:
         Box(60, 40, 10)
         with BuildSketch(Plane.XY.offset(5)):
@@ -869,7 +870,11 @@ def test_a_pockets_half_round_end_is_not_an_open_slot():
                 Rectangle(20, 10, align=(Align.MIN, Align.CENTER))
         extrude(amount=-4, mode=Mode.SUBTRACT)
     d = run(p.part)
-    assert d["slots"] == [] and [(g["radius"], g["convex"]) for g in d["fillets"]] == [(5, False)], d
+    assert d["slots"] == d["fillets"] == [], d
+    (pk,) = d["pockets"]
+    assert (pk["sides"], pk["curved"], pk["shape"], pk["length"], pk["width"], pk["depth"]) == (
+        4, 1, "other", pytest.approx(25), pytest.approx(10), pytest.approx(4))
+    assert near(pk["center"], (-2.5, 0, 5), 1e-6)
 
 
 @pytest.mark.parametrize("depth,text", [(10, "slots: 1 x length 26 width 6 through -Z at (0, 0, 5)"),
@@ -1160,7 +1165,7 @@ def test_pocket_and_hole_ends_read_from_the_faces_agree_with_probes(monkeypatch)
     assert features_faces.end_open is not features_find.end_open
 
 
-@pytest.mark.parametrize("key,value", [("shape", "\x1b[2Jhex"), ("shape", "l"), ("sides", 2), ("sides", "6"),
+@pytest.mark.parametrize("key,value", [("shape", "\x1b[2Jhex"), ("shape", "l"), ("sides", 1), ("sides", "6"),
                                        ("sides", True), ("corner_radius", -1.0), ("direction", [float("nan"), 0, 0]),
                                        ("width", 1e300), ("through", "yes"), ("depth", "4")])
 def test_hostile_pocket_fields_refuse_the_reply(key, value):
@@ -1481,3 +1486,106 @@ def test_a_counterbored_slot_is_one_slot_with_its_counterbore(kw, want, tmp_path
         bad["slots"][0]["counterbore"][key] = value
         with pytest.raises(ReplyRefused, match=rf"slots\[0\].counterbore.{key}"):
             R.features_reply(bad, "b")
+
+
+
+def _wheel(spokes=5, corner=0.0, depth=None):
+    """A wheel (r=50, 10 thick, z from -5 to 5, a d=16 bore) with ``spokes`` ring-sector windows
+    between r=15 and r=40 whose sides run along radii, 16 degrees apart across each spoke; corner
+    radii ``corner``; through, or ``depth`` deep."""
+    from build123d import BuildLine, CenterArc, Line, make_face
+    with BuildPart() as w:
+        Cylinder(50, 10)
+        Hole(8)
+        with BuildSketch(Plane.XY.offset(5)) as sk:
+            for i in range(spokes):
+                a0, a1 = i * 360 / spokes + 8, (i + 1) * 360 / spokes - 8
+                at = [(r * math.cos(math.radians(a)), r * math.sin(math.radians(a))) for r, a in
+                      ((15, a0), (40, a0), (40, a1), (15, a1))]
+                with BuildLine():
+                    Line(at[0], at[1])
+                    CenterArc((0, 0), 40, a0, a1 - a0)
+                    Line(at[2], at[3])
+                    CenterArc((0, 0), 15, a1, a0 - a1)
+                make_face()
+            if corner:
+                fillet(sk.vertices(), corner)
+        extrude(amount=-(depth or 10), mode=Mode.SUBTRACT)
+    return w.part
+
+
+def _spoked(spokes=4, width=8.0, corner=2.0):
+    """A rim (r=40 to 50) and a hub (r=6 to 15), 10 thick, joined by ``spokes`` straight spokes of
+    even ``width`` (their windows' sides stand off the axis); corner radii ``corner``."""
+    from build123d import Part
+    wheel = Cylinder(50, 10) - Cylinder(40, 10) + Cylinder(15, 10) - Cylinder(6, 10)
+    for i in range(spokes):
+        wheel += Rot(0, 0, i * 360 / spokes) * Pos(27.5, 0, 0) * Box(34, width, 10)
+    if corner:
+        edges = [e for e in wheel.edges().filter_by(Axis.Z).filter_by(GeomType.LINE)
+                 if min(abs(math.hypot(e.center().X, e.center().Y) - r) for r in (15, 40)) < 0.5]
+        wheel = Part(wheel.fillet(corner, edges).wrapped)
+    return wheel
+
+
+@pytest.mark.parametrize("make,count,angle,corner,depth", [
+    (lambda: _wheel(), 5, 56, None, None),
+    (lambda: _wheel(corner=3), 5, 56, 3, None),
+    (lambda: _wheel(corner=3, depth=4), 5, 56, 3, 4),
+    (lambda: _spoked(), 4, 90, 2, None),                      # spokes of even width: sides off the axis
+    (lambda: _spoked(6, corner=0), 6, 60, None, None),
+    ("step", 5, 56, 3, None),
+], ids=["wheel", "corner_radii", "blind", "even_spokes", "six_sharp", "imported_step"])
+def test_a_wheels_windows_are_sector_pockets_not_fillets(make, count, angle, corner, depth, tmp_path):
+    """A wheel's windows between its spokes read "fillets: 5 x r=15 (convex rounds)", "fillets: 5 x
+    r=40 (concave)" and no window: their walls are arcs as well as planes. A loop of walls that
+    goes once round a void, curved ones too, is a pocket; two straight sides, an arc round their
+    axis outside and one inside make a ring sector (``sector``: centre, radii, angle between the
+    sides), its centre on the bisector midway between the radii, and the windows a bolt circle."""
+    if make == "step":
+        export_step(_wheel(corner=3), str(tmp_path / "wheel.step"))
+        part = import_step(str(tmp_path / "wheel.step"))
+    else:
+        part = make()
+    d = run(part)
+    assert d["fillets"] == [] and len(d["pockets"]) == count and len(d["holes"]) == 1
+    for p in d["pockets"]:
+        assert (p["shape"], p["sides"], p["curved"], p["through"], p["depth"], p["corner_radius"]) == (
+            "sector", 4, 2, depth is None, None if depth is None else pytest.approx(depth),
+            None if corner is None else pytest.approx(corner))
+        assert p["sector"] == {"center": [0.0, 0.0, 5.0], "inner_radius": pytest.approx(15),
+                               "outer_radius": pytest.approx(40), "angle": pytest.approx(angle)}
+        assert math.hypot(*p["center"][:2]) == pytest.approx(27.5) and p["center"][2] == pytest.approx(5)
+        assert p["width"] == pytest.approx(25) and near(p["axis"], (0, 0, -1), 1e-9)
+    (circle,) = [p for p in d["patterns"] if p["type"] == "bolt_circle"]
+    assert (circle["of"], circle["count"], circle["radius"]) == ("pockets", count, pytest.approx(27.5))
+    out = R.features_reply(d, "w")
+    R.check(out)
+    text = table.render_text("features", {"ok": True, "features": out})
+    if make == "step":
+        assert "pockets: 5 x sector r=15..40 56° corners r=3 through -Z on a bolt circle r=27.5 at (0, 0, 5)" in text
+    for key, value in (("angle", 361.0), ("inner_radius", -1.0), ("center", [0, 0]), ("outer_radius", "40")):
+        bad = json.loads(json.dumps(d))
+        bad["pockets"][0]["sector"][key] = value
+        with pytest.raises(ReplyRefused, match=rf"pockets\[0\].sector.{key}"):
+            R.features_reply(bad, "w")
+    bad = json.loads(json.dumps(d))
+    bad["pockets"][0]["curved"] = 5  # more curved walls than walls
+    with pytest.raises(ReplyRefused, match=r"pockets\[0\].curved"):
+        R.features_reply(bad, "w")
+
+
+def test_a_spherical_face_next_to_a_pocket_wall_is_no_wall():
+    """A ball-end dimple cut into a pocket's wall (a sphere face: no axis) made the pocket finder
+    fail with a TypeError once curved walls were read (build123d's joints example)."""
+    from build123d import Sphere
+    with BuildPart() as p:
+        Box(60, 40, 10)
+        with BuildSketch(Plane.XY.offset(5)):
+            Rectangle(30, 20)
+        extrude(amount=-6, mode=Mode.SUBTRACT)
+        with Locations((15, 0, 1.5)):
+            Sphere(2, mode=Mode.SUBTRACT)
+    d = run(p.part)
+    (pk,) = d["pockets"]
+    assert (pk["shape"], pk["sides"], pk["depth"]) == ("rectangle", 4, pytest.approx(6))
