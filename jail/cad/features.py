@@ -20,8 +20,8 @@ from jail.cad.names import cap
 from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
 
 KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "patterns")
-CENTERS_CAP = 20
-SECTOR_SIZES = ("inner_radius", "outer_radius", "angle")  # centres listed per fillet/chamfer group (keeps a full reply well under the cap)
+CENTERS_CAP = 20  # centres listed per fillet/chamfer group (keeps a full reply well under the cap)
+SECTOR_SIZES = ("inner_radius", "outer_radius", "angle")  # a ring sector pocket's numbers besides its centre
 
 
 def _v(p) -> list:
@@ -121,8 +121,9 @@ def _pocket_sig(p: dict) -> tuple:
     """Pockets in one pattern: same outline, depth and through, turned the same way; ring sectors
     (a wheel's windows) turned any way."""
     if p["sector"] is not None:
-        return (tuple(round(p["sector"][k], 3) for k in SECTOR_SIZES), None if p["depth"] is None
-                else round(p["depth"], 3), p["through"], None if p["corner_radius"] is None else round(p["corner_radius"], 3))
+        return (tuple(round(p["sector"][k], 3) for k in SECTOR_SIZES),
+                None if p["depth"] is None else round(p["depth"], 3), p["through"],
+                None if p["corner_radius"] is None else round(p["corner_radius"], 3))
     return (p["sides"], round(p["length"], 3), None if p["depth"] is None else round(p["depth"], 3), p["through"],
             None if p["corner_radius"] is None else round(p["corner_radius"], 3),
             tuple(round(x, 6) for x in p["direction"]), None if p["draft"] is None else round(p["draft"], 3),

@@ -48,8 +48,7 @@ from OCP.GeomAbs import GeomAbs_BezierCurve, GeomAbs_BSplineCurve, GeomAbs_Line
 from OCP.TopoDS import TopoDS
 
 from jail.cad.features_faces import (DRAFT_MAX, TWO_PI, TopAbs_VERTEX, FaceInfo, add, canonical_dir, cross, dot,
-                                     edge_points,
-                                     mul, norm, sub, unique, unit)
+                                     edge_points, mul, norm, sub, unique, unit)
 from jail.cad.features_find import axis_crossing, entry_first, open_beyond, part_scale
 from jail.cad.features_material import Material
 
@@ -385,8 +384,9 @@ def _shape(loop: list[FaceInfo], d, pts, tol: float, at: float | None = None) ->
 def _curved_shape(loop: list[FaceInfo], d, tol: float) -> dict:
     """:func:`_shape` for an outline with curved walls (not drafted). Corner radii are the curved
     walls smoothly between two others (tangent at both joints), turning by at most ``CORNER``,
-    whose radius is the smallest's; the other curved walls are sides (``curved`` counts them). A ring sector (a wheel's window between two spokes: two planes
-    round one axis, a concave arc round it outside, a convex one inside or none) has shape
+    whose radius is the smallest's; the other curved walls are sides (``curved`` counts them).
+    A ring sector (a wheel's window between two spokes: two planes round one axis, a concave arc
+    round it outside, a convex one inside or none) has shape
     "sector" and ``sector`` ``{center, inner_radius, outer_radius, angle}`` (``center`` on that
     axis; inner 0 for a pie slice; ``angle`` between the sides, which may stand off the axis: a
     spoke of even width); its width is radial, its length the outer chord, its centre on the
