@@ -50,18 +50,35 @@ def part_scale(infos) -> float:
 
 # ------------------------------------------------------------------ coaxial runs
 def lines(faces: list[FaceInfo], tol: float) -> list[list[FaceInfo]]:
-    """Faces grouped by axis line (parallel axes, lines within ``tol``)."""
+    """Faces grouped by axis line (parallel axes, lines within ``tol``), in the order each line is
+    first met; a face joins the first line it fits. Lines are looked up by direction, then by the
+    cell of their foot (the point nearest the origin) and the cells around it: a plate's 600 holes
+    are 600 lines, and comparing each face with every line cost 0.8 s."""
     groups: list[tuple[tuple, tuple, list]] = []
+    by_dir: list[tuple[tuple, dict]] = []  # a direction, and its lines' indices by foot cell
+    size = max(tol, 1e-12)
+    near = [(i, j, k) for i in (-1, 0, 1) for j in (-1, 0, 1) for k in (-1, 0, 1)]
     for fi in faces:
-        for origin, axis, members in groups:
-            if abs(dot(axis, fi.axis)) < 1 - 1e-9:
-                continue
-            w = sub(fi.origin, origin)
-            if norm(sub(w, mul(axis, dot(w, axis)))) <= tol:
-                members.append(fi)
-                break
-        else:
+        cells = next((c for a, c in by_dir if abs(dot(a, fi.axis)) >= 1 - 1e-9), None)
+        if cells is None:
+            cells = {}
+            by_dir.append((fi.axis, cells))
+        foot = sub(fi.origin, mul(fi.axis, dot(fi.origin, fi.axis)))
+        key = tuple(math.floor(c / size) for c in foot)
+        best = None
+        for di, dj, dk in near:
+            for g in cells.get((key[0] + di, key[1] + dj, key[2] + dk), ()):
+                origin, axis, _ = groups[g]
+                if best is not None and g >= best or abs(dot(axis, fi.axis)) < 1 - 1e-9:
+                    continue
+                w = sub(fi.origin, origin)
+                if norm(sub(w, mul(axis, dot(w, axis)))) <= tol:
+                    best = g
+        if best is None:
+            cells.setdefault(key, []).append(len(groups))
             groups.append((fi.origin, fi.axis, [fi]))
+        else:
+            groups[best][2].append(fi)
     return [m for _, _, m in groups]
 
 
