@@ -7,8 +7,8 @@ the coaxial runs, crossings and end readings here.
   a run of coaxial segments with a full 360-degree cylinder is one hole (a cylinder whose gap is
   a keyway counts: ``keyway`` width and depth; so does one closed by one or two flats, a D or
   double-D hole: ``flat`` count and size across; so does one over more than half a turn with any
-  other gap: ``partial``, its wall open on one side). Each end is probed with a point on the axis just
-  beyond it (``features_material``: a ray, or OCCT's classifier), or read from the face across it
+  other gap: ``partial``, its wall open on one side). Each end (past a rounded floor or mouth: a
+  coaxial torus, :func:`fillet_foot`) is probed with a point on the axis just beyond it (``features_material``: a ray, or OCCT's classifier), or read from the face across it
   where that face says (``open_beyond``: a mouth in a plane, a floor): outside the material = open.
   Both ends open = through; one = blind, entered from the open end. A cone at the entry that widens
   towards it is a countersink, a wider cylinder at the entry a counterbore. A run with no cylinder
@@ -385,15 +385,23 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         rmain = min(min(s["r0"], s["r1"]) for s in cyl)
         step = max(1e-4, 1e-3 * rmain)
         faces = [fi for s in run for fi in s["faces"]]
+        # a fillet round a blind end's floor (a concave coaxial torus): the end is past it (a probe
+        # just beyond the wall would be in the hole still, and call it through)
+        near = {j for fi in faces for j in fi.neighbours}
+        fa, fb = (fillet_foot(infos, origin, axis, t, sign, tol * 10, near) for t, sign in ((ta, -1.0), (tb, 1.0)))
         open_a, open_b = (
             open_beyond(infos, faces, origin, axis, t, sign,
                         lambda t=t, sign=sign: [add(origin, mul(axis, t + sign * step))], mat, tol * 10)
-            for t, sign in ((ta, -1.0), (tb, 1.0)))
+            for t, sign in ((fa, -1.0), (fb, 1.0)))
         if not (open_a or open_b):
             continue  # a closed cavity, not a hole
         ra, rb = _radius_at(run, ta, tol * 10), _radius_at(run, tb, tol * 10)
         rmax = max(max(s["r0"], s["r1"]) for s in run)
-        (ca, across_a), (cb, across_b) = (axis_crossing(infos, run, origin, axis, t, rmax, tol * 10) for t in (ta, tb))
+        # an open end past a rounded mouth (a convex coaxial torus): the entry is the face beyond it
+        ma, mb = (fillet_foot(infos, origin, axis, t, sign, tol * 10, near, convex=True) if is_open else t
+                  for t, sign, is_open in ((ta, -1.0, open_a), (tb, 1.0, open_b)))
+        (ca, across_a), (cb, across_b) = (axis_crossing(infos, run, origin, axis, t, rmax, tol * 10) if m == t
+                                          else (m, None) for t, m in ((ta, ma), (tb, mb)))
         if open_a and open_b:
             first = ra > rb + tol or (abs(ra - rb) <= tol and _enter_a(across_a, across_b, axis))
         else:
@@ -422,7 +430,7 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         wide = [p for p in parts if p["kind"] == "cylinder" and p["r_near"] > rmain + tol * 10]
         if wide and wide[0]["s0"] <= (parts[0]["s1"] if countersink else 0.0) + tol * 10:
             counterbore = {"diameter": 2 * wide[0]["r_near"], "depth": wide[0]["s1"] - inset}
-        bottom = max(p["s1"] for p in parts if p["wall"]) - inset
+        bottom = max(p["s1"] for p in parts if p["wall"]) - inset + (abs(fb - tb) if first else abs(fa - ta))
         main = min((p for p in parts if p["wall"]), key=lambda p: p["s0"])
         out.append({"center": add(origin, mul(axis, t_in)), "axis": axis_in,
                     "diameter": 2 * (main["r_near"] if drafted else rmain),
@@ -457,8 +465,12 @@ def bosses(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         rdir = unit(sub(w, mul(axis, dot(w, axis))))
         step = max(1e-4, 1e-3 * r)
         probe = add(origin, mul(rdir, 0.95 * r))
-        in_a = mat.inside(add(probe, mul(axis, ta - step)))
-        in_b = mat.inside(add(probe, mul(axis, tb + step)))
+        # past a rounded top (a convex coaxial torus): a probe beside the wall's end is in it
+        near = {j for s in run for fi in s["faces"] for j in fi.neighbours}
+        ra, rb = (fillet_foot(infos, origin, axis, t, sign, tol * 10, near, convex=True)
+                  for t, sign in ((ta, -1.0), (tb, 1.0)))
+        in_a = mat.inside(add(probe, mul(axis, ra - step)))
+        in_b = mat.inside(add(probe, mul(axis, rb + step)))
         if in_a == in_b:
             continue  # a free cylinder (the whole part, a shaft end) or a neck
         base, sign = (ta, 1.0) if in_a else (tb, -1.0)
@@ -469,7 +481,7 @@ def bosses(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             slope = math.degrees(draft(s)) * (1.0 if r_top <= r else -1.0)
         base = fillet_foot(infos, origin, axis, base, -sign, tol * 10)
         out.append({"center": add(origin, mul(axis, base)), "axis": mul(axis, sign), "diameter": 2 * r,
-                    "height": abs((tb if in_a else ta) - base),
+                    "height": abs((rb if in_a else ra) - base),
                     "draft": slope})
         walls = {id(s) for s in cyl}
         for s in run:  # a chamfer on the boss' top stays a chamfer
@@ -477,10 +489,16 @@ def bosses(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     return out
 
 
-def fillet_foot(infos, origin, axis, t, outward: float, tol: float) -> float:
-    """``t`` moved past a concave coaxial torus (a fillet at the boss' foot) that starts at ``t``."""
-    for fi in infos:
-        if fi.kind != "torus" or not fi.concave or abs(abs(dot(fi.axis, axis)) - 1) > 1e-9:
+def fillet_foot(infos, origin, axis, t, outward: float, tol: float, near=None, convex: bool = False,
+                round_span: float = FULL) -> float:
+    """``t`` moved past a concave coaxial torus (a fillet at the boss' foot, round a blind hole's
+    floor) that starts at ``t``; with ``convex``, past convex ones that go ``round_span`` round
+    together (all the way: a hole's rounded mouth, a boss' rounded top; half: a slot's end; a
+    part's rounded edge partly round the axis is not one). ``near``: the indices of the faces to
+    look at (the walls' neighbours), else every face."""
+    span, far = 0.0, t
+    for fi in (infos if near is None else (infos[j] for j in near)):
+        if fi.kind != "torus" or fi.concave is None or fi.concave == convex or abs(abs(dot(fi.axis, axis)) - 1) > 1e-9:
             continue
         w = sub(fi.origin, origin)
         if norm(sub(w, mul(axis, dot(w, axis)))) > tol:
@@ -488,10 +506,14 @@ def fillet_foot(infos, origin, axis, t, outward: float, tol: float) -> float:
         shift = dot(w, axis)
         lo, hi = fi.t0 + shift, fi.t1 + shift
         if outward < 0 and abs(hi - t) <= max(tol, 1e-6 * fi.minor):
-            return lo
+            if not convex:
+                return lo
+            span, far = span + fi.span, lo
         if outward > 0 and abs(lo - t) <= max(tol, 1e-6 * fi.minor):
-            return hi
-    return t
+            if not convex:
+                return hi
+            span, far = span + fi.span, hi
+    return far if span >= round_span else t
 
 
 # ------------------------------------------------------------------ slots
@@ -515,9 +537,13 @@ def entry_cone(infos, origin, axis, t_end: float, outward: float, tol: float) ->
 
 def _open_end(infos, a: FaceInfo, b: FaceInfo, line, t_end: float, outward: float, tol: float) -> float:
     """Where a slot opens at ``t_end`` (in ``a``'s axis frame, from ``line``, a point of its centre
-    line): past a chamfer round its edge, else where the centre line meets the surface it opens
-    onto (a keyway in a round shaft: the top of the shaft, not the tip of its curved edge)."""
+    line): past a chamfer or a rounding round its edge, else where the centre line meets the
+    surface it opens onto (a keyway in a round shaft: the top of the shaft, not the tip of its
+    curved edge)."""
     t = entry_cone(infos, a.origin, a.axis, t_end, outward, tol)
+    if t == t_end:  # a rounded edge: a convex torus round the end
+        t = fillet_foot(infos, a.origin, a.axis, t_end, outward, tol, a.neighbours, convex=True,
+                        round_span=0.98 * math.pi)
     return t if t != t_end else axis_crossing(infos, [{"faces": [a, b]}], line, a.axis, t_end, a.r0, tol)[0]
 
 
@@ -551,12 +577,15 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             if arc is not None:
                 line = arc["mid"]  # the middle of an arc slot (the chord's may be in the material)
             step = max(1e-4, 1e-3 * a.r0)
-            open_lo = not mat.inside(add(line, mul(a.axis, a.t0 - step)))
-            open_hi = not mat.inside(add(line, mul(a.axis, a.t1 + step)))
+            # past a fillet round the floor (a concave torus on an end's axis), as a hole's
+            f0, f1 = (fillet_foot(infos, a.origin, a.axis, t, sign, tol * 10, a.neighbours)
+                      for t, sign in ((a.t0, -1.0), (a.t1, 1.0)))
+            open_lo = not mat.inside(add(line, mul(a.axis, f0 - step)))
+            open_hi = not mat.inside(add(line, mul(a.axis, f1 + step)))
             if not (open_lo or open_hi):
                 continue  # a closed pocket inside the material
-            lo = _open_end(infos, a, b, line, a.t0, -1.0, tol * 10) if open_lo else a.t0
-            hi = _open_end(infos, a, b, line, a.t1, 1.0, tol * 10) if open_hi else a.t1
+            lo = _open_end(infos, a, b, line, a.t0, -1.0, tol * 10) if open_lo else f0
+            hi = _open_end(infos, a, b, line, a.t1, 1.0, tol * 10) if open_hi else f1
             through = open_lo and open_hi
             from_lo = entry_first(a.axis) if through else open_lo
             t_in = lo if from_lo else hi

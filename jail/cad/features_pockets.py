@@ -10,7 +10,8 @@ inner corner); a pocket's turns add up to one whole turn forward, while the outs
 of an L-shaped part adds up to one turn back. A rectangular window, a milled pocket with corner
 radii, a hexagonal socket or nut trap, a square hole, the inside of a box, an L-shaped pocket.
 
-Its ends are read like a hole's (``features_find.open_beyond``: from the face across, else probed
+Its ends, past a rounded floor or mouth (:func:`_past_floor_fillets`), are read like a hole's
+(``features_find.open_beyond``: from the face across, else probed
 on its centre line and just inside a wall, a nut trap's floor having a hole): both open =
 through (a window), one = blind, entered from the open end, ``center`` where its centre line meets
 the surface it opens onto (a keyway in a shaft: the top of the shaft), ``depth`` from there to the
@@ -455,10 +456,32 @@ def _corners(loop: list[FaceInfo], d, at: float) -> list | None:
     return [add(add(mul(u, x), mul(v, y)), mul(d, at)) for x, y in poly]
 
 
+def _past_floor_fillets(infos, loop: list[FaceInfo], d, lo: float, hi: float, tol: float,
+                        convex: bool = False) -> tuple[float, float]:
+    """The walls' extent along ``d`` (``lo``, ``hi``) carried past a fillet round the floor: concave
+    faces next to the walls, not walls themselves (cylinders across ``d`` along the floor's edges,
+    tori at its corners), reaching beyond an end. A probe just beyond the walls would be in the
+    pocket still, and call it through; the depth runs to the floor. With ``convex``: past a
+    rounded mouth (convex such faces), to the face it opens onto."""
+    mine = {fi.index for fi in loop}
+    for j in {j for fi in loop for j in fi.neighbours} - mine:
+        g = infos[j]
+        if (g.concave is None or g.concave == convex or g.kind not in ("cylinder", "torus")
+                or (g.kind == "cylinder" and abs(abs(dot(g.axis, d)) - 1) <= 1e-9)):
+            continue
+        g_lo, g_hi = _extent([p for e in g.edges.values() for p in edge_points(e)], d)
+        if g_lo < lo - tol and g_hi <= lo + tol:
+            lo = g_lo
+        if g_hi > hi + tol and g_lo >= hi - tol:
+            hi = g_hi
+    return lo, hi
+
+
 def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict | None:
     """The pocket the walls ``loop`` bound along ``d``; None for a closed cavity."""
     pts = _points(loop)
     lo, hi = _extent(pts, d)
+    lo, hi = _past_floor_fillets(infos, loop, d, lo, hi, tol)
     plain = _plain(loop, d)
     sh = _shape(loop, d, pts, tol) if plain else _curved_shape(loop, d, tol)
     step = max(1e-4, 1e-3 * sh["width"])
@@ -475,6 +498,7 @@ def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict |
         return None
     through = open_lo and open_hi
     from_lo = entry_first(d) if through else open_lo
+    m_lo, m_hi = _past_floor_fillets(infos, loop, d, lo, hi, tol, convex=True)  # a rounded mouth
     if sh["draft"] is not None:  # its outline changes along d: the entry's
         sh = _shape(loop, d, pts, tol, lo if from_lo else hi)
         # positive: the walls lean back towards the entry (it narrows deeper in); negative: an undercut
@@ -482,7 +506,9 @@ def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict |
             sh["draft"] = -sh["draft"]
     # where the centre line meets the surface the pocket opens onto (a keyway in a shaft: the
     # shaft's top, not its walls' lower corners)
-    t_in = axis_crossing(infos, [{"faces": loop}], sh["centre"], d, lo if from_lo else hi, sh["width"] / 2, tol)[0]
+    t_mouth = m_lo if from_lo else m_hi
+    t_in = (t_mouth if t_mouth != (lo if from_lo else hi) else
+            axis_crossing(infos, [{"faces": loop}], sh["centre"], d, lo if from_lo else hi, sh["width"] / 2, tol)[0])
     sector = sh.get("sector")  # None but for a ring sector
     return {"center": add(sh["centre"], mul(d, t_in)), "axis": mul(d, 1.0 if from_lo else -1.0),
             "sector": None if sector is None else dict(sector, center=add(sector["center"], mul(d, t_in))),

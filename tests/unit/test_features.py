@@ -12,7 +12,7 @@ import math
 import pytest
 from build123d import (Align, Axis, Box, BuildPart, BuildSketch, Circle, CounterBoreHole, CounterSinkHole, Cylinder,
                        GeomType, GridLocations, Hole, Location, Locations, Mode, Plane, PolarLocations, Pos, Rot,
-                       Rectangle, RectangleRounded, RegularPolygon, Select, SlotCenterToCenter, Torus, chamfer,
+                       Rectangle, RectangleRounded, RegularPolygon, Select, ShapeList, SlotCenterToCenter, Torus, chamfer,
                        export_step, extrude, fillet, import_step)
 
 from jail.cad import features
@@ -1628,3 +1628,66 @@ def test_lines_by_cell_group_faces_as_a_scan_of_every_line_does():
     got = [[f.index for f in g] for g in lines(faces, tol)]
     want = [[f.index for f in g] for g in _lines_by_scan(faces, tol)]
     assert got == want and 20 < len(got) < 600
+
+
+def _filleted(kind: str, floor: float = 0.0, mouth: float = 0.0):
+    """A 10 (z from -5 to 5) or 20 (pocket: -10 to 10) thick block with one feature cut from the
+    top, its floor edges rounded ``floor`` and its mouth's edges ``mouth``: a blind hole d=12 8
+    deep, a through hole d=8, a pocket 40x30 r=5 8 deep, a slot 28x8 4 deep; or a boss d=12 10
+    high on a block 8 thick (z from -4 to 4) with its top edge rounded ``mouth``."""
+    with BuildPart() as p:
+        if kind == "boss":
+            Box(60, 40, 8)
+            with Locations((0, 0, 4)):
+                Cylinder(6, 10, align=(Align.CENTER, Align.CENTER, Align.MIN))
+            fillet(p.edges(Select.LAST).group_by(Axis.Z)[-1], mouth)
+            return p.part
+        Box(80, 60, 20 if kind == "pocket" else 10)
+        top = 10 if kind == "pocket" else 5
+        if kind in ("blind", "through"):
+            with Locations((0, 0, top)):
+                Cylinder(6 if kind == "blind" else 4, 8 if kind == "blind" else 10,
+                         align=(Align.CENTER, Align.CENTER, Align.MAX), mode=Mode.SUBTRACT)
+        else:
+            with BuildSketch(Plane.XY.offset(top)):
+                if kind == "pocket":
+                    RectangleRounded(40, 30, 5)
+                else:
+                    SlotCenterToCenter(20, 8)
+            extrude(amount=-8 if kind == "pocket" else -4, mode=Mode.SUBTRACT)
+        inner = [e for e in p.edges() if abs(e.center().X) < 25 and abs(e.center().Y) < 20 and e.center().Z < top - 1e-6]
+        if floor:
+            fillet(ShapeList(inner).group_by(Axis.Z)[0], floor)
+        if mouth:
+            fillet(p.edges().group_by(Axis.Z)[-1].filter_by(
+                lambda e: abs(e.center().X) < 25 and abs(e.center().Y) < 20), mouth)
+    return p.part
+
+
+@pytest.mark.parametrize("kind,floor,mouth,want", [
+    ("blind", 1, 0, ("holes", False, 8, (0, 0, 5))),
+    ("blind", 1, 0.5, ("holes", False, 8, (0, 0, 5))),
+    ("through", 0, 1, ("holes", True, None, (0, 0, 5))),
+    ("pocket", 2, 0, ("pockets", False, 8, (0, 0, 10))),
+    ("pocket", 2, 1, ("pockets", False, 8, (0, 0, 10))),
+    ("slot", 1, 0, ("slots", False, 4, (0, 0, 5))),
+    ("slot", 1, 0.5, ("slots", False, 4, (0, 0, 5))),
+    ("boss", 0, 1, ("bosses", None, 10, (0, 0, 4))),
+], ids=["hole_floor", "hole_floor_and_mouth", "hole_mouth", "pocket_floor", "pocket_floor_and_mouth",
+        "slot_floor", "slot_floor_and_mouth", "boss_top"])
+def test_rounded_floors_mouths_and_tops_do_not_change_the_reading(kind, floor, mouth, want):
+    """A milled pocket, a blind hole or a slot with its floor edges rounded read "through": the probe
+    just past its walls' end was in the rounding still. A hole with a rounded mouth was entered a
+    radius below the face, and a boss with a rounded top was not found at all (the probe beside its
+    wall's end was in the rounding). Ends are now read past such roundings (tori round an axis,
+    cylinders along a floor's edges): the depth runs from the face to the floor, as without them."""
+    d = run(_filleted(kind, floor, mouth))
+    of, through, depth, center = want
+    (x,) = d[of]
+    if of == "bosses":
+        assert x["height"] == pytest.approx(depth) and near(x["center"], center, 1e-6)
+    else:
+        assert (x["through"], x["depth"]) == (through, None if depth is None else pytest.approx(depth))
+        assert near(x["center"], center, 1e-6) and near(x["axis"], (0, 0, -1), 1e-9)
+    rounds = sorted((round(g["radius"], 6), g["convex"]) for g in d["fillets"])
+    assert rounds == sorted((r, c) for r, c in ((floor, False), (mouth, True)) if r), rounds
