@@ -173,10 +173,16 @@ def grooves(infos: list[FaceInfo], used: set) -> list[dict]:
 
 
 def _past_rim(infos, origin, axis, t: float, outward: float, tol: float) -> float:
-    """A face groove's wall end ``t`` moved past a fillet at the floor (a concave coaxial torus) or
-    a chamfer round the mouth (a coaxial cone widening outwards)."""
-    moved = fillet_foot(infos, origin, axis, t, outward, tol)
-    return moved if moved != t else entry_cone(infos, origin, axis, t, outward, tol)
+    """A face groove's wall end ``t`` moved past a fillet at the floor (a concave coaxial torus), a
+    chamfer round the mouth (a coaxial cone widening outwards) or a rounded mouth (a convex torus
+    all the way round)."""
+    for move in (lambda: fillet_foot(infos, origin, axis, t, outward, tol),
+                 lambda: entry_cone(infos, origin, axis, t, outward, tol),
+                 lambda: fillet_foot(infos, origin, axis, t, outward, tol, convex=True)):
+        moved = move()
+        if moved != t:
+            return moved
+    return t
 
 
 def face_grooves(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:

@@ -1276,7 +1276,7 @@ def test_a_pattern_of_more_members_than_the_list_names_only_listed_ones():
     assert out["truncated"] == {"pockets": 625}
 
 
-def _flange(floor_fillet=0.0, rim_chamfer=0.0, bottom=False):
+def _flange(floor_fillet=0.0, rim_chamfer=0.0, bottom=False, rim_round=0.0):
     """A flange (d=100, 12 thick, z from -6 to 6) with a d=30 bore, six d=8 bolt holes on r=40 and
     an O-ring face groove (d=48 to 60, 3 deep) in its top face, or its bottom one."""
     from build123d import GeomType, SortBy
@@ -1294,6 +1294,8 @@ def _flange(floor_fillet=0.0, rim_chamfer=0.0, bottom=False):
             fillet(rings[-1 if bottom else 0], floor_fillet)
         if rim_chamfer:
             chamfer(rings[0 if bottom else -1].sort_by(SortBy.RADIUS)[-1], rim_chamfer)
+        if rim_round:
+            fillet(rings[0 if bottom else -1], rim_round)
     return f.part
 
 
@@ -1301,12 +1303,14 @@ def _flange(floor_fillet=0.0, rim_chamfer=0.0, bottom=False):
     (_flange, (60, 6, 3, (0, 0, 6), (0, 0, -1))),
     (lambda: _flange(floor_fillet=0.5), (60, 6, 3, (0, 0, 6), (0, 0, -1))),
     (lambda: _flange(rim_chamfer=0.5), (60, 6, 3, (0, 0, 6), (0, 0, -1))),
+    (lambda: _flange(floor_fillet=0.5, rim_round=0.5), (60, 6, 3, (0, 0, 6), (0, 0, -1))),
     (lambda: _flange(bottom=True), (60, 6, 3, (0, 0, -6), (0, 0, 1))),
     ("step", (60, 6, 3, (0, 0, 6), (0, 0, -1))),
     (lambda: Cylinder(20, 30) - Pos(0, 0, 5) * Cylinder(18, 20) + Pos(0, 0, 5) * Cylinder(3, 20),
      (36, 15, 20, (0, 0, 15), (0, 0, -1))),                                     # a cup with a post
     (lambda: Box(40, 40, 10) - Cylinder(8, 10) + Cylinder(4, 30), None),        # a pin through a bore
-], ids=["flange", "floor_fillets", "rim_chamfer", "bottom_face", "imported_step", "cup_post", "pin_through"])
+], ids=["flange", "floor_fillets", "rim_chamfer", "rounded_rims", "bottom_face", "imported_step", "cup_post",
+        "pin_through"])
 def test_a_face_groove_is_a_groove_not_a_blind_hole(make, want, tmp_path):
     """An O-ring groove in a flange's face read "holes: 1 x blind depth 3 d=60": its outer wall is a
     concave full cylinder with material beyond its floor. A ring between a concave wall and a
