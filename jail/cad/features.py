@@ -73,6 +73,9 @@ def _pocket(p: dict) -> dict:
             "direction": _v(p["direction"]), "sides": int(p["sides"]), "shape": str(p["shape"]),
             "corner_radius": None if p["corner_radius"] is None else f(p["corner_radius"]),
             "draft": None if p["draft"] is None else f(p["draft"]), "curved": int(p["curved"]),
+            "island": None if p["island"] is None else {"count": int(p["island"]["count"]),
+                                                        "width": f(p["island"]["width"]),
+                                                        "length": f(p["island"]["length"])},
             "sector": None if p["sector"] is None else {"center": _v(p["sector"]["center"]),
                                                         **{k: f(p["sector"][k]) for k in SECTOR_SIZES}}}
 
@@ -127,7 +130,7 @@ def _pocket_sig(p: dict) -> tuple:
     return (p["sides"], round(p["length"], 3), None if p["depth"] is None else round(p["depth"], 3), p["through"],
             None if p["corner_radius"] is None else round(p["corner_radius"], 3),
             tuple(round(x, 6) for x in p["direction"]), None if p["draft"] is None else round(p["draft"], 3),
-            p["curved"])
+            p["curved"], None if p["island"] is None else tuple(round(x, 3) for x in p["island"].values()))
 
 
 def _order(h: dict) -> tuple:

@@ -50,7 +50,8 @@ from OCP.TopoDS import TopoDS
 
 from jail.cad.features_faces import (DRAFT_MAX, TWO_PI, TopAbs_VERTEX, FaceInfo, add, canonical_dir, cross, dot,
                                      edge_points, mul, norm, sub, unique, unit)
-from jail.cad.features_find import axis_crossing, entry_first, open_beyond, part_scale
+from jail.cad.features_faces import outer_edges
+from jail.cad.features_find import axis_crossing, entry_first, faces_across, open_beyond, part_scale
 from jail.cad.features_material import Material
 
 CORNER = TWO_PI / 3 + 1e-6  # a corner radius turns the wall by at most a triangle's 120 degrees
@@ -477,10 +478,57 @@ def _past_floor_fillets(infos, loop: list[FaceInfo], d, lo: float, hi: float, to
     return lo, hi
 
 
+def _islands(infos, loop: list[FaceInfo], d, t_walls: float, t_floor: float, down: float, along,
+             tol: float) -> dict | None:
+    """What stands on a blind pocket's floor (a rectangular groove's middle, a post): the faces
+    next to the floor along its inner wires (past a fillet round the floor: the faces beyond it)
+    that rise on the pocket's side of it (a hole in the floor goes down the other way), in groups
+    of neighbours, one an island. ``{count, width, length}``: how many, and the largest one's
+    extents (its walls' along ``d``, else all its faces') across and along ``along``; None for
+    none. ``down``: +1 when the floor is at the high end of ``d``, else -1."""
+    mine = {fi.index for fi in loop}
+    across = faces_across(infos, loop, (0.0, 0.0, 0.0), d, t_walls, tol)
+    if t_walls != t_floor:  # a rounded floor: the floor is beyond the fillets
+        across = [infos[j] for f in across for j in f.neighbours]
+    floors = {f.index: f for f in across if f.kind == "plane" and f.normal is not None
+              and abs(abs(dot(f.normal, d)) - 1) < 1e-9 and abs(dot(f.mid, d) - t_floor) <= tol}
+    rising = set()
+    for fl in floors.values():
+        inner = fl.edges.keys() - outer_edges(fl)
+        for j in fl.neighbours - mine - floors.keys():
+            g = infos[j]
+            if g.edges.keys() & inner and (t_floor - dot(g.mid, d)) * down > tol:
+                rising.add(j)
+    groups: list[set] = []
+    for j in rising:  # neighbours in one group
+        joined = [g for g in groups if g & infos[j].neighbours]
+        merged = {j}.union(*joined)
+        groups = [g for g in groups if not any(g is x for x in joined)] + [merged]
+    if not groups:
+        return None
+    across_dir = cross(d, along)
+    sizes = []
+    def upright(f: FaceInfo) -> bool:  # a wall along d: a plane parallel to it, a cylinder round it
+        if f.kind == "plane":
+            return f.normal is not None and abs(dot(f.normal, d)) < 1e-9
+        return f.kind == "cylinder" and abs(abs(dot(f.axis, d)) - 1) < 1e-9
+
+    for g in groups:
+        faces = [infos[j] for j in g]
+        # past a fillet round the island's foot: its walls are the fillets' neighbours
+        walls = [f for f in faces if upright(f)] or [
+            infos[j] for f in faces for j in f.neighbours - mine if upright(infos[j])]
+        pts = [q for f in (walls or faces) for e in f.edges.values() for q in edge_points(e)]
+        (a0, a1), (c0, c1) = _extent(pts, along), _extent(pts, across_dir)
+        sizes.append((a1 - a0, c1 - c0))
+    length, width = max(sizes, key=lambda x: x[0] * x[1])
+    return {"count": len(groups), "width": width, "length": length}
+
+
 def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict | None:
     """The pocket the walls ``loop`` bound along ``d``; None for a closed cavity."""
     pts = _points(loop)
-    lo, hi = _extent(pts, d)
+    wall_lo, wall_hi = lo, hi = _extent(pts, d)
     lo, hi = _past_floor_fillets(infos, loop, d, lo, hi, tol)
     plain = _plain(loop, d)
     sh = _shape(loop, d, pts, tol) if plain else _curved_shape(loop, d, tol)
@@ -510,7 +558,9 @@ def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict |
     t_in = (t_mouth if t_mouth != (lo if from_lo else hi) else
             axis_crossing(infos, [{"faces": loop}], sh["centre"], d, lo if from_lo else hi, sh["width"] / 2, tol)[0])
     sector = sh.get("sector")  # None but for a ring sector
-    return {"center": add(sh["centre"], mul(d, t_in)), "axis": mul(d, 1.0 if from_lo else -1.0),
+    island = None if through else _islands(infos, loop, d, wall_hi if from_lo else wall_lo, hi if from_lo else lo,
+                                           1.0 if from_lo else -1.0, sh["direction"], tol)
+    return {"island": island,"center": add(sh["centre"], mul(d, t_in)), "axis": mul(d, 1.0 if from_lo else -1.0),
             "sector": None if sector is None else dict(sector, center=add(sector["center"], mul(d, t_in))),
             "curved": sh.get("curved", 0),
             "depth": None if through else (hi - t_in if from_lo else t_in - lo), "through": through,

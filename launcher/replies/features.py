@@ -117,6 +117,13 @@ POCKET = _obj({"center": dict(_VEC, description="centre of the outline where the
                                                  "axis, degrees, positive when it narrows deeper in, negative when "
                                                  "it widens (an undercut); width and length are then the entry's; "
                                                  "null: straight walls"),
+               "island": {"anyOf": [_obj({"count": {"type": "integer", "minimum": 1},
+                                          "width": dict(_POS, description="the largest island's, across (mm)"),
+                                          "length": dict(_POS, description="the largest island's, along "
+                                                                           "direction (mm)")},
+                                         "what stands on a blind pocket's floor: a rectangular groove's middle, "
+                                         "a post (a round one is also a boss)"),
+                                    {"type": "null"}]},
                "curved": dict(_COUNT, description="how many of its sides are curved (an arc: a D's round end, "
                                                   "a wheel's rim); 0: straight walls"),
                "sector": {"anyOf": [_obj({"center": dict(_VEC, description="on its axis, at the entry (mm)"),
@@ -341,7 +348,19 @@ def _pocket(p, w) -> dict:
             "direction": _vec(p.get("direction"), w + ".direction"), "sides": sides, "shape": shape,
             "corner_radius": _opt(p.get("corner_radius"), w + ".corner_radius"),
             "draft": _angle(p.get("draft"), w + ".draft"), "curved": _int(p.get("curved"), w + ".curved", sides),
+            "island": _island(p.get("island"), w + ".island"),
             "sector": _sector(p.get("sector"), w + ".sector")}
+
+
+def _island(v, w) -> dict | None:
+    if v is None:
+        return None
+    d = _dict(v, w)
+    count = _int(d.get("count"), w + ".count")
+    if count < 1:
+        _Path(w + ".count").refuse("is under 1")
+    return {"count": count, "width": _num(d.get("width"), w + ".width", 0.0),
+            "length": _num(d.get("length"), w + ".length", 0.0)}
 
 
 def _sector(v, w) -> dict | None:

@@ -378,7 +378,7 @@ def _pocket_kind(p: dict) -> str:
         s = f"sector r={_g(sc['inner_radius'])}..{_g(sc['outer_radius'])} {_g(sc['angle'])}°"
         if p["corner_radius"] is not None:
             s += f" corners r={_g(p['corner_radius'])}"
-        return s + (" through" if p["through"] else f" depth {_g(p['depth'])}")
+        return s + (" through" if p["through"] else f" depth {_g(p['depth'])}") + _island(p)
     else:
         s = f"{n}-sided {_g(p['length'])} x {w}"
         if p["curved"]:
@@ -387,7 +387,16 @@ def _pocket_kind(p: dict) -> str:
         s += f" along {_axis_word(p['direction'])}"
     if p["corner_radius"] is not None:
         s += f" r={_g(p['corner_radius'])}"
-    return s + _draft(p) + (" through" if p["through"] else f" depth {_g(p['depth'])}")
+    return s + _draft(p) + (" through" if p["through"] else f" depth {_g(p['depth'])}") + _island(p)
+
+
+def _island(p: dict) -> str:
+    """What stands on a pocket's floor: the largest island's size."""
+    i = p["island"]
+    if not i:
+        return ""
+    size = f"{_g(i['length'])} x {_g(i['width'])}"
+    return f" round an island {size}" if i["count"] == 1 else f" round {i['count']} islands (the largest {size})"
 
 
 def _pattern_text(p: dict) -> str:

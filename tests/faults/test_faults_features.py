@@ -61,6 +61,10 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
     "pocket_curved": ("r['pockets'] = [dict(center=[0, 0, 0], axis=[0, 0, -1], depth=None, through=True, width=5, "
                       "length=6, direction=[1, 0, 0], sides=4, shape='other', corner_radius=None, draft=None, "
                       "curved=10 ** 9, sector=None)]; return r", "pockets[0].curved"),
+    "pocket_island": ("r['pockets'] = [dict(center=[0, 0, 0], axis=[0, 0, -1], depth=3, through=False, width=5, "
+                      "length=6, direction=[1, 0, 0], sides=4, shape='rectangle', corner_radius=None, draft=None, "
+                      "curved=0, sector=None, island=dict(count=-1, width=1, length=2))]; return r",
+                      "pockets[0].island.count"),
     "keyway_nan": ("r['holes'][0]['keyway'] = {'width': float('nan'), 'depth': 1}; return r", "error"),
     "partial_string": ("r['holes'][0]['partial'] = 'yes'; return r", "holes[0].partial"),
     "draft_range": ("r['holes'][0]['draft'] = 91; return r", "holes[0].draft"),

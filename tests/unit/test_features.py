@@ -1695,3 +1695,67 @@ def test_rounded_floors_mouths_and_tops_do_not_change_the_reading(kind, floor, m
         assert near(x["center"], center, 1e-6) and near(x["axis"], (0, 0, -1), 1e-9)
     rounds = sorted((round(g["radius"], 6), g["convex"]) for g in d["fillets"])
     assert rounds == sorted((r, c) for r, c in ((floor, False), (mouth, True)) if r), rounds
+
+
+def _pocket_with(inside: str, floor_round: float = 0.0):
+    """A block (80x60x20, z from -10 to 10) with a 50x40 pocket 8 deep from the top and, on its
+    floor: ``ring`` (the pocket a groove 2 wide round a 46x36 r=3 middle, 3 deep instead), ``post``
+    (a 20x10 block as high as the top), ``boss`` (a d=10 cylinder 6 high), ``two`` (two 10x10
+    posts), ``holes`` (two through holes and a blind one in the floor: no island); floor edges
+    rounded ``floor_round``."""
+    with BuildPart() as p:
+        Box(80, 60, 20)
+        with BuildSketch(Plane.XY.offset(10)):
+            if inside == "ring":
+                RectangleRounded(50, 40, 5)
+                RectangleRounded(46, 36, 3, mode=Mode.SUBTRACT)
+            else:
+                Rectangle(50, 40)
+                if inside == "post":
+                    Rectangle(20, 10, mode=Mode.SUBTRACT)
+                if inside == "two":
+                    with Locations((-12, 0), (12, 0)):
+                        Rectangle(10, 10, mode=Mode.SUBTRACT)
+        extrude(amount=-3 if inside == "ring" else -8, mode=Mode.SUBTRACT)
+        if inside == "boss":
+            with Locations((0, 0, 2)):
+                Cylinder(5, 6, align=(Align.CENTER, Align.CENTER, Align.MIN))
+        if inside == "holes":
+            with Locations(Plane.XY.offset(2)):
+                with Locations((-15, 0), (15, 0)):
+                    Hole(2)
+                with Locations((0, 10)):
+                    Hole(2, depth=4)
+        if floor_round:
+            fillet(p.edges().filter_by(lambda e: abs(e.center().Z - 2) < 1e-6 and abs(e.center().X) < 26
+                                       and abs(e.center().Y) < 21 and e.geom_type == GeomType.LINE), floor_round)
+    return p.part
+
+
+@pytest.mark.parametrize("inside,floor_round,want,text", [
+    ("ring", 0, (1, 46, 36), "rectangle 50 x 40 along +X r=5 depth 3 round an island 46 x 36 -Z"),
+    ("post", 0, (1, 20, 10), "rectangle 50 x 40 along +X depth 8 round an island 20 x 10 -Z"),
+    ("post", 1, (1, 20, 10), "rectangle 50 x 40 along +X depth 8 round an island 20 x 10 -Z"),
+    ("boss", 0, (1, 10, 10), "rectangle 50 x 40 along +X depth 8 round an island 10 x 10 -Z"),
+    ("two", 0, (2, 10, 10), "rectangle 50 x 40 along +X depth 8 round 2 islands (the largest 10 x 10) -Z"),
+    ("holes", 0, None, "rectangle 50 x 40 along +X depth 8 -Z"),
+], ids=["rectangular_groove", "post", "post_rounded_floor", "boss", "two_posts", "holes_in_the_floor"])
+def test_what_stands_on_a_pockets_floor_is_an_island(inside, floor_round, want, text):
+    """A rectangular groove round a lid's edge read "pockets: 1 x rectangle 70 x 50 depth 3", as if
+    the whole middle were recessed; a post left standing in a pocket was not mentioned. The faces
+    next to the floor along its inner wires that rise on the pocket's side are islands
+    (``island``: how many, the largest's size); holes in the floor go down and are none."""
+    d = run(_pocket_with(inside, floor_round))
+    (pk,) = d["pockets"]
+    got = pk["island"]
+    assert (got if got is None else (got["count"], got["length"], got["width"])) == (
+        want if want is None else (want[0], pytest.approx(want[1]), pytest.approx(want[2])))
+    out = R.features_reply(d, "p")
+    R.check(out)
+    assert text in table.render_text("features", {"ok": True, "features": out})
+    if got is not None:
+        for key, value in (("count", 0), ("count", "1"), ("width", -2.0), ("length", float("nan"))):
+            bad = json.loads(json.dumps(d))
+            bad["pockets"][0]["island"][key] = value
+            with pytest.raises(ReplyRefused, match=rf"pockets\[0\].island.{key}"):
+                R.features_reply(bad, "p")
