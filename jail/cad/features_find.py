@@ -274,6 +274,20 @@ def round_tubes(infos: list[FaceInfo], tol: float) -> list[dict]:
 
 
 # ------------------------------------------------------------------ holes
+def _along_wall(infos, seg: dict, origin, axis, tol: float) -> dict[int, int]:
+    """The faces next to a hole's wall (the segment ``seg``) along edges that run its whole length
+    (the edges of its gap), each with how many such edges it shares."""
+    mine = {fi.index for fi in seg["faces"]}
+    meets: dict[int, int] = {}
+    for fi in seg["faces"]:
+        for j in fi.neighbours - mine:
+            for k in fi.edges.keys() & infos[j].edges.keys():
+                lo, hi = _edge_span(fi.edges[k], origin, axis)
+                if hi - lo >= seg["t1"] - seg["t0"] - tol:
+                    meets[j] = meets.get(j, 0) + 1
+    return meets
+
+
 def _keyway(infos, seg: dict, origin, axis, tol: float) -> dict | None:
     """A bore's keyway: the gap in a hole's wall (a concave cylinder over more than half a turn, not
     all the way round) closed by a rectangular channel along the axis: two planar walls running
@@ -284,13 +298,7 @@ def _keyway(infos, seg: dict, origin, axis, tol: float) -> dict | None:
     if seg["kind"] != "cylinder" or not math.pi * 1.05 <= seg["span"] < FULL:
         return None
     mine = {fi.index for fi in seg["faces"]}
-    walls: dict[int, FaceInfo] = {}
-    for fi in seg["faces"]:
-        for j in fi.neighbours - mine:
-            for k in fi.edges.keys() & infos[j].edges.keys():
-                lo, hi = _edge_span(fi.edges[k], origin, axis)
-                if hi - lo >= seg["t1"] - seg["t0"] - tol:
-                    walls[j] = infos[j]
+    walls = {j: infos[j] for j in _along_wall(infos, seg, origin, axis, tol)}
     if len(walls) != 2:
         return None
     a, b = walls.values()
@@ -332,14 +340,7 @@ def _flats(infos, seg: dict, origin, axis, tol: float) -> dict | None:
     between the flats (a double D). None for any other gap (a hole breaking out of a side: that
     face faces away from the axis; a keyhole's slot: each wall meets it along one edge)."""
     r = seg["r0"]
-    mine = {fi.index for fi in seg["faces"]}
-    meets: dict[int, int] = {}
-    for fi in seg["faces"]:
-        for j in fi.neighbours - mine:
-            for k in fi.edges.keys() & infos[j].edges.keys():
-                lo, hi = _edge_span(fi.edges[k], origin, axis)
-                if hi - lo >= seg["t1"] - seg["t0"] - tol:
-                    meets[j] = meets.get(j, 0) + 1
+    meets = _along_wall(infos, seg, origin, axis, tol)
     if not 1 <= len(meets) <= 2 or any(n != 2 for n in meets.values()):
         return None
     dists = []

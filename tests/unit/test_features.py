@@ -1276,6 +1276,14 @@ def test_a_pattern_of_more_members_than_the_list_names_only_listed_ones():
     assert out["truncated"] == {"pockets": 625}
 
 
+def _made(make, tmp_path, step_of):
+    """``make()``, or for ``make == "step"`` the part ``step_of()`` through a STEP file and back."""
+    if make != "step":
+        return make()
+    export_step(step_of(), str(tmp_path / "part.step"))
+    return import_step(str(tmp_path / "part.step"))
+
+
 def _flange(floor_fillet=0.0, rim_chamfer=0.0, bottom=False, rim_round=0.0):
     """A flange (d=100, 12 thick, z from -6 to 6) with a d=30 bore, six d=8 bolt holes on r=40 and
     an O-ring face groove (d=48 to 60, 3 deep) in its top face, or its bottom one."""
@@ -1317,12 +1325,7 @@ def test_a_face_groove_is_a_groove_not_a_blind_hole(make, want, tmp_path):
     convex one on the same axis, empty, from a floor to open air, is a face groove: outer diameter,
     radial width, depth from the face (past a floor fillet or a rim chamfer), centre at the mouth,
     axis into the material. A pin standing through a bore is none (the ring is open at both ends)."""
-    if make == "step":
-        export_step(_flange(floor_fillet=0.5), str(tmp_path / "flange.step"))
-        part = import_step(str(tmp_path / "flange.step"))
-    else:
-        part = make()
-    d = run(part)
+    d = run(_made(make, tmp_path, lambda: _flange(floor_fillet=0.5)))
     if want is None:
         assert d["grooves"] == [] and [h["diameter"] for h in d["holes"]] == [pytest.approx(16)]
         return
@@ -1371,12 +1374,7 @@ def test_arc_slots_are_slots_with_their_arc(make, sweep, depth, pattern, tmp_pat
     between the round ends are coaxial cylinders: the slot carries ``arc`` (centre, centre-line
     radius, sweep), its centre is its middle on that arc, and slots turned round a circle make a
     bolt circle."""
-    if make == "step":
-        export_step(_arc_plate(), str(tmp_path / "arcs.step"))
-        part = import_step(str(tmp_path / "arcs.step"))
-    else:
-        part = make()
-    d = run(part)
+    d = run(_made(make, tmp_path, _arc_plate))
     assert d["holes"] == d["fillets"] == d["bosses"] == [] and d["slots"]
     for s in d["slots"]:
         a = s["arc"]
@@ -1546,12 +1544,7 @@ def test_a_wheels_windows_are_sector_pockets_not_fillets(make, count, angle, cor
     goes once round a void, curved ones too, is a pocket; two straight sides, an arc round their
     axis outside and one inside make a ring sector (``sector``: centre, radii, angle between the
     sides), its centre on the bisector midway between the radii, and the windows a bolt circle."""
-    if make == "step":
-        export_step(_wheel(corner=3), str(tmp_path / "wheel.step"))
-        part = import_step(str(tmp_path / "wheel.step"))
-    else:
-        part = make()
-    d = run(part)
+    d = run(_made(make, tmp_path, lambda: _wheel(corner=3)))
     assert d["fillets"] == [] and len(d["pockets"]) == count and len(d["holes"]) == 1
     for p in d["pockets"]:
         assert (p["shape"], p["sides"], p["curved"], p["through"], p["depth"], p["corner_radius"]) == (
