@@ -431,7 +431,13 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         wide = [p for p in parts if p["kind"] == "cylinder" and p["r_near"] > rmain + tol * 10]
         if wide and wide[0]["s0"] <= (parts[0]["s1"] if countersink else 0.0) + tol * 10:
             counterbore = {"diameter": 2 * wide[0]["r_near"], "depth": wide[0]["s1"] - inset}
-        bottom = max(p["s1"] for p in parts if p["wall"]) - inset + (abs(fb - tb) if first else abs(fa - ta))
+        wall_end = max(p["s1"] for p in parts if p["wall"])
+        # a chamfer round a flat floor (a cone narrowing to a circle, not to a point: no drill's) is
+        # part of the depth
+        floor_cone = [p for p in parts if p["kind"] == "cone" and not p["wall"] and p["s0"] >= wall_end - tol * 10
+                      and p["r_near"] > p["r_far"] > max(tol * 10, 1e-3 * rmain)]
+        wall_end = max([wall_end] + [p["s1"] for p in floor_cone])
+        bottom = wall_end - inset + (abs(fb - tb) if first else abs(fa - ta))
         main = min((p for p in parts if p["wall"]), key=lambda p: p["s0"])
         out.append({"center": add(origin, mul(axis, t_in)), "axis": axis_in,
                     "diameter": 2 * (main["r_near"] if drafted else rmain),

@@ -463,11 +463,17 @@ def _past_floor_fillets(infos, loop: list[FaceInfo], d, lo: float, hi: float, to
     faces next to the walls, not walls themselves (cylinders across ``d`` along the floor's edges,
     tori at its corners), reaching beyond an end. A probe just beyond the walls would be in the
     pocket still, and call it through; the depth runs to the floor. With ``convex``: past a
-    rounded mouth (convex such faces), to the face it opens onto."""
+    rounded mouth (convex such faces), to the face it opens onto. Either way, past a chamfer round
+    the floor or the mouth: a tilted plane next to one wall only (a sloping face the pocket opens
+    onto meets every wall)."""
     mine = {fi.index for fi in loop}
     for j in {j for fi in loop for j in fi.neighbours} - mine:
         g = infos[j]
-        if (g.concave is None or g.concave == convex or g.kind not in ("cylinder", "torus")
+        if g.kind == "plane":
+            tilted = g.normal is not None and 1e-6 < abs(dot(g.normal, d)) < 1 - 1e-6
+            if not tilted or len(g.neighbours & mine) != 1:
+                continue
+        elif (g.concave is None or g.concave == convex or g.kind not in ("cylinder", "torus")
                 or (g.kind == "cylinder" and abs(abs(dot(g.axis, d)) - 1) <= 1e-9)):
             continue
         g_lo, g_hi = _extent([p for e in g.edges.values() for p in edge_points(e)], d)
@@ -557,6 +563,10 @@ def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict |
     t_mouth = m_lo if from_lo else m_hi
     t_in = (t_mouth if t_mouth != (lo if from_lo else hi) else
             axis_crossing(infos, [{"faces": loop}], sh["centre"], d, lo if from_lo else hi, sh["width"] / 2, tol)[0])
+    # the mouth is never past the far end: a plane across the end that slopes back over the pocket
+    # (a chamfer strip, extended) meets the centre line beyond the floor, and the depth would be
+    # negative (a window in a curved wall may open a little inside its walls' extremes)
+    t_in = min(t_in, hi) if from_lo else max(t_in, lo)
     sector = sh.get("sector")  # None but for a ring sector
     island = None if through else _islands(infos, loop, d, wall_hi if from_lo else wall_lo, hi if from_lo else lo,
                                            1.0 if from_lo else -1.0, sh["direction"], tol)

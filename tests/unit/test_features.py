@@ -1627,11 +1627,12 @@ def test_lines_by_cell_group_faces_as_a_scan_of_every_line_does():
     assert got == want and 20 < len(got) < 600
 
 
-def _filleted(kind: str, floor: float = 0.0, mouth: float = 0.0):
+def _filleted(kind: str, floor: float = 0.0, mouth: float = 0.0, edge=fillet):
     """A 10 (z from -5 to 5) or 20 (pocket: -10 to 10) thick block with one feature cut from the
     top, its floor edges rounded ``floor`` and its mouth's edges ``mouth``: a blind hole d=12 8
     deep, a through hole d=8, a pocket 40x30 r=5 8 deep, a slot 28x8 4 deep; or a boss d=12 10
-    high on a block 8 thick (z from -4 to 4) with its top edge rounded ``mouth``."""
+    high on a block 8 thick (z from -4 to 4) with its top edge rounded ``mouth``. ``edge``:
+    ``fillet`` (rounded) or ``chamfer``."""
     with BuildPart() as p:
         if kind == "boss":
             Box(60, 40, 8)
@@ -1654,9 +1655,9 @@ def _filleted(kind: str, floor: float = 0.0, mouth: float = 0.0):
             extrude(amount=-8 if kind == "pocket" else -4, mode=Mode.SUBTRACT)
         inner = [e for e in p.edges() if abs(e.center().X) < 25 and abs(e.center().Y) < 20 and e.center().Z < top - 1e-6]
         if floor:
-            fillet(ShapeList(inner).group_by(Axis.Z)[0], floor)
+            edge(ShapeList(inner).group_by(Axis.Z)[0], floor)
         if mouth:
-            fillet(p.edges().group_by(Axis.Z)[-1].filter_by(
+            edge(p.edges().group_by(Axis.Z)[-1].filter_by(
                 lambda e: abs(e.center().X) < 25 and abs(e.center().Y) < 20), mouth)
     return p.part
 
@@ -1752,3 +1753,21 @@ def test_what_stands_on_a_pockets_floor_is_an_island(inside, floor_round, want, 
             bad["pockets"][0]["island"][key] = value
             with pytest.raises(ReplyRefused, match=rf"pockets\[0\].island.{key}"):
                 R.features_reply(bad, "p")
+
+
+
+@pytest.mark.parametrize("kind,floor,mouth,depth", [
+    ("pocket", 1, 0, 8), ("pocket", 0, 1, 8), ("pocket", 1, 1, 8), ("blind", 1, 0, 8), ("slot", 0, 0.5, 4),
+], ids=["pocket_floor", "pocket_mouth", "pocket_both", "hole_floor", "slot_mouth"])
+def test_chamfered_floors_and_mouths_do_not_change_the_reading(kind, floor, mouth, depth):
+    """A pocket with its floor edges chamfered read "through" (the probe past its walls was in the
+    chamfer); one with its mouth chamfered made the whole reply refused: the chamfer strip's plane,
+    extended, met the centre line 16 below the face, and the depth came out -8. A blind hole with a
+    chamfered flat floor read 7 deep (the chamfer taken for a drill point). Chamfer strips (a tilted
+    plane next to one wall) are passed like roundings, the mouth is never inside the pocket, and a
+    cone narrowing to a circle at the floor is part of the depth."""
+    d = run(_filleted(kind, floor, mouth, edge=chamfer))
+    (x,) = d["holes" if kind == "blind" else kind + "s"]
+    assert (x["through"], x["depth"]) == (False, pytest.approx(depth))
+    assert near(x["center"], (0, 0, 10 if kind == "pocket" else 5), 1e-6) and near(x["axis"], (0, 0, -1), 1e-9)
+    R.check(R.features_reply(d, "p"))
