@@ -524,10 +524,13 @@ def fillet_foot(infos, origin, axis, t, outward: float, tol: float, near=None, c
 
 
 # ------------------------------------------------------------------ slots
-def entry_cone(infos, origin, axis, t_end: float, outward: float, tol: float) -> float:
+def entry_cone(infos, origin, axis, t_end: float, outward: float, tol: float, narrowing: bool = False,
+               near=None) -> float:
     """``t_end`` (an open end of a wall round the line through ``origin`` along ``axis``) moved past
-    a coaxial cone that starts there and widens outwards: the chamfer round the opening's edge."""
-    for fi in infos:
+    a coaxial cone that starts there and widens outwards: the chamfer round the opening's edge;
+    with ``narrowing``, one that narrows outwards: a chamfer round a floor. ``near``: the indices
+    of the faces to look at, else every face."""
+    for fi in (infos if near is None else (infos[j] for j in near)):
         if fi.kind != "cone" or abs(abs(dot(fi.axis, axis)) - 1) > 1e-9:
             continue
         w = sub(fi.origin, origin)
@@ -535,9 +538,9 @@ def entry_cone(infos, origin, axis, t_end: float, outward: float, tol: float) ->
             continue
         shift = dot(w, axis)
         lo, hi = fi.t0 + shift, fi.t1 + shift
-        if outward > 0 and abs(lo - t_end) <= tol and fi.r1 > fi.r0:
+        if outward > 0 and abs(lo - t_end) <= tol and (fi.r1 > fi.r0) != narrowing:
             return hi
-        if outward < 0 and abs(hi - t_end) <= tol and fi.r0 > fi.r1:
+        if outward < 0 and abs(hi - t_end) <= tol and (fi.r0 > fi.r1) != narrowing:
             return lo
     return t_end
 
@@ -584,9 +587,12 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             if arc is not None:
                 line = arc["mid"]  # the middle of an arc slot (the chord's may be in the material)
             step = max(1e-4, 1e-3 * a.r0)
-            # past a fillet round the floor (a concave torus on an end's axis), as a hole's
+            # past a fillet or a chamfer round the floor (a torus or a narrowing cone on an end's
+            # axis), as a hole's
             f0, f1 = (fillet_foot(infos, a.origin, a.axis, t, sign, tol * 10, a.neighbours)
                       for t, sign in ((a.t0, -1.0), (a.t1, 1.0)))
+            f0, f1 = (entry_cone(infos, a.origin, a.axis, t, sign, tol * 10, narrowing=True, near=a.neighbours)
+                      if f == t else f for f, t, sign in ((f0, a.t0, -1.0), (f1, a.t1, 1.0)))
             open_lo = not mat.inside(add(line, mul(a.axis, f0 - step)))
             open_hi = not mat.inside(add(line, mul(a.axis, f1 + step)))
             if not (open_lo or open_hi):

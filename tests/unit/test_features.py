@@ -1758,14 +1758,16 @@ def test_what_stands_on_a_pockets_floor_is_an_island(inside, floor_round, want, 
 
 @pytest.mark.parametrize("kind,floor,mouth,depth", [
     ("pocket", 1, 0, 8), ("pocket", 0, 1, 8), ("pocket", 1, 1, 8), ("blind", 1, 0, 8), ("slot", 0, 0.5, 4),
-], ids=["pocket_floor", "pocket_mouth", "pocket_both", "hole_floor", "slot_mouth"])
+    ("slot", 1, 0.5, 4),
+], ids=["pocket_floor", "pocket_mouth", "pocket_both", "hole_floor", "slot_mouth", "slot_both"])
 def test_chamfered_floors_and_mouths_do_not_change_the_reading(kind, floor, mouth, depth):
     """A pocket with its floor edges chamfered read "through" (the probe past its walls was in the
     chamfer); one with its mouth chamfered made the whole reply refused: the chamfer strip's plane,
     extended, met the centre line 16 below the face, and the depth came out -8. A blind hole with a
-    chamfered flat floor read 7 deep (the chamfer taken for a drill point). Chamfer strips (a tilted
-    plane next to one wall) are passed like roundings, the mouth is never inside the pocket, and a
-    cone narrowing to a circle at the floor is part of the depth."""
+    chamfered flat floor read 7 deep (the chamfer taken for a drill point), a slot with a chamfered
+    floor "through". Chamfer strips (a tilted plane next to one wall) are passed like roundings,
+    the mouth is never past the far end, a cone narrowing to a circle at a hole's floor is part of
+    its depth, and a slot's ends are read past a narrowing cone round its floor."""
     d = run(_filleted(kind, floor, mouth, edge=chamfer))
     (x,) = d["holes" if kind == "blind" else kind + "s"]
     assert (x["through"], x["depth"]) == (False, pytest.approx(depth))
