@@ -12,8 +12,10 @@ reply field by field (launcher/replies/features.py) and checks it against the to
 """
 from __future__ import annotations
 
+import math
+
 from jail.cad import features_find as ff, features_grooves, features_patterns as fp, features_pockets
-from jail.cad.features_faces import faces_of
+from jail.cad.features_faces import cross, dot, faces_of, sub
 from jail.cad.features_material import Material
 from jail.cad.measure import MeasureError, f, is_mesh, mesh_error, select_one
 from jail.cad.names import cap
@@ -109,28 +111,55 @@ def _sig(h: dict) -> tuple:
             h["partial"], None if h["draft"] is None else round(h["draft"], 3))
 
 
-def _slot_sig(s: dict) -> tuple:
-    """Slots in one pattern: same length, depth, through and open end, along the same direction;
-    arc slots: same arc radius, sweep, width, depth and through, turned any way."""
+def _slot_sig(s: dict, turned: bool = False) -> tuple:
+    """Slots in one pattern: same length, depth, through and open end, along the same direction
+    (``turned``: any direction); arc slots: same arc radius, sweep, width, depth and through,
+    turned any way."""
     if s["arc"] is not None:  # turned copies round a circle: their directions differ
         return (round(s["arc"]["radius"], 3), round(s["arc"]["sweep"], 3), round(s["width"], 3),
                 None if s["depth"] is None else round(s["depth"], 3), s["through"])
     return (round(s["length"], 3), None if s["depth"] is None else round(s["depth"], 3), s["through"],
-            s["open_end"], tuple(round(x, 6) for x in s["direction"]),
+            s["open_end"], None if turned else tuple(round(x, 6) for x in s["direction"]),
             None if s["counterbore"] is None else tuple(round(x, 3) for x in s["counterbore"].values()))
 
 
-def _pocket_sig(p: dict) -> tuple:
-    """Pockets in one pattern: same outline, depth and through, turned the same way; ring sectors
-    (a wheel's windows) turned any way."""
+def _pocket_sig(p: dict, turned: bool = False) -> tuple:
+    """Pockets in one pattern: same outline, depth and through, turned the same way (``turned``:
+    any way); ring sectors (a wheel's windows) turned any way."""
     if p["sector"] is not None:
         return (tuple(round(p["sector"][k], 3) for k in SECTOR_SIZES),
                 None if p["depth"] is None else round(p["depth"], 3), p["through"],
                 None if p["corner_radius"] is None else round(p["corner_radius"], 3))
     return (p["sides"], round(p["length"], 3), None if p["depth"] is None else round(p["depth"], 3), p["through"],
             None if p["corner_radius"] is None else round(p["corner_radius"], 3),
-            tuple(round(x, 6) for x in p["direction"]), None if p["draft"] is None else round(p["draft"], 3),
-            p["curved"], None if p["island"] is None else tuple(round(x, 3) for x in p["island"].values()))
+            None if turned else tuple(round(x, 6) for x in p["direction"]),
+            None if p["draft"] is None else round(p["draft"], 3), p["curved"], None if p["island"] is None else tuple(round(x, 3) for x in p["island"].values()))
+
+
+def _with_turned(items: list[dict], of: str, turned_sig) -> list[dict]:
+    """The patterns of ``items`` (slots or pockets, each turned the same way), then circles of
+    copies turned round the circle's centre among the rest (an index plate's radial slots): the
+    same but for their direction (``turned_sig``), each at the same angle to its radius."""
+    found = fp.find(items, of)
+    taken = {m for p in found for m in p["members"]}
+    rest = [i for i in range(len(items)) if i not in taken]
+    sub = [dict(items[i], sig=turned_sig(items[i])) for i in rest]
+    for p in fp.find(sub, of):
+        if p["type"] in ("bolt_circle", "arc") and _turned_alike(sub, p):
+            found.append(dict(p, members=[rest[m] for m in p["members"]]))
+    return found
+
+
+def _turned_alike(items: list[dict], p: dict) -> bool:
+    """Do the members of the circle ``p`` all lie at one angle to their radius (a direction's sign
+    does not count)?"""
+    angles = []
+    for m in p["members"]:
+        w = sub(items[m]["center"], p["center"])
+        w = sub(w, tuple(x * dot(w, p["axis"]) for x in p["axis"]))
+        d = items[m]["direction"]
+        angles.append(math.atan2(dot(cross(w, d), p["axis"]), dot(w, d)) % math.pi)
+    return all(min(abs(a - angles[0]), math.pi - abs(a - angles[0])) < 1e-3 for a in angles)
 
 
 def _order(h: dict) -> tuple:
@@ -156,8 +185,10 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     pats = fp.find(items, "holes")
     pats += fp.find([dict(b, sig=(round(b["height"], 3), None if b["draft"] is None else round(b["draft"], 3)))
                      for b in bs], "bosses")
-    pats += fp.find([dict(s, diameter=s["width"], sig=_slot_sig(s)) for s in sl], "slots")
-    pats += fp.find([dict(p, diameter=p["width"], sig=_pocket_sig(p)) for p in pk], "pockets")
+    pats += _with_turned([dict(s, diameter=s["width"], sig=_slot_sig(s)) for s in sl], "slots",
+                         lambda s: _slot_sig(s, turned=True))
+    pats += _with_turned([dict(p, diameter=p["width"], sig=_pocket_sig(p)) for p in pk], "pockets",
+                         lambda p: _pocket_sig(p, turned=True))
     return {"holes": hs, "bosses": bs, "fillets": fl, "chamfers": ch, "slots": sl, "pockets": pk, "grooves": gr,
             "patterns": pats}
 

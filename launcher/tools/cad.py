@@ -365,7 +365,8 @@ def _slot_kind(s: dict) -> str:
             + (f" counterbore {_g(cb['length'])} x {_g(cb['width'])} depth {_g(cb['depth'])}" if cb else ""))
 
 
-def _pocket_kind(p: dict) -> str:
+def _pocket_kind(p: dict, along: bool = True) -> str:
+    """``along``: name the direction of a long outline (not for copies turned round a circle)."""
     w, n = _g(p["width"]), p["sides"]
     if p["shape"] == "rectangle":
         s = f"square {w}" if p["width"] == p["length"] else f"rectangle {_g(p['length'])} x {w}"
@@ -383,7 +384,7 @@ def _pocket_kind(p: dict) -> str:
         s = f"{n}-sided {_g(p['length'])} x {w}"
         if p["curved"]:
             s = f"{n}-sided ({p['curved']} curved) {_g(p['length'])} x {w}"
-    if p["width"] != p["length"] and p["shape"] != "regular":
+    if along and p["width"] != p["length"] and p["shape"] != "regular":
         s += f" along {_axis_word(p['direction'])}"
     if p["corner_radius"] is not None:
         s += f" r={_g(p['corner_radius'])}"
@@ -439,34 +440,40 @@ def features_content(result: dict) -> list[dict]:
         """One line per kind of hole (boss, slot): count, kind, the pattern they make, centres."""
         radial = {i: k for k, p in enumerate(f["patterns"]) if p["of"] == of and p["type"] == "radial"
                   for i in p["members"]}  # one line per radial pattern, whatever each member's axis
+        turned = {i: k for k, p in enumerate(f["patterns"]) if p["of"] == of and p["type"] in ("bolt_circle", "arc")
+                  and len({tuple(f[of][m].get("direction", ())) for m in p["members"]}) > 1
+                  for i in p["members"]}  # and per circle of copies turned round it, whatever their direction
         groups: dict[tuple, list[int]] = {}
         for i, x in enumerate(f[of]):
-            groups.setdefault((kind_of(x, i in radial), radial.get(i)), []).append(i)
+            groups.setdefault((kind_of(x, i in radial, i in turned), radial.get(i, turned.get(i))), []).append(i)
         pats: dict[tuple, list[str]] = {}
         for p in f["patterns"]:
             if p["of"] == of:
                 pats.setdefault(tuple(sorted(p["members"])), []).append(_pattern_text(p))
-        for (kind, _radial), idx in groups.items():
+        for (kind, own), idx in groups.items():
             on = pats.get(tuple(sorted(idx)))
             if on:
                 said[of].add(tuple(sorted(idx)))
-            where = (" on " + " / ".join(_a(t) for t in on)) if on else ""
+            # copies turned round the circle they are on (an index plate's radial slots) say so
+            how = " turned round " if own is not None and own in turned.values() else " on "
+            where = (how + " / ".join(_a(t) for t in on)) if on else ""
             centres = ", ".join(_at(f[of][i]["center"]) for i in idx[:12]) + (" ..." if len(idx) > 12 else "")
             lines.append(f"{of}: {len(idx)} x {kind}{where} at {centres}")
 
     def way(x, radial: bool) -> str:  # a radial pattern's line names the pattern's axis instead
         return "" if radial else " " + _axis_word(x["axis"])
 
-    grouped("holes", lambda h, radial: _hole_kind(h) + way(h, radial))
-    grouped("bosses", lambda b, radial: f"d={_g(b['diameter'])} height {_g(b['height'])}{_draft(b)}" + way(b, radial))
+    grouped("holes", lambda h, radial, _: _hole_kind(h) + way(h, radial))
+    grouped("bosses", lambda b, radial, _: f"d={_g(b['diameter'])} height {_g(b['height'])}{_draft(b)}"
+            + way(b, radial))
     for g in f["fillets"]:
         lines.append(f"fillets: {g['count']} x r={_g(g['radius'])} ({'convex rounds' if g['convex'] else 'concave'})")
     for g in f["chamfers"]:
         size = _g(g["size"]) if g["size2"] is None else f"{_g(g['size'])} x {_g(g['size2'])}"
         lines.append(f"chamfers: {g['count']} x {size}")
-    grouped("slots", lambda s, radial: _slot_kind(s) + way(s, radial)
-            + (f" opening {_axis_word(s['direction'])}" if s["open_end"] else ""))
-    grouped("pockets", lambda p, radial: _pocket_kind(p) + way(p, radial))
+    grouped("slots", lambda s, radial, turned: _slot_kind(s) + way(s, radial)
+            + (f" opening {_axis_word(s['direction'])}" if s["open_end"] and not turned else ""))
+    grouped("pockets", lambda p, radial, turned: _pocket_kind(p, along=not turned) + way(p, radial))
     for g in f["grooves"]:
         if g["face"]:
             inner = g["diameter"] - 2 * g["width"]

@@ -136,13 +136,13 @@ def test_face_grooves_arc_and_counterbored_slots_and_sectors_through_the_client(
     assert "groove: face d=60 (inner 48) width 6 depth 3 -Z at (0, 0, 6)" in text, text
     data, text = features(client, {"object_name": "rotary"})
     assert [s["arc"]["sweep"] for s in data["slots"]] == [pytest.approx(40)] * 3 and data["fillets"] == []
-    assert "slots: 3 x arc r=30 40° width 6 through -Z on a bolt circle r=30 at (0, 0, 4)" in text, text
+    assert "slots: 3 x arc r=30 40° width 6 through -Z turned round a bolt circle r=30 at (0, 0, 4)" in text, text
     data, text = features(client, {"object_name": "mount", "kinds": ["slots"]})
     assert [s["counterbore"]["width"] for s in data["slots"]] == [10]
     assert text == "mount:\nslots: 1 x length 26 width 6 through counterbore 30 x 10 depth 4 -Z at (0, 0, 5)", text
     data, text = features(client, {"object_name": "wheel", "kinds": ["pockets", "patterns"]})
     assert [p["sector"]["angle"] for p in data["pockets"]] == [pytest.approx(56)] * 5
-    assert "pockets: 5 x sector r=15..40 56° corners r=3 through -Z on a bolt circle r=27.5 at (0, 0, 5)" in text, text
+    assert "pockets: 5 x sector r=15..40 56° corners r=3 through -Z turned round a bolt circle r=27.5 at (0, 0, 5)" in text, text
 
 
 def test_errors_are_errors_without_structured_content(client):

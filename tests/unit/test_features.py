@@ -1390,7 +1390,7 @@ def test_arc_slots_are_slots_with_their_arc(make, sweep, depth, pattern, tmp_pat
     R.check(out)
     text = table.render_text("features", {"ok": True, "features": out})
     if pattern:
-        assert "slots: 3 x arc r=30 40° width 6 through -Z on a bolt circle r=30 at (0, 0, 4)" in text, text
+        assert "slots: 3 x arc r=30 40° width 6 through -Z turned round a bolt circle r=30 at (0, 0, 4)" in text, text
     for key, value in (("sweep", 400.0), ("sweep", "40"), ("radius", float("nan")), ("center", [0, 0])):
         bad = json.loads(json.dumps(d))
         bad["slots"][0]["arc"][key] = value
@@ -1560,7 +1560,7 @@ def test_a_wheels_windows_are_sector_pockets_not_fillets(make, count, angle, cor
     R.check(out)
     text = table.render_text("features", {"ok": True, "features": out})
     if make == "step":
-        assert "pockets: 5 x sector r=15..40 56° corners r=3 through -Z on a bolt circle r=27.5 at (0, 0, 5)" in text
+        assert "pockets: 5 x sector r=15..40 56° corners r=3 through -Z turned round a bolt circle r=27.5 at (0, 0, 5)" in text
     for key, value in (("angle", 361.0), ("inner_radius", -1.0), ("center", [0, 0]), ("outer_radius", "40")):
         bad = json.loads(json.dumps(d))
         bad["pockets"][0]["sector"][key] = value
@@ -1773,3 +1773,40 @@ def test_chamfered_floors_and_mouths_do_not_change_the_reading(kind, floor, mout
     assert (x["through"], x["depth"]) == (False, pytest.approx(depth))
     assert near(x["center"], (0, 0, 10 if kind == "pocket" else 5), 1e-6) and near(x["axis"], (0, 0, -1), 1e-9)
     R.check(R.features_reply(d, "p"))
+
+
+@pytest.mark.parametrize("outline,rotate,text", [
+    ("slot", True, "slots: 6 x length 18 width 6 through -Z turned round a bolt circle r=30 at (0, 0, 4) at"),
+    ("window", True, "pockets: 6 x rectangle 12 x 6 through -Z turned round a bolt circle r=30 at (0, 0, 4) at"),
+    ("slot", False, "slots: 6 x length 18 width 6 through -Z on a bolt circle r=30 at (0, 0, 4) at"),
+], ids=["radial_slots", "radial_windows", "parallel_slots"])
+def test_copies_turned_round_a_circle_make_a_bolt_circle(outline, rotate, text):
+    """An index plate's six radial slots were no pattern, and six radial windows read as three lines
+    of two ("along axis (0.5, 0.866, 0)" ...): each copy points another way. Slots or pockets the
+    same but for their direction, each at the same angle to its radius, make a circle, and the text
+    says they are turned round it; copies that all point one way are on it, as before."""
+    with BuildPart() as p:
+        Cylinder(50, 8)
+        with BuildSketch(Plane.XY.offset(4)):
+            with PolarLocations(30, 6, rotate=rotate):
+                if outline == "slot":
+                    SlotCenterToCenter(12, 6)
+                else:
+                    Rectangle(12, 6)
+        extrude(amount=-8, mode=Mode.SUBTRACT)
+    d = run(p.part)
+    of = "slots" if outline == "slot" else "pockets"
+    (pat,) = d["patterns"]
+    assert (pat["type"], pat["of"], pat["count"], pat["radius"]) == ("bolt_circle", of, 6, pytest.approx(30))
+    assert sorted(pat["members"]) == list(range(6))
+    assert text in table.render_text("features", {"ok": True, "features": R.features_reply(d, "p")})
+    # the same six, each turned a different way from its radius, make no pattern
+    with BuildPart() as q:
+        Cylinder(50, 8)
+        for i in range(6):
+            with BuildSketch(Plane.XY.offset(4)):
+                with Locations(Location((30 * math.cos(math.radians(60 * i)), 30 * math.sin(math.radians(60 * i))),
+                                        (0, 0, 60 * i + 10 * i))):
+                    SlotCenterToCenter(12, 6)
+            extrude(amount=-8, mode=Mode.SUBTRACT)
+    assert run(q.part)["patterns"] == []
