@@ -411,6 +411,9 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         t_entry = ta if first else tb
         axis_in = mul(axis, sign)
         t_in, t_out = (ca, cb) if first else (cb, ca)
+        t_far = tb if first else ta
+        if (t_in - t_far) * sign >= 0:  # a crossing past the far end (a sphere the hole opens into
+            t_in = t_entry               # dips below its floor on the axis): the wall's end, then
         inset = (t_in - t_entry) * sign  # how far inside the extreme the axis meets the entry face
 
         def s_of(t):

@@ -1810,3 +1810,23 @@ def test_copies_turned_round_a_circle_make_a_bolt_circle(outline, rotate, text):
                     SlotCenterToCenter(12, 6)
             extrude(amount=-8, mode=Mode.SUBTRACT)
     assert run(q.part)["patterns"] == []
+
+
+def test_a_hole_opening_into_a_sphere_below_its_rim_keeps_a_positive_depth():
+    """Found by cutting 3 000 random parts: a ring groove whose middle a spherical cut took away
+    left a blind hole whose mouth opens into the sphere; the axis meets the sphere below the hole's
+    floor, so the entry crossing was taken past the far end, the depth came out -0.89 and the
+    launcher refused the whole reply. A crossing past the far end now falls back to the wall's end."""
+    from build123d import Sphere
+    with BuildPart() as p:
+        Box(80, 60, 20)
+        with BuildSketch(Plane.XY.offset(10)):
+            Circle(4.4)
+            Circle(2.5, mode=Mode.SUBTRACT)
+        extrude(amount=-4.3, mode=Mode.SUBTRACT)
+        with Locations((0, -0.25, 9.5)):
+            Sphere(4.7, mode=Mode.SUBTRACT)
+    d = run(p.part)
+    (h,) = d["holes"]
+    assert h["depth"] > 0 and h["length"] > 0 and not h["through"]
+    R.check(R.features_reply(d, "p"))
