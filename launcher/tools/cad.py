@@ -485,7 +485,10 @@ def features_content(result: dict) -> list[dict]:
                      f"{'in a bore ' if g['internal'] else ''}round {_axis_word(g['axis'])} at {_at(g['center'])}")
     for p in f["patterns"]:
         if tuple(sorted(p["members"])) not in said[p["of"]]:
-            lines.append(f"pattern: {p['count']} {p['of']} on {_a(_pattern_text(p))}")
+            # members past the list's cap are not in the reply: say how many a pattern has there
+            unlisted = p["count"] - len(set(p["members"]))
+            beyond = f" ({unlisted} not listed: past the list's cap)" if unlisted > 0 and f["truncated"] else ""
+            lines.append(f"pattern: {p['count']} {p['of']} on {_a(_pattern_text(p))}{beyond}")
     if len(lines) == 1:
         asked = [k for k in result.get("kinds") or () if k in FEATURE_KINDS and k != "patterns"]
         lines.append(f"no {_or(asked or ['holes', 'bosses', 'fillets', 'chamfers', 'slots', 'pockets', 'grooves'])} "

@@ -1830,3 +1830,22 @@ def test_a_hole_opening_into_a_sphere_below_its_rim_keeps_a_positive_depth():
     (h,) = d["holes"]
     assert h["depth"] > 0 and h["length"] > 0 and not h["through"]
     R.check(R.features_reply(d, "p"))
+
+
+def test_a_pattern_whose_members_are_past_the_cap_says_so():
+    """A heat exchanger's tube ends read "pattern: 148 bosses on a staggered bundle ..." on a line of
+    their own, with no hint why: its members are past the list's cap, so no listed line names it.
+    Such a line now says how many of its members are not listed."""
+    pockets = [{"center": [10.0 * i, 0.0, 0.0], "axis": [0.0, 0.0, -1.0], "depth": None, "through": True,
+                "width": 4.0, "length": 4.0, "direction": [1.0, 0.0, 0.0], "sides": 4, "shape": "rectangle",
+                "corner_radius": None, "draft": None, "curved": 0, "island": None, "sector": None}
+               for i in range(R.FEATURES_LIST_CAP)]
+    reply = {k: [] for k in R.KINDS}
+    reply.update(pockets=pockets, truncated={"pockets": 300}, patterns=[
+        {"type": "linear", "of": "pockets", "count": 100, "members": list(range(100)), "pitch": 10.0,
+         "direction": [1.0, 0.0, 0.0]},
+        {"type": "linear", "of": "pockets", "count": 200, "members": [], "pitch": 10.0,
+         "direction": [0.0, 1.0, 0.0]}])
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(reply, "p")})
+    assert "pattern: 200 pockets on a linear pitch 10 along (0, 1, 0) (200 not listed: past the list's cap)" in text
+    assert "not listed" not in text.split("pattern: 200")[0], text  # the listed pattern's line says nothing
