@@ -2,7 +2,8 @@
 
 Runs in a jailed, disposable next like ``measure``: the object is resolved by name with
 ``measure.select_one`` (same messages), its OCCT faces are read (``features_faces``), features
-are recognised (``features_find``, ``features_grooves``, ``features_pockets``) and patterns searched (``features_patterns``). The reply is
+are recognised (``features_find``, ``features_slots``, ``features_grooves``, ``features_pockets``) and patterns
+searched (``features_patterns``). The reply is
 plain JSON: every number rounded and finite (``measure.f``), every list capped
 (``FEATURES_LIST_CAP``, the count before the cap in ``truncated``), the eight top-level keys always
 present (an empty list for a kind not asked for).
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from jail.cad import features_find as ff, features_grooves, features_patterns as fp, features_pockets
+from jail.cad import features_find as ff, features_grooves, features_patterns as fp, features_pockets, features_slots
 from jail.cad.features_faces import cross, dot, faces_of, sub
 from jail.cad.features_material import Material
 from jail.cad.measure import MeasureError, f, is_mesh, mesh_error, select_one
@@ -176,7 +177,7 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     face_gr = features_grooves.face_grooves(infos, mat, used) if mat.solids else []
     hs = sorted(ff.holes(infos, mat, used) if mat.solids else [], key=_order)
     bs = sorted(ff.bosses(infos, mat, used) if mat.solids else [], key=_order)
-    sl = sorted(ff.slots(infos, mat, used) if mat.solids else [], key=_order)
+    sl = sorted(features_slots.slots(infos, mat, used) if mat.solids else [], key=_order)
     gr = sorted(face_gr + features_grooves.grooves(infos, used), key=_order)
     pk = sorted(features_pockets.pockets(infos, mat, used) if mat.solids else [], key=_order)
     fl = ff.fillets(infos, used)

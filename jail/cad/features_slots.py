@@ -1,0 +1,214 @@
+"""Recognise slots: two concave half cylinders facing each other (straight, or an arc: a kidney
+slot), a counterbored one, and slots open at one end.
+
+* **Straight**: two half cylinders of one radius, parallel, facing each other. Through when the
+  material is absent just beyond both ends of the walls (probed on the centre line, past a
+  rounding or chamfer round the floor); else entered from the open end, ``center`` and ``depth``
+  from where it opens (past a chamfer or a rounding round its edge, or where its centre line meets
+  a round face: a keyway in a shaft).
+* **Arc** (:func:`_arc`): the walls between the ends are coaxial cylinders, concave outside and
+  convex inside, a width apart; ``arc`` {center, radius, sweep}, ``center`` the slot's middle on it.
+* **Counterbored** (:func:`_counterbored`): a wider, longer slot over a closed one on its centre
+  line is its ``counterbore``.
+* **Open at one end** (:func:`_open_slot`): one half cylinder whose straight edges meet walls
+  tangent to it running out of the part, or the face it leaves by.
+
+Runs after holes and bosses (``features.find``), on the half cylinders they left. Heuristics on
+exact B-rep geometry. Blocks nothing (a computation). OCP is imported by the modules it uses:
+jailed processes and tests only.
+"""
+from __future__ import annotations
+
+import math
+
+from jail.cad.features_faces import (TopAbs_EDGE, FaceInfo, add, canonical_dir, cross, dot, edge_points, mul, norm,
+                                     sub, unique, unit)
+from jail.cad.features_find import axis_crossing, entry_cone, entry_first, fillet_foot, part_scale, sides_of
+from jail.cad.features_material import Material
+
+
+def _open_end(infos, a: FaceInfo, b: FaceInfo, line, t_end: float, outward: float, tol: float) -> float:
+    """Where a slot opens at ``t_end`` (in ``a``'s axis frame, from ``line``, a point of its centre
+    line): past a chamfer or a rounding round its edge, else where the centre line meets the
+    surface it opens onto (a keyway in a round shaft: the top of the shaft, not the tip of its
+    curved edge)."""
+    t = entry_cone(infos, a.origin, a.axis, t_end, outward, tol)
+    if t == t_end:  # a rounded edge: a convex torus round the end
+        t = fillet_foot(infos, a.origin, a.axis, t_end, outward, tol, a.neighbours, convex=True,
+                        round_span=0.98 * math.pi)
+    return t if t != t_end else axis_crossing(infos, [{"faces": [a, b]}], line, a.axis, t_end, a.r0, tol)[0]
+
+
+def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
+    """Slots: two concave half cylinders facing each other. Through when the material is absent
+    just beyond both ends of the walls (probed on the slot's centre line); else entered from the
+    open end. ``center`` and ``depth`` start at the entry, past a chamfer round the edge. Then
+    slots open at one end (:func:`_open_slot`) from the half cylinders left."""
+    tol = 1e-6 * part_scale(infos) + 1e-6
+    halves = [fi for fi in infos if fi.index not in used and fi.kind == "cylinder" and fi.concave
+              and abs(fi.span - math.pi) <= 0.02 * math.pi]
+    out, taken = [], set()
+    for i, a in enumerate(halves):
+        if a.index in taken:
+            continue
+        for b in halves[i + 1:]:
+            if b.index in taken or abs(a.r0 - b.r0) > tol * 10 or abs(abs(dot(a.axis, b.axis)) - 1) > 1e-9:
+                continue
+            pa = add(a.origin, mul(a.axis, (a.t0 + a.t1) / 2))
+            pb_t = dot(sub(pa, b.origin), b.axis)
+            pb = add(b.origin, mul(b.axis, pb_t))
+            d = norm(sub(pb, pa))
+            if d <= tol or abs((b.t0 + b.t1) / 2 - pb_t) > max(a.t1 - a.t0, 1e-9):
+                continue
+            # the centre line, a point at t = 0 of a's axis frame (b's axis is parallel, same sense)
+            q = add(b.origin, mul(b.axis, dot(sub(a.origin, b.origin), b.axis)))
+            line = mul(add(a.origin, q), 0.5)
+            arc = _arc(infos, a, b, pa, pb, line, tol * 10)
+            if arc is None and (dot(sub(a.mid, pa), sub(pb, pa)) >= 0 or dot(sub(b.mid, pb), sub(pa, pb)) >= 0):
+                continue  # the two ends must open towards each other (along a straight slot)
+            if arc is not None:
+                line = arc["mid"]  # the middle of an arc slot (the chord's may be in the material)
+            step = max(1e-4, 1e-3 * a.r0)
+            # past a fillet or a chamfer round the floor (a torus or a narrowing cone on an end's
+            # axis), as a hole's
+            f0, f1 = (fillet_foot(infos, a.origin, a.axis, t, sign, tol * 10, a.neighbours)
+                      for t, sign in ((a.t0, -1.0), (a.t1, 1.0)))
+            f0, f1 = (entry_cone(infos, a.origin, a.axis, t, sign, tol * 10, narrowing=True, near=a.neighbours)
+                      if f == t else f for f, t, sign in ((f0, a.t0, -1.0), (f1, a.t1, 1.0)))
+            open_lo = not mat.inside(add(line, mul(a.axis, f0 - step)))
+            open_hi = not mat.inside(add(line, mul(a.axis, f1 + step)))
+            if not (open_lo or open_hi):
+                continue  # a closed pocket inside the material
+            lo = _open_end(infos, a, b, line, a.t0, -1.0, tol * 10) if open_lo else f0
+            hi = _open_end(infos, a, b, line, a.t1, 1.0, tol * 10) if open_hi else f1
+            through = open_lo and open_hi
+            from_lo = entry_first(a.axis) if through else open_lo
+            t_in = lo if from_lo else hi
+            out.append({"center": add(line, mul(a.axis, t_in)), "length": d + 2 * a.r0, "width": 2 * a.r0,
+                        "axis": mul(a.axis, 1.0 if from_lo else -1.0),
+                        "direction": canonical_dir(unit(sub(pb, pa))),
+                        "depth": None if through else hi - lo, "through": through, "open_end": False,
+                        "arc": None if arc is None else {"center": add(arc["center"], mul(a.axis, t_in)),
+                                                         "radius": arc["radius"], "sweep": arc["sweep"]},
+                        "counterbore": None, "exit": add(line, mul(a.axis, hi if from_lo else lo))})
+            if arc is not None:
+                used.update(arc["walls"])
+            taken.update((a.index, b.index))
+            used.update((a.index, b.index))
+            break
+    out = _counterbored(out, tol * 10)
+    for a in halves:
+        if a.index not in taken:
+            found = _open_slot(infos, a, mat, tol)
+            if found is not None:
+                out.append(found)
+                used.add(a.index)
+    return out
+
+
+def _counterbored(found: list[dict], tol: float) -> list[dict]:
+    """Closed slots with a wider, longer slot over them on the same centre line (a counterbored slot
+    for a cap screw): the wider one's floor opens into the narrower one, so it read as a slot through.
+    It becomes the narrower one's ``counterbore`` ``{width, length, depth}``; the slot is then entered
+    where the counterbore is, its ``depth`` (blind) counted from there, as a hole's."""
+    drop = set()
+    for i, a in enumerate(found):
+        if not a["through"] or a["arc"] is not None:
+            continue
+        for b in found:
+            if (b is a or b["counterbore"] is not None or b["arc"] is not None or b["width"] >= a["width"] - tol
+                    or b["length"] > a["length"] + tol or abs(abs(dot(a["axis"], b["axis"])) - 1) > 1e-6
+                    or abs(abs(dot(a["direction"], b["direction"])) - 1) > 1e-6):
+                continue
+            ends = [(a_in, a_out, b_far) for a_in, a_out in ((a["center"], a["exit"]), (a["exit"], a["center"]))
+                    for b_in, b_far in ((b["center"], b["exit"]), (b["exit"], b["center"]))[:2 if b["through"] else 1]
+                    if norm(sub(a_out, b_in)) <= tol]  # a's inner end on b's entry (a through b: either end)
+            if not ends:
+                continue
+            a_in, a_out, b_far = ends[0]
+            step = norm(sub(a_out, a_in))
+            b.update(center=a_in, exit=b_far, axis=unit(sub(a_out, a_in)),
+                     depth=None if b["through"] else b["depth"] + step,
+                     counterbore={"width": a["width"], "length": a["length"], "depth": step})
+            drop.add(i)
+            break
+    return [dict((k, v) for k, v in s.items() if k != "exit") for i, s in enumerate(found) if i not in drop]
+
+
+def _angle(u, v) -> float:
+    return math.atan2(norm(cross(u, v)), dot(u, v))
+
+
+def _arc(infos, a: FaceInfo, b: FaceInfo, pa, pb, line, tol: float) -> dict | None:
+    """An arc (kidney) slot's centre line, when the walls between its round ends ``a`` (end centre
+    ``pa``) and ``b`` (``pb``) are the same two faces on both, cylinders on one axis line parallel
+    to theirs, a concave one outside and a convex one inside, a slot's width apart. ``{"center"}``: the arc's centre at
+    the level of ``line`` (the midpoint of the end centres, a point at ``a``'s t = 0), ``radius``
+    its centre line's, ``sweep`` degrees end to end, ``mid`` the slot's middle on that arc, ``walls``
+    the walls' face indices; None for straight walls (or anything else)."""
+    sides, other = sides_of(infos, a, tol), sides_of(infos, b, tol)
+    if (sides is None or other is None or {fi.index for fi in sides} != {fi.index for fi in other}
+            or any(fi.kind != "cylinder" or abs(abs(dot(fi.axis, a.axis)) - 1) > 1e-9 for fi in sides)):
+        return None
+    outer, inner = sorted(sides, key=lambda fi: -fi.r0)
+    w = sub(inner.origin, outer.origin)
+    if (not outer.concave or inner.concave is not False or norm(sub(w, mul(outer.axis, dot(w, outer.axis)))) > tol
+            or abs(outer.r0 - inner.r0 - 2 * a.r0) > tol):
+        return None
+    radius = (outer.r0 + inner.r0) / 2
+    c = add(outer.origin, mul(outer.axis, dot(sub(line, outer.origin), outer.axis)))  # at line's level
+    va, vb, vm = (sub(sub(p, c), mul(outer.axis, dot(sub(p, c), outer.axis))) for p in (pa, pb, outer.mid))
+    if abs(norm(va) - radius) > tol * 10 or abs(norm(vb) - radius) > tol * 10:
+        return None
+    sweep = _angle(va, vm) + _angle(vm, vb)  # from one end through the outer wall to the other
+    half = add(unit(va), unit(vb))
+    if norm(half) < 1e-6:
+        u = unit(vm)
+    else:
+        u = mul(unit(half), 1.0 if sweep <= math.pi else -1.0)
+    return {"center": c, "radius": radius, "sweep": math.degrees(sweep), "mid": add(c, mul(u, radius)),
+            "walls": [outer.index, inner.index]}
+
+
+def _open_slot(infos, a: FaceInfo, mat: Material, tol: float) -> dict | None:
+    """A slot that runs out of the part at one end: one concave half cylinder (its round end) whose
+    straight edges meet either two walls tangent to it, leading to where the slot leaves the part
+    (a U slot at a flange's edge), or the face the slot leaves by, square to it (a semicircular
+    notch). ``direction`` points to the open end; ``length`` runs from there to the round end;
+    ``center`` is the middle of that length where the slot is entered. None for anything else (a
+    half-round end of a closed pocket, a fillet)."""
+    sides = sides_of(infos, a, tol * 10)
+    if sides is None or any(fi.kind != "plane" for fi in sides):
+        return None
+    mid_line = add(a.origin, mul(a.axis, (a.t0 + a.t1) / 2))
+    w = sub(a.mid, mid_line)
+    w = sub(w, mul(a.axis, dot(w, a.axis)))
+    if norm(w) <= tol:
+        return None
+    d = mul(unit(w), -1.0)  # from the round end towards the opening
+    tangent = [abs(dot(fi.normal, d)) < 1e-6 and abs(dot(fi.normal, a.axis)) < 1e-6 for fi in sides]
+    square = [dot(fi.normal, d) > 1 - 1e-6 for fi in sides]
+    if all(tangent):
+        reach = max(dot(sub(p, mid_line), d) for fi in sides for e in unique(fi.face, TopAbs_EDGE)
+                    for p in edge_points(e))
+    elif all(square):
+        reach = 0.0
+    else:
+        return None
+    step = max(1e-4, 1e-3 * a.r0)
+    if mat.inside(add(mid_line, mul(d, reach + step))):
+        return None  # the walls end on material: a closed pocket's round end
+    inner = add(a.origin, mul(d, -a.r0 / 2))  # in the slot, halfway to its round end
+    open_lo = not mat.inside(add(inner, mul(a.axis, a.t0 - step)))
+    open_hi = not mat.inside(add(inner, mul(a.axis, a.t1 + step)))
+    if not (open_lo or open_hi):
+        return None
+    lo = entry_cone(infos, a.origin, a.axis, a.t0, -1.0, tol * 10) if open_lo else a.t0
+    hi = entry_cone(infos, a.origin, a.axis, a.t1, 1.0, tol * 10) if open_hi else a.t1
+    through = open_lo and open_hi
+    from_lo = entry_first(a.axis) if through else open_lo
+    middle = add(a.origin, mul(d, (reach - a.r0) / 2))
+    return {"center": add(middle, mul(a.axis, lo if from_lo else hi)), "length": reach + a.r0, "width": 2 * a.r0,
+            "axis": mul(a.axis, 1.0 if from_lo else -1.0), "direction": d,
+            "depth": None if through else hi - lo, "through": through, "open_end": True, "arc": None,
+            "counterbore": None}
