@@ -131,9 +131,9 @@ POCKET = _obj({"center": dict(_VEC, description="centre of the outline where the
                                           "outer_radius": _POS,
                                           "angle": {"type": "number", "minimum": 0, "maximum": 360,
                                                     "description": "between its straight sides, degrees"}},
-                                         "a ring sector: two straight sides through one axis, an arc round it "
-                                         "outside and one inside; width is then radial, length the outer "
-                                         "chord"),
+                                         "a ring sector: two straight sides round one axis (through it, or off "
+                                         "it for spokes of even width), an arc round it outside and one inside "
+                                         "or none; width is then radial, length the outer chord"),
                                     {"type": "null"}]}},
               "walls all round a void along one axis: a window, a milled pocket, a hex socket, a wheel's window")
 GROOVE = _obj({"center": dict(_VEC, description="on the axis, midway along the groove; a face groove's: at its "
