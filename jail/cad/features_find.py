@@ -194,15 +194,23 @@ def axis_crossing(infos, run, origin, axis, t_end: float, radius: float, tol: fl
     ``t_end`` is the run's axial extreme: on a flat face square to the axis that is the crossing;
     where the hole meets a tilted or curved face, its edge there is a curve spanning a range of
     t and the extreme is its far tip; where it curves over the mouth (a hole through a sphere),
-    the edge is a circle short of where the axis meets it. The surface is the one across an
-    edge of the run that reaches ``t_end``; the axis line meets it (untrimmed: the hole took
-    that part away) at the crossing nearest ``t_end``, no further than the edge's span plus
-    ``radius``. Returns that t and the face across (``t_end`` and None when nothing qualifies)."""
+    the edge is a circle short of where the axis meets it. The surface is one across an edge of
+    the run that reaches ``t_end``; the axis line meets it (untrimmed: the hole took that part
+    away) at the crossing nearest ``t_end`` of all such faces, no further than the edge's span
+    plus ``radius``. A cone or cylinder round the axis itself is no such surface: the axis meets
+    a cone only at its apex (a chamfer cone cut short, its apex inside the hole). Returns that t
+    and the face across (``t_end`` and None when nothing qualifies)."""
     mine = {fi.index for s in run for fi in s["faces"]}
+    best: tuple[float, FaceInfo] | None = None
     for s in run:
         for fi in s["faces"]:
-            for j in fi.neighbours - mine:
-                spans = [_edge_span(fi.edges[k], origin, axis) for k in fi.edges.keys() & infos[j].edges.keys()]
+            for j in sorted(fi.neighbours - mine):
+                g = infos[j]
+                if g.kind in ("cone", "cylinder") and abs(abs(dot(g.axis, axis)) - 1) < 1e-9:
+                    w = sub(g.origin, origin)
+                    if norm(sub(w, mul(axis, dot(w, axis)))) <= tol:
+                        continue
+                spans = [_edge_span(fi.edges[k], origin, axis) for k in fi.edges.keys() & g.edges.keys()]
                 if not spans:
                     continue
                 lo, hi = min(x[0] for x in spans), max(x[1] for x in spans)
@@ -211,10 +219,10 @@ def axis_crossing(infos, run, origin, axis, t_end: float, radius: float, tol: fl
                 # the crossing nearest the end: within the edge's span where the face is tilted,
                 # within about a radius beyond it where the face curves over the mouth (a sphere)
                 reach = hi - lo + radius + tol
-                hits = [t for t in _line_hits(infos[j].face, origin, axis) if abs(t - t_end) <= reach]
-                if hits:
-                    return min(hits, key=lambda t: abs(t - t_end)), infos[j]
-    return t_end, None
+                for t in _line_hits(g.face, origin, axis):
+                    if abs(t - t_end) <= reach and (best is None or abs(t - t_end) < abs(best[0] - t_end)):
+                        best = (t, g)
+    return best if best is not None else (t_end, None)
 
 
 def faces_across(infos, faces: list[FaceInfo], origin, axis, t_end: float, tol: float) -> list[FaceInfo]:
@@ -577,7 +585,11 @@ def fillets(infos: list[FaceInfo], used: set) -> list[dict]:
         else:
             continue
         used.add(fi.index)
-        _where(groups, (round(r, 6), bool(not fi.concave)), fi, {"radius": r, "convex": bool(not fi.concave)})
+        convex = bool(not fi.concave)
+        # one group per radius within a tolerance (a rounded key splits equal radii that straddle
+        # its rounding, and a part read turned another way would group them differently)
+        key = next((k for k in groups if k[1] == convex and abs(k[0] - r) <= 1e-5 * max(1.0, r)), (r, convex))
+        _where(groups, key, fi, {"radius": r, "convex": convex})
     return sorted(groups.values(), key=lambda g: (g["radius"], not g["convex"]))
 
 
