@@ -70,12 +70,14 @@ def _groups(items: list[dict], tol: float, parallel: bool = True) -> list[list[i
 
 
 def _circle(p, q, r):
-    """Centre (2D) of the circle through three 2D points, or None when they are in line."""
+    """Centre (2D) of the circle through three 2D points, or None when they are in line (to within
+    1e-9 of their spread: eight channels in a row read a circle of radius 1.6e17 from the last
+    digits of their centres)."""
     ax, ay = p
     bx, by = q
     cx, cy = r
     d = 2 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
-    if abs(d) < 1e-12:
+    if abs(d) < max(1e-12, 1e-9 * max(math.dist(p, q), math.dist(q, r), math.dist(p, r)) ** 2):
         return None
     ux = ((ax * ax + ay * ay) * (by - cy) + (bx * bx + by * by) * (cy - ay) + (cx * cx + cy * cy) * (ay - by)) / d
     uy = ((ax * ax + ay * ay) * (cx - bx) + (bx * bx + by * by) * (ax - cx) + (cx * cx + cy * cy) * (bx - ax)) / d
@@ -120,7 +122,7 @@ def _spacing(angles: list[float], rad: float, tol: float) -> tuple[float, float,
         return angs[0], step, True
     step = min(gaps)
     wide = [i for i, g in enumerate(gaps) if abs(g - step) > eq]
-    if len(angs) >= 4 and len(wide) == 1:
+    if len(angs) >= 4 and len(wide) == 1 and step > eq:  # members apart, not all at one angle
         return angs[(wide[0] + 1) % len(angs)], step, False
     return None
 

@@ -1849,3 +1849,15 @@ def test_a_pattern_whose_members_are_past_the_cap_says_so():
     text = table.render_text("features", {"ok": True, "features": R.features_reply(reply, "p")})
     assert "pattern: 200 pockets on a linear pitch 10 along (0, 1, 0) (200 not listed: past the list's cap)" in text
     assert "not listed" not in text.split("pattern: 200")[0], text  # the listed pattern's line says nothing
+
+
+def test_a_row_off_by_its_last_digits_is_no_huge_circle():
+    """Eight members in a row whose centres differ from a line only in their last digits (channels'
+    centres, computed): a linear pattern, no "arc" of radius 1e17, whose centre the launcher
+    refuses (the whole reply was lost)."""
+    from jail.cad import features_patterns
+    noise = [0.0, 1e-14, -2e-14, 0.0, 3e-14, -1e-14, 2e-14, 0.0]
+    items = [{"center": (noise[i], -84.0 + 24 * i, 10.0), "axis": (0.0, 0.0, -1.0), "diameter": 8.0, "sig": 1}
+             for i in range(8)]
+    found = features_patterns.find(items, "slots")
+    assert [p["type"] for p in found] == ["linear"], found
