@@ -1,11 +1,12 @@
-"""The ``features`` op: holes, bosses, fillets, chamfers, slots, pockets, grooves and patterns of one object.
+"""The ``features`` op: holes, bosses, fillets, chamfers, slots, pockets, grooves, steps and patterns of one object.
 
 Runs in a jailed, disposable next like ``measure``: the object is resolved by name with
 ``measure.select_one`` (same messages), its OCCT faces are read (``features_faces``), features
-are recognised (``features_find``, ``features_slots``, ``features_grooves``, ``features_pockets``) and patterns
+are recognised (``features_find``, ``features_slots``, ``features_grooves``, ``features_pockets``,
+``features_channels``: channels are slots) and patterns
 searched (``features_patterns``). The reply is
 plain JSON: every number rounded and finite (``measure.f``), every list capped
-(``FEATURES_LIST_CAP``, the count before the cap in ``truncated``), the eight top-level keys always
+(``FEATURES_LIST_CAP``, the count before the cap in ``truncated``), the nine top-level keys always
 present (an empty list for a kind not asked for).
 
 Does not guarantee honest numbers once user code ran in this process; the launcher rebuilds the
@@ -15,14 +16,15 @@ from __future__ import annotations
 
 import math
 
-from jail.cad import features_find as ff, features_grooves, features_patterns as fp, features_pockets, features_slots
+from jail.cad import (features_channels, features_find as ff, features_grooves, features_patterns as fp,
+                      features_pockets, features_slots)
 from jail.cad.features_faces import cross, dot, faces_of, sub
 from jail.cad.features_material import Material
 from jail.cad.measure import MeasureError, f, is_mesh, mesh_error, select_one
 from jail.cad.names import cap
 from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
 
-KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "patterns")
+KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "steps", "patterns")
 CENTERS_CAP = 20  # centres listed per fillet/chamfer group (keeps a full reply well under the cap)
 SECTOR_SIZES = ("inner_radius", "outer_radius", "angle")  # a ring sector pocket's numbers besides its centre
 
@@ -67,7 +69,7 @@ def _slot(s: dict) -> dict:
             "open_end": bool(s["open_end"]),
             "arc": None if s["arc"] is None else {"center": _v(s["arc"]["center"]), "radius": f(s["arc"]["radius"]),
                                                   "sweep": f(s["arc"]["sweep"])},
-            "counterbore": _opt(s["counterbore"])}
+            "counterbore": _opt(s["counterbore"]), "ends": [str(x) for x in s["ends"]]}
 
 
 def _pocket(p: dict) -> dict:
@@ -87,6 +89,12 @@ def _groove(g: dict) -> dict:
     return {"center": _v(g["center"]), "axis": _v(g["axis"]), "diameter": f(g["diameter"]), "depth": f(g["depth"]),
             "width": f(g["width"]), "profile": str(g["profile"]), "internal": bool(g["internal"]),
             "face": bool(g.get("face", False))}
+
+
+def _step(s: dict) -> dict:
+    return {"center": _v(s["center"]), "axis": _v(s["axis"]), "direction": _v(s["direction"]), "side": _v(s["side"]),
+            "width": f(s["width"]), "length": f(s["length"]), "depth": f(s["depth"]),
+            "ends": [str(x) for x in s["ends"]]}
 
 
 def _pattern(p: dict) -> dict:
@@ -120,7 +128,7 @@ def _slot_sig(s: dict, turned: bool = False) -> tuple:
         return (round(s["arc"]["radius"], 3), round(s["arc"]["sweep"], 3), round(s["width"], 3),
                 None if s["depth"] is None else round(s["depth"], 3), s["through"])
     return (round(s["length"], 3), None if s["depth"] is None else round(s["depth"], 3), s["through"],
-            s["open_end"], None if turned else tuple(round(x, 6) for x in s["direction"]),
+            s["open_end"], tuple(s["ends"]), None if turned else tuple(round(x, 6) for x in s["direction"]),
             None if s["counterbore"] is None else tuple(round(x, 3) for x in s["counterbore"].values()))
 
 
@@ -180,6 +188,9 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     sl = sorted(features_slots.slots(infos, mat, used) if mat.solids else [], key=_order)
     gr = sorted(face_gr + features_grooves.grooves(infos, used), key=_order)
     pk = sorted(features_pockets.pockets(infos, mat, used) if mat.solids else [], key=_order)
+    channels, steps = features_channels.find(infos, mat, used) if mat.solids else ([], [])
+    sl = sorted(sl + channels, key=_order)
+    st = sorted(steps, key=_order)
     fl = ff.fillets(infos, used)
     ch = ff.chamfers(infos, used)
     items = [dict(h, sig=_sig(h)) for h in hs]
@@ -191,7 +202,7 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     pats += _with_turned([dict(p, diameter=p["width"], sig=_pocket_sig(p)) for p in pk], "pockets",
                          lambda p: _pocket_sig(p, turned=True))
     return {"holes": hs, "bosses": bs, "fillets": fl, "chamfers": ch, "slots": sl, "pockets": pk, "grooves": gr,
-            "patterns": pats}
+            "steps": st, "patterns": pats}
 
 
 def features(namespace: dict, name: str, kinds=None) -> dict:
@@ -208,7 +219,7 @@ def features(namespace: dict, name: str, kinds=None) -> dict:
     raw = find(shape, mat=mat)
     want = set(kinds) if kinds else set(KINDS)
     conv = {"holes": _hole, "bosses": _boss, "slots": _slot, "pockets": _pocket, "grooves": _groove,
-            "patterns": _pattern,
+            "steps": _step, "patterns": _pattern,
             "fillets": lambda g: _group(g, ("radius",)), "chamfers": lambda g: _group(g, ("size", "size2"))}
     out: dict = {}
     truncated: dict = {}

@@ -13,6 +13,9 @@ slot), a counterbored one, and slots open at one end.
 * **Open at one end** (:func:`_open_slot`): one half cylinder whose straight edges meet walls
   tangent to it running out of the part, or the face it leaves by.
 
+``ends`` says what closes each end (the one at ``-direction`` first): "round" here;
+``features_channels`` adds straight-walled slots with "square" and "open" ends (a channel).
+
 Runs after holes and bosses (``features.find``), on the half cylinders they left. Heuristics on
 exact B-rep geometry. Blocks nothing (a computation). OCP is imported by the modules it uses:
 jailed processes and tests only.
@@ -90,7 +93,8 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                         "depth": None if through else hi - lo, "through": through, "open_end": False,
                         "arc": None if arc is None else {"center": add(arc["center"], mul(a.axis, t_in)),
                                                          "radius": arc["radius"], "sweep": arc["sweep"]},
-                        "counterbore": None, "exit": add(line, mul(a.axis, hi if from_lo else lo))})
+                        "counterbore": None, "ends": ["round", "round"],
+                        "exit": add(line, mul(a.axis, hi if from_lo else lo))})
             if arc is not None:
                 used.update(arc["walls"])
             taken.update((a.index, b.index))
@@ -211,4 +215,4 @@ def _open_slot(infos, a: FaceInfo, mat: Material, tol: float) -> dict | None:
     return {"center": add(middle, mul(a.axis, lo if from_lo else hi)), "length": reach + a.r0, "width": 2 * a.r0,
             "axis": mul(a.axis, 1.0 if from_lo else -1.0), "direction": d,
             "depth": None if through else hi - lo, "through": through, "open_end": True, "arc": None,
-            "counterbore": None}
+            "counterbore": None, "ends": ["round", "open"]}

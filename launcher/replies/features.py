@@ -18,7 +18,8 @@ from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
 from launcher.replies import validate as replies
 from launcher.replies.cad import ReplyRefused
 
-KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "patterns")
+KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "steps", "patterns")
+SLOT_ENDS = ("round", "square", "open")
 CENTERS_CAP = 20
 POCKET_SHAPES = ("rectangle", "regular", "L", "sector", "other")
 LIMIT = 1e12
@@ -83,8 +84,12 @@ SLOT = _obj({"center": dict(_VEC, description="centre of the slot where it opens
              "direction": dict(_VEC, description="unit vector along the slot's length"),
              "depth": dict(_OPT_POS, description="blind: from the entry to the floor (mm); through: null"),
              "through": {"type": "boolean"},
-             "open_end": {"type": "boolean", "description": "runs out of the part at one end (a U slot or a "
-                          "notch at an edge): direction points there, length runs from there to the round end"},
+             "open_end": {"type": "boolean", "description": "runs out of the part at an end (a U slot or a notch "
+                          "at an edge, a channel): direction points there when one end is open"},
+             "ends": {"type": "array", "items": {"type": "string", "enum": list(SLOT_ENDS)}, "minItems": 2,
+                      "maxItems": 2, "description": "what closes each end, the one at -direction first: round (a "
+                      "milled slot's), square (an end wall: a straight-walled slot) or open (runs out of the "
+                      "part: a channel open at both ends)"},
              "arc": {"anyOf": [_obj({"center": dict(_VEC, description="the arc's centre, at the entry (mm)"),
                                      "radius": dict(_POS, description="of the slot's centre line (mm)"),
                                      "sweep": {"type": "number", "minimum": 0, "maximum": 360,
@@ -148,6 +153,19 @@ GROOVE = _obj({"center": dict(_VEC, description="on the axis, midway along the g
                "face": {"type": "boolean", "description": "a ring cut into a face round the axis (an O-ring face "
                                                           "seal's), between an outer and an inner wall"}},
               "a groove round a shaft (a circlip's, a pulley's V), in a bore (an O-ring's) or in a face")
+STEP = _obj({"center": dict(_VEC, description="where the step is entered: mid-length, midway across its floor, at "
+                                             "the top of its wall (mm)"),
+             "axis": dict(_VEC, description="unit vector from the entry down to the floor"),
+             "direction": dict(_VEC, description="unit vector along the step; towards its open end when the other "
+                                                 "is stopped"),
+             "side": dict(_VEC, description="unit vector from the wall across the floor to the part's edge"),
+             "width": dict(_POS, description="across the floor, from the wall to the edge (mm)"),
+             "length": dict(_POS, description="along direction (mm)"),
+             "depth": dict(_POS, description="the wall's height, from the entry to the floor (mm)"),
+             "ends": {"type": "array", "items": {"type": "string", "enum": ["square", "open"]}, "minItems": 2,
+                      "maxItems": 2, "description": "each end, the one at -direction first: open (runs out of the "
+                      "part) or square (stopped by an end wall)"}},
+            "a rebate or shoulder: a floor and one wall along the part's edge")
 _MEMBERS = {"type": "array", "items": _COUNT, "maxItems": FEATURES_LIST_CAP}
 _OF = {"type": "string", "enum": ["holes", "bosses", "slots", "pockets"]}
 _ROUND = {"center": _VEC, "radius": _POS, "axis": _VEC, "pitch_angle": _NUM, "start_angle": _NUM}
@@ -178,7 +196,8 @@ PATTERN = {"anyOf": [
 OUTPUT_SCHEMA = _obj({
     "name": {"type": "string"},
     "holes": _list(HOLE), "bosses": _list(BOSS), "fillets": _list(FILLET), "chamfers": _list(CHAMFER),
-    "slots": _list(SLOT), "pockets": _list(POCKET), "grooves": _list(GROOVE), "patterns": _list(PATTERN),
+    "slots": _list(SLOT), "pockets": _list(POCKET), "grooves": _list(GROOVE), "steps": _list(STEP),
+    "patterns": _list(PATTERN),
     "truncated": {"type": "object", "additionalProperties": _COUNT,
                   "description": "kinds whose list was cut, with how many were found"},
 })
@@ -295,7 +314,22 @@ def _slot(s, w) -> dict:
             "direction": _vec(s.get("direction"), w + ".direction"), "depth": _opt(s.get("depth"), w + ".depth"),
             "through": _bool(s.get("through"), w + ".through"), "open_end": _bool(s.get("open_end"), w + ".open_end"),
             "arc": _arc(s.get("arc"), w + ".arc"),
-            "counterbore": _sub(s.get("counterbore"), w + ".counterbore", ("width", "length", "depth"))}
+            "counterbore": _sub(s.get("counterbore"), w + ".counterbore", ("width", "length", "depth")),
+            "ends": _ends(s.get("ends"), w + ".ends", SLOT_ENDS)}
+
+
+def _ends(v, where: str, allowed) -> list[str]:
+    if not isinstance(v, list) or len(v) != 2 or not all(isinstance(x, str) and x in allowed for x in v):
+        _Path(where).refuse(f"is not two of: {', '.join(allowed)}")
+    return [allowed[allowed.index(x)] for x in v]  # the schema's own strings
+
+
+def _step(s, w) -> dict:
+    s = _dict(s, w)
+    return {"center": _vec(s.get("center"), w + ".center"), "axis": _vec(s.get("axis"), w + ".axis"),
+            "direction": _vec(s.get("direction"), w + ".direction"), "side": _vec(s.get("side"), w + ".side"),
+            "width": _num(s.get("width"), w + ".width", 0.0), "length": _num(s.get("length"), w + ".length", 0.0),
+            "depth": _num(s.get("depth"), w + ".depth", 0.0), "ends": _ends(s.get("ends"), w + ".ends", ("square", "open"))}
 
 
 def _arc(a, w) -> dict | None:
@@ -385,7 +419,7 @@ def _groove(g, w) -> dict:
 
 
 _REBUILD = {"holes": _hole, "bosses": _boss, "fillets": _fillet, "chamfers": _chamfer, "slots": _slot,
-            "pockets": _pocket, "grooves": _groove}
+            "pockets": _pocket, "grooves": _groove, "steps": _step}
 
 
 def features_reply(r, name: str) -> dict:

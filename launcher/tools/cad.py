@@ -357,12 +357,22 @@ def _draft(x: dict) -> str:
     return f" draft {_g(x['draft'])}°" + (" (undercut)" if x["draft"] < 0 else "")
 
 
+_SLOT_ENDS = {("round", "open"): "open-ended ", ("square", "open"): "square-ended open-ended ",
+              ("square", "square"): "square-ended ", ("open", "open"): "open at both ends "}
+
+
 def _slot_kind(s: dict) -> str:
     size = (f"arc r={_g(s['arc']['radius'])} {_g(s['arc']['sweep'])}°" if s["arc"] else f"length {_g(s['length'])}")
     cb = s["counterbore"]
-    return (f"{size} width {_g(s['width'])} " + ("open-ended " if s["open_end"] else "")
+    return (f"{size} width {_g(s['width'])} " + _SLOT_ENDS.get(tuple(s["ends"]), "")
             + ("through" if s["through"] else f"depth {_g(s['depth'])}")
             + (f" counterbore {_g(cb['length'])} x {_g(cb['width'])} depth {_g(cb['depth'])}" if cb else ""))
+
+
+def _step_kind(s: dict) -> str:
+    stopped = " stopped at one end" if "square" in s["ends"] else ""
+    return (f"width {_g(s['width'])} depth {_g(s['depth'])} length {_g(s['length'])}{stopped} "
+            f"{_axis_word(s['axis'])} along {_axis_word(s['direction'])} facing {_axis_word(s['side'])}")
 
 
 def _pocket_kind(p: dict, along: bool = True) -> str:
@@ -434,7 +444,8 @@ def features_content(result: dict) -> list[dict]:
         return failed
     f = result["features"]
     lines = [f"{f['name']}:"]
-    said: dict[str, set] = {"holes": set(), "bosses": set(), "slots": set(), "pockets": set()}  # lists a line named
+    said: dict[str, set] = {"holes": set(), "bosses": set(), "slots": set(), "pockets": set(),
+                            "steps": set()}  # lists a line named
 
     def grouped(of: str, kind_of) -> None:
         """One line per kind of hole (boss, slot): count, kind, the pattern they make, centres."""
@@ -472,7 +483,8 @@ def features_content(result: dict) -> list[dict]:
         size = _g(g["size"]) if g["size2"] is None else f"{_g(g['size'])} x {_g(g['size2'])}"
         lines.append(f"chamfers: {g['count']} x {size}")
     grouped("slots", lambda s, radial, turned: _slot_kind(s) + way(s, radial)
-            + (f" opening {_axis_word(s['direction'])}" if s["open_end"] and not turned else ""))
+            + ("" if turned or not s["open_end"] else f" along {_axis_word(s['direction'])}" if "round" not in s["ends"]
+               and "square" not in s["ends"] else f" opening {_axis_word(s['direction'])}"))
     grouped("pockets", lambda p, radial, turned: _pocket_kind(p, along=not turned) + way(p, radial))
     for g in f["grooves"]:
         if g["face"]:
@@ -483,6 +495,7 @@ def features_content(result: dict) -> list[dict]:
         profile = "round-bottomed" if g["profile"] == "round" else g["profile"]  # "round +Z" follows
         lines.append(f"groove: {profile} d={_g(g['diameter'])} width {_g(g['width'])} depth {_g(g['depth'])} "
                      f"{'in a bore ' if g['internal'] else ''}round {_axis_word(g['axis'])} at {_at(g['center'])}")
+    grouped("steps", lambda s, radial, turned: _step_kind(s))
     for p in f["patterns"]:
         if tuple(sorted(p["members"])) not in said[p["of"]]:
             # members past the list's cap are not in the reply: say how many a pattern has there
@@ -491,7 +504,7 @@ def features_content(result: dict) -> list[dict]:
             lines.append(f"pattern: {p['count']} {p['of']} on {_a(_pattern_text(p))}{beyond}")
     if len(lines) == 1:
         asked = [k for k in result.get("kinds") or () if k in FEATURE_KINDS and k != "patterns"]
-        lines.append(f"no {_or(asked or ['holes', 'bosses', 'fillets', 'chamfers', 'slots', 'pockets', 'grooves'])} "
+        lines.append(f"no {_or(asked or [k for k in FEATURE_KINDS if k != 'patterns'])} "
                      "found")
     if f["truncated"]:
         lines.append("lists cut: " + ", ".join(f"{k} ({n} found)" for k, n in f["truncated"].items()))
@@ -500,12 +513,15 @@ def features_content(result: dict) -> list[dict]:
 
 FEATURES = Tool(
     "features", "Find holes, bosses, fillets",
-    "Find one object's holes, bosses, fillets, chamfers, slots, pockets, grooves and patterns from its exact geometry "
+    "Find one object's holes, bosses, fillets, chamfers, slots, pockets, grooves, steps and patterns from its exact "
+    "geometry "
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}, keyway {width, depth}, flat (a D or double D), partial: its wall open on one side, draft), bosses (base centre, axis, diameter, height, draft), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots (closed or open at one end, straight or arc, counterbored), pockets (walls all round: windows, rectangular or L pockets, hex "
-    "sockets, a wheel's sector windows; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed; round a shaft, in a bore or in a face), and "
+    "slots (round, square or open ends: a U channel across a block is open at both; straight or arc, counterbored), "
+    "pockets (walls all round: windows, rectangular or L pockets, hex "
+    "sockets, a wheel's sector windows; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed; round a shaft, in a bore or in a face), steps (a rebate or shoulder: a floor and one wall along an edge; "
+    "width, depth, length, side), and "
     "patterns of holes, bosses, slots or pockets (bolt circles, arcs, grids, staggered rows and bundles, "
     "linear arrays, radial). The numbers are in structuredContent; the text is a summary. Read-only: runs in "
     "a disposable jailed process.",

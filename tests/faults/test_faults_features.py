@@ -28,6 +28,9 @@ def hostile(real, ns, name, kinds=None):
 patch_forks(F, "features", hostile)
 '''
 
+STEP = ("center=[35, 0, 10], axis=[0, 0, -1], direction=[0, 1, 0], side=[1, 0, 0], width=10, length=60, depth=10, "
+        "ends=['open', 'open']")  # a valid step, for the cases to spoil
+
 CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substring of the error)
     "nan": ("r['holes'][0]['diameter'] = float('nan'); return r", "error"),
     "inf_center": ("r['holes'][0]['center'] = [float('inf'), 0, 0]; return r", "error"),
@@ -87,6 +90,14 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
                       "directions=[[1, 0, 0], [0, 1, 0]]); return r", "patterns[0]"),
     "radial_nan": ("p = r['patterns'][0]; p['type'] = 'radial'; p['radius'] = float('nan'); return r", "error"),
     "radial_no_axis": ("p = r['patterns'][0]; p['type'] = 'radial'; p.pop('axis', None); return r", "patterns[0].axis"),
+    "slot_ends": ("r['slots'] = [dict(center=[0, 0, 0], length=5, width=10, axis=[0, 0, -1], direction=[1, 0, 0], "
+                  "depth=2, through=False, open_end=True, arc=None, counterbore=None, "
+                  f"ends=['open', {ANSI!r}])]; return r", "slots[0].ends"),
+    "step_ends": (f"r['steps'] = [dict(dict({STEP}), ends=['round', 'open'])]; return r", "steps[0].ends"),
+    "step_side": (f"r['steps'] = [dict(dict({STEP}), side=[0, 1])]; return r", "steps[0].side"),
+    "step_nan": (f"r['steps'] = [dict(dict({STEP}), width=float('nan'))]; return r", "error"),
+    "step_text": (f"r['steps'] = [dict(dict({STEP}), depth={ANSI!r})]; return r", "steps[0].depth"),
+    "many_steps": (f"r['steps'] = [dict({STEP})] * 500; return r", "ok"),
     # members repeated and shared by two radial patterns: a valid reply, one text line per pattern
     "radial_overlap": ("p = dict(r['patterns'][0], type='radial', members=[0, 0, 1]); "
                        "r['patterns'] = [p, dict(p, members=[1, 2, 6])]; return r", "ok"),
@@ -121,6 +132,8 @@ def test_hostile_features_reply(client, case):
         assert len(data["holes"]) <= 100 and not any(isinstance(k, str) and "\x1b" in k for k in data)
         if case == "many_holes":
             assert data["truncated"] == {"holes": 500} and "holes (500 found)" in text
+        if case == "many_steps":
+            assert len(data["steps"]) == 100 and data["truncated"] == {"steps": 500} and "steps (500 found)" in text
     else:
         assert res.is_error is True and res.structured_content is None, res
         if expect != "error":

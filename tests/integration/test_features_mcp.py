@@ -145,6 +145,20 @@ def test_face_grooves_arc_and_counterbored_slots_and_sectors_through_the_client(
     assert "pockets: 5 x sector r=15..40 56° corners r=3 through -Z turned round a bolt circle r=27.5 at (0, 0, 5)" in text, text
 
 
+def test_channels_and_steps_through_the_client(client):
+    from tests.unit import test_features_channels as ch
+    code = ("BLOCK = (80, 60, 20)\n" + inspect.getsource(ch.rebate) + inspect.getsource(ch.edge_slot)
+            + "rebated = rebate()\nnotched = edge_slot()\n")
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "rebated", "kinds": ["steps"]})
+    assert [(s["width"], s["depth"], s["side"], s["ends"]) for s in data["steps"]] == [(10, 10, [1, 0, 0],
+                                                                                         ["open", "open"])]
+    assert text == "rebated:\nsteps: 1 x width 10 depth 10 length 60 -Z along +Y facing +X at (35, 0, 10)", text
+    data, text = features(client, {"object_name": "notched"})
+    assert [s["ends"] for s in data["slots"]] == [["square", "open"]] and data["steps"] == []
+    assert "slots: 1 x length 30 width 10 square-ended open-ended depth 5 -Z opening +Y at (0, 15, 10)" in text, text
+
+
 def test_errors_are_errors_without_structured_content(client):
     msg = client.error("features", {"object_name": "nothing_here"})
     assert "no object named" in msg

@@ -1,0 +1,389 @@
+"""Recognise channels and steps: straight flat-floored cuts that run out of the part.
+
+A **floor** is a planar face; a **wall** rises from it: a planar face square to it, sharing an
+edge with it (or a floor rounding: a concave quarter cylinder along that edge), lying wholly on
+the floor's open side. Walls in one plane are one wall (a wall split by crossing cuts) when they
+cover at least half its length (two blocks standing in a row are no wall).
+
+* **Channel** (a slot with square or open ends, ``features_slots``' kind): two walls of one
+  floor facing each other across it, the nearest such pair, with nothing between them. Its ends
+  are read from what the walls meet there: an end wall facing back into the channel (or a
+  corner radius turning into one) at both closes it, "square"; else it is "open" (a U
+  channel across a block has two, a square-ended slot at an edge one). A wall meeting a half
+  cylinder is a round-ended slot's (``features_slots`` finds those) and is left alone. A pair
+  closed at both ends is a pocket (``features_pockets``), not listed here.
+* **Step** (a rebate, a shoulder): one wall, its floor running from it to a free edge (nothing
+  rises just past it: the part's side, an edge rounding or chamfer falls away). ``side`` points
+  from the wall across the floor to that edge, no wider than the wall is long. Its ends are read
+  as a channel's; a wall closed at both ends (a pocket's side, a channel's end wall) is no step.
+  Past an open end the floor may run on as far as the step is wide or half as far as it is long
+  (into the next step round a corner: a shoulder all round a block is four steps; the plate round
+  a small block standing on it is none).
+
+Either is entered where nothing stands over its walls (a pocket's walls read sideways are no
+channel), past a chamfer or a rounding along their tops. Its floor runs along the walls no
+further than they do, out to the end walls (the plate round a rectangular boss, or between two
+bosses or raised letters, is no floor of theirs). And it is cut from material, probed just
+behind each wall (as far as the cut is wide) and under the floor (as deep as it is): a step
+needs one of the two, a channel two of the three, a wall among them. So an L or U profile (a
+bent bracket, a channel section) and the gaps between ribs or fins (a lego brick's inner
+ridges) are shapes, not cuts, and are not listed. A notch reads as a cut from either face beside
+it; :func:`find` keeps the reading entered from the larger face.
+
+Not found: drafted walls (a dovetail), walls that are not planes, a floor that is not one plane
+(a T-slot's undercut, a channel opening into a pocket at its floor's level), a branch of a
+channel (its floor runs on into the channel it leaves).
+
+Runs after pockets (``features.find``), on the faces the other finders left (``used``). Blocks
+nothing (a computation); OCP is imported by the modules it uses: jailed processes and tests only.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from jail.cad.features_faces import (
+    FaceInfo,
+    add,
+    canonical_dir,
+    cross,
+    dot,
+    edge_points,
+    mul,
+    unit,
+)
+from jail.cad.features_find import part_scale
+from jail.cad.features_material import Material
+
+SQUARE_TO = 1e-6        # a wall's normal is square to its floor's within this (a sine)
+CORNER_SPAN = 0.6 * math.pi  # a corner radius turns by a quarter; a slot's round end by a half
+QUICK_EDGES = 8  # a face's edges read one by one before all its points
+
+
+class _Frame:
+    """Coordinates of a floor: ``n`` out of the floor, ``a`` a wall's normal, ``e`` along the wall;
+    ``h0`` the floor's level along ``n``."""
+
+    def __init__(self, n, a, h0: float):
+        self.n, self.a, self.e, self.h0 = n, a, unit(cross(n, a)), h0
+
+    def point(self, across: float, along: float, up: float):
+        return add(add(mul(self.a, across), mul(self.e, along)), mul(self.n, self.h0 + up))
+
+
+def _edge(fi: FaceInfo, k, cache: dict) -> list:
+    """Points along ``fi``'s edge ``k`` (its index in the shape), read once."""
+    pts = cache.get(("e", k))
+    if pts is None:
+        pts = cache[("e", k)] = edge_points(fi.edges[k])
+    return pts
+
+
+def _points(fi: FaceInfo, cache: dict) -> np.ndarray:
+    """Points along a face's edges (an array of rows), read once."""
+    pts = cache.get(fi.index)
+    if pts is None:
+        pts = cache[fi.index] = np.array([p for k in fi.edges for p in _edge(fi, k, cache)] or [fi.mid], float)
+    return pts
+
+
+def _points_of(faces, cache: dict) -> np.ndarray:
+    return np.vstack([_points(w, cache) for w in faces])
+
+
+def _span(pts: np.ndarray, d) -> tuple[float, float]:
+    v = pts @ np.asarray(d, float)
+    return float(v.min()), float(v.max())
+
+
+def _shared_points(a: FaceInfo, b: FaceInfo, cache: dict) -> list:
+    return [p for k in a.edges.keys() & b.edges.keys() for p in _edge(a, k, cache)]
+
+
+def _rising(floor: FaceInfo, infos, used: set, tol: float, cache: dict) -> list[tuple[FaceInfo, FaceInfo | None]]:
+    """The walls rising from ``floor``: (wall, the floor rounding between them or None)."""
+    n, h0 = floor.normal, dot(floor.mid, floor.normal)
+    out = []
+    for j in floor.neighbours:
+        g = infos[j]
+        if j in used:
+            continue
+        if g.kind == "plane":
+            cands, via = [g], None
+        elif (g.kind == "cylinder" and g.concave and abs(dot(g.axis, n)) < SQUARE_TO
+              and g.span <= CORNER_SPAN):
+            cands, via = [infos[k] for k in g.neighbours if k != floor.index], g
+        else:
+            continue
+        for w in cands:
+            if (w.kind != "plane" or w.normal is None or w.index in used or abs(dot(w.normal, n)) > SQUARE_TO
+                    or (via is not None and abs(dot(w.normal, via.axis)) > SQUARE_TO)):
+                continue
+            if _rises(w, n, h0, tol, cache):
+                out.append((w, via))
+    return out
+
+
+def _rises(w: FaceInfo, n, h0: float, tol: float, cache: dict) -> bool:
+    """Does ``w`` lie wholly on the open side of the floor plane (``n``, level ``h0``), and off it?
+    Its first few edges are read one by one, stopping at a point behind the plane (a plate's face
+    with 3 750 holes is no wall of its side face: its first edge says so), then all its points."""
+    for k in list(w.edges)[:QUICK_EDGES]:
+        if any(dot(p, n) - h0 < -tol for p in _edge(w, k, cache)):
+            return False
+    lo, hi = _span(_points(w, cache), n)
+    return lo - h0 >= -tol and hi - h0 > tol
+
+
+def _planes(walls) -> dict:
+    """Walls by their plane (normal, offset): a wall split in two is one."""
+    out: dict = {}
+    for w, via in walls:
+        key = (tuple(round(x, 6) for x in w.normal), round(dot(w.normal, w.mid), 5))
+        out.setdefault(key, []).append((w, via))
+    return out
+
+
+def _round_end(faces, infos, n) -> bool:
+    """Does a wall meet a half cylinder along ``n`` (a slot's or a stadium's round end)?"""
+    return any(infos[j].kind == "cylinder" and infos[j].concave and abs(abs(dot(infos[j].axis, n)) - 1) < 1e-9
+               and infos[j].span > CORNER_SPAN for w in faces for j in w.neighbours)
+
+
+def _end(faces, infos, fr: _Frame, s_end: float, sign: float, tol: float,
+         cache: dict) -> tuple[str, float, set]:
+    """What a wall (its faces) meets at the end ``s_end`` along ``fr.e`` (``sign``: which end):
+    ("square", the corner radius or 0, the end wall and its corner radius) for an end wall facing
+    back (directly or through a corner radius), else ("open", 0, none)."""
+    for w in faces:
+        for j in w.neighbours:
+            g = infos[j]
+            pts = _shared_points(w, g, cache)
+            if not pts or any(abs(dot(p, fr.e) - s_end) > tol for p in pts):
+                continue  # not across this end
+            if g.kind == "plane" and dot(g.normal, fr.e) * sign < -1 + 1e-6:
+                return "square", 0.0, {j}
+            if g.kind == "cylinder" and g.concave and abs(abs(dot(g.axis, fr.n)) - 1) < 1e-9:
+                return "square", g.r0, {j} | (g.neighbours - {w.index})  # a corner radius into the end wall
+    return "open", 0.0, set()
+
+
+def _ends(walls, infos, fr: _Frame, s: tuple[float, float], tol: float, cache: dict,
+          run_on: float = 0.0) -> tuple[list[str], tuple[float, float], set]:
+    """Both ends' kinds; the floor's span along the walls that they allow: out to the end walls
+    past their corner radii, and ``run_on`` past an open end (a step's floor runs on into the
+    floor of the step it meets at a corner: a shoulder all round a block); the faces that stop
+    the ends. ``walls``: each wall's faces (one, a step's; two, a channel's): an end is square
+    when it closes every wall, else open."""
+    kinds, reach, stops = [], [], set()
+    for x, sign in ((s[0], -1.0), (s[1], 1.0)):
+        read = [_end(faces, infos, fr, x, sign, tol, cache) for faces in walls]
+        square = all(k == "square" for k, _, _ in read)
+        kinds.append("square" if square else "open")
+        reach.append(x + sign * (max(r for _, r, _ in read) if square else run_on))
+        if square:
+            stops.update(*(f for _, _, f in read))
+    return kinds, (reach[0], reach[1]), stops
+
+
+def _cut(fr: _Frame, mid_across: float, s: tuple[float, float], ends: list[str], width: float,
+         depth: float, extra: dict) -> dict:
+    """The reply's entry: ``direction`` towards the open end when one is open (else along the walls,
+    canonical), ``ends`` in that order; ``center`` mid-length where the cut is entered."""
+    e = fr.e
+    d = canonical_dir(e)
+    if ends.count("open") == 1:
+        d = e if ends[1] == "open" else mul(e, -1.0)
+    if dot(d, e) < 0:
+        ends = ends[::-1]
+    out = {"center": fr.point(mid_across, (s[0] + s[1]) / 2, depth), "axis": mul(fr.n, -1.0), "direction": d,
+           "width": width, "length": s[1] - s[0], "depth": depth, "ends": ends}
+    out.update(extra)
+    return out
+
+
+def _mouth(walls, infos, fr: _Frame, depth: float, tol: float) -> float:
+    """The area of the faces a cut is entered from: planes facing as its floor, at its walls' tops
+    (next to them, or past a chamfer or a rounding along them)."""
+    seen: dict = {}
+    near = {j for w in walls for j in w.neighbours}
+    for j in near | {k for i in near for k in infos[i].neighbours}:
+        g = infos[j]
+        if (g.kind == "plane" and dot(g.normal, fr.n) > 1 - 1e-6
+                and abs(dot(g.mid, fr.n) - fr.h0 - depth) <= tol):
+            seen[j] = g.area
+    return sum(seen.values())
+
+
+def find(infos: list[FaceInfo], mat: Material, used: set) -> tuple[list[dict], list[dict]]:
+    """(channels as slots, steps); their walls (and floor roundings) join ``used``."""
+    tol = 1e-6 * part_scale(infos) + 1e-6
+    cache: dict = {}
+    cands = []
+    for floor in infos:
+        if floor.kind == "plane" and floor.normal is not None and floor.index not in used:
+            cands += _candidates(floor, infos, mat, used, tol, cache)
+    return _choose(cands, used)
+
+
+def _walls(floor: FaceInfo, infos, used: set, tol: float, cache: dict) -> dict:
+    """The floor's walls by plane: (faces with their floor roundings, frame, offset along the
+    wall's normal, span along its own ``e``), for walls that cover half their span (a wall split by
+    crossing cuts, not two blocks in a row)."""
+    h0 = dot(floor.mid, floor.normal)
+    out = {}
+    for k, ws in _planes(_rising(floor, infos, used, tol, cache)).items():
+        faces = [w for w, _ in ws]
+        fr = _Frame(floor.normal, faces[0].normal, h0)
+        span = _span(_points_of(faces, cache), fr.e)
+        covered = sum(hi - lo for lo, hi in (_span(_points(w, cache), fr.e) for w in faces))
+        if covered >= 0.5 * (span[1] - span[0]):
+            out[k] = (ws, fr, dot(faces[0].mid, fr.a), span)
+    return out
+
+
+def _candidates(floor: FaceInfo, infos, mat: Material, used: set, tol: float, cache: dict) -> list[tuple]:
+    """The cuts on ``floor``: each wall with the nearest wall facing it across the floor (a
+    channel), or alone (a step). Each as (is a step, -the mouth's area, width, the floor, the walls
+    and roundings, the entry)."""
+    walls = _walls(floor, infos, used, tol, cache)
+    out = []
+    for ka, (wa, fr, c_a, sa) in walls.items():
+        faces_a, best = [w for w, _ in wa], None
+        for kb, (wb, fr_b, c_b, own_b) in walls.items():
+            if kb == ka or dot(fr_b.a, fr.a) > -1 + 1e-9:
+                continue
+            gap, sb = -c_b - c_a, (-own_b[1], -own_b[0])  # b's e is -a's
+            if gap > tol and min(sa[1], sb[1]) - max(sa[0], sb[0]) > tol and (best is None or gap < best[0]):
+                best = (gap, kb, sb)
+        if best is not None:
+            gap, kb, sb = best
+            if kb < ka:
+                continue  # each pair once
+            parts = wa + walls[kb][0]
+            found = _channel(floor, infos, mat, fr, faces_a, [w for w, _ in walls[kb][0]], c_a, gap, sa, sb, tol,
+                             cache)
+        else:
+            parts = wa
+            found = _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache)
+        if found is not None:
+            mouth = _mouth([w for w, _ in parts], infos, fr, found["depth"], tol * 10)
+            taken = {w.index for w, _ in parts} | {v.index for _, v in parts if v is not None}
+            out.append((best is None, -round(mouth, 6), round(found["width"], 6), floor.index, taken, found))
+    return out
+
+
+def _choose(cands: list[tuple], used: set) -> tuple[list[dict], list[dict]]:
+    """A notch reads as a cut from either face beside it (a rebate from the top or the side, a
+    square-ended slot at an edge from its floor or its end wall): channels first, then each in the
+    reading entered from the larger face, then the narrower. No face is a wall of two cuts, or the
+    floor of one and a wall of another; a channel's floor has no step (its end wall); of two steps on
+    one floor where one's wall stops the other (a stopped rebate, read along its wall or its end
+    wall) the first is kept, while steps round the corners of a shoulder are all kept."""
+    channels, steps, walls_taken, floors, channel_floors = [], [], set(), set(), set()
+    on_floor: dict = {}  # floor: the walls of its steps, and the end walls that stop them
+    for is_step, _, _, fl, taken, found in sorted(cands, key=lambda c: c[:3]):
+        stops = found.pop("stops", set())
+        if taken & walls_taken or taken & floors or fl in walls_taken:
+            continue
+        walls, ends = on_floor.setdefault(fl, (set(), set()))
+        if is_step and (fl in channel_floors or taken & ends or stops & walls):
+            continue
+        walls_taken |= taken
+        floors.add(fl)
+        if is_step:
+            walls.update(taken)
+            ends.update(stops)
+        else:
+            channel_floors.add(fl)
+        (steps if is_step else channels).append(found)
+    used |= walls_taken
+    return channels, steps
+
+
+def _floor_within(floor: FaceInfo, fr: _Frame, s: tuple[float, float], tol: float, cache: dict) -> bool:
+    """Does the floor run along the walls no further than ``s``?"""
+    lo, hi = _span(_points(floor, cache), fr.e)
+    return lo >= s[0] - tol and hi <= s[1] + tol
+
+
+def _height(walls, infos, fr: _Frame, cache: dict) -> float:
+    """How far the walls rise above the floor, past a chamfer or a rounding along their tops (a
+    plane leaning back from the cut, a convex cylinder along it)."""
+    pts = [_points_of(walls, cache)]
+    top = _span(pts[0], fr.n)[1]
+    for w in walls:
+        for j in w.neighbours:
+            g = infos[j]
+            lean = 0.0 if g.normal is None or g.kind != "plane" else dot(g.normal, fr.n)
+            if not (SQUARE_TO < lean < 1 - SQUARE_TO or (g.kind == "cylinder" and g.concave is False
+                                                         and abs(dot(g.axis, fr.n)) < SQUARE_TO)):
+                continue
+            lo = _span(_points(g, cache), fr.n)[0]
+            if abs(lo - top) <= 1e-6 * max(1.0, abs(top)) + 1e-6:
+                pts.append(_points(g, cache))
+    return _span(np.vstack(pts), fr.n)[1] - fr.h0
+
+
+def _full_height(walls, fr: _Frame, s: tuple[float, float], tol: float, cache: dict) -> bool:
+    """Does the wall stand its full height at both ends of ``s`` (an upright band, not a disc's
+    segment meeting the floor along its chord)?"""
+    pts = _points_of(walls, cache)
+    along, up = pts @ np.asarray(fr.e, float), pts @ np.asarray(fr.n, float)
+    slack = 1e-3 * (up.max() - fr.h0) + tol
+    return all(bool((up[np.abs(along - x) <= slack] >= up.max() - slack).any()) for x in s)
+
+
+def _channel(floor, infos, mat, fr, faces_a, faces_b, c_a, gap, sa, sb, tol, cache) -> dict | None:
+    if _round_end(faces_a + faces_b, infos, fr.n):
+        return None
+    s = (max(sa[0], sb[0]), min(sa[1], sb[1]))
+    if not _floor_within(floor, fr, (s[0] - gap / 2, s[1] + gap / 2), tol * 10, cache):
+        return None  # its floor runs on past the walls (further than an end's corner radius could)
+    ends, reach, _ = _ends((faces_a, faces_b), infos, fr, s, tol * 10, cache)
+    if "open" not in ends or not _floor_within(floor, fr, reach, tol * 10, cache):
+        return None  # closed at both ends (a pocket), or its floor runs on past the walls
+    h_a, h_b = (_height(faces, infos, fr, cache) for faces in (faces_a, faces_b))
+    depth, mid, s_mid = min(h_a, h_b), c_a + gap / 2, (s[0] + s[1]) / 2
+    if not all(_full_height(f, fr, (lo, hi), tol * 10, cache) for f, (lo, hi) in ((faces_a, sa), (faces_b, sb))):
+        return None  # a wall is no upright band
+    step = max(1e-4, 1e-3 * min(gap, depth))
+    if (mat.inside(fr.point(mid, s_mid, depth / 2)) or mat.inside(fr.point(c_a - step, s_mid, h_a + step))
+            or mat.inside(fr.point(c_a + gap + step, s_mid, h_b + step))):
+        return None  # material between the walls, or over one (a pocket's walls read sideways)
+    on_a, on_b = (sum(_span(_points(faces[0], cache), fr.e)) / 2 for faces in (faces_a, faces_b))  # on each wall
+    backed = [mat.inside(fr.point(c_a - 0.99 * gap, on_a, depth / 2)),
+              mat.inside(fr.point(c_a + gap + 0.99 * gap, on_b, depth / 2)),
+              mat.inside(fr.point(mid, s_mid, -0.99 * depth))]
+    if not (backed[0] or backed[1]) or sum(backed) < 2:
+        return None  # a U-shaped profile, or the gap between two ribs, not a cut
+    return _cut(fr, mid, s, ends, gap, depth,
+                {"through": False, "open_end": True, "arc": None, "counterbore": None})
+
+
+def _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache) -> dict | None:
+    if _round_end(faces_a, infos, fr.n):
+        return None
+    far = _span(_points(floor, cache), fr.a)[1]
+    width = far - c_a
+    if width <= tol or width > sa[1] - sa[0] + tol:
+        return None  # wider than long (the plate round a small block)
+    depth = _height(faces_a, infos, fr, cache)
+    # past an open end, into the step round the corner: a lip or a shoulder, as deep as it is wide
+    run_on = max(width, (sa[1] - sa[0]) / 2) if depth >= width - tol else 0.0
+    if not _floor_within(floor, fr, (sa[0] - run_on, sa[1] + run_on), tol * 10, cache) or not _full_height(
+            faces_a, fr, sa, tol * 10, cache):
+        return None  # its floor runs on too far (round a pad), or the wall is no upright band
+    ends, reach, stops = _ends((faces_a,), infos, fr, sa, tol * 10, cache, run_on=run_on)
+    if "open" not in ends or not _floor_within(floor, fr, reach, tol * 10, cache):
+        return None  # closed at both ends (a pocket's or a channel's end), or its floor runs on past the wall
+    s_mid = (sa[0] + sa[1]) / 2
+    step = max(1e-4, 1e-3 * min(width, depth))
+    if (mat.inside(fr.point(c_a + width / 2, s_mid, depth / 2)) or mat.inside(fr.point(far + 2 * step, s_mid, step))
+            or mat.inside(fr.point(c_a - step, s_mid, depth + step))):
+        return None  # material over the floor, rising past its far edge (a floor round a boss), or over the wall
+    if not (mat.inside(fr.point(c_a + width / 2, s_mid, -0.99 * depth))
+            or mat.inside(fr.point(c_a - 0.99 * width, s_mid, depth / 2))):
+        return None  # an L-shaped profile, not a cut
+    return _cut(fr, c_a + width / 2, sa, ends, width, depth, {"side": fr.a, "stops": stops})
