@@ -5,8 +5,8 @@ holes whose depth came out negative (a ring groove's middle taken away by a sphe
 soak seeds 1240 and 1306 fail at the commit before ``features: never take a hole's entry past its
 far end``).
 
-Normal run: 40 parts (about 3 s), and 22 read upright and turned; ``--soak``: 800 more, and 300
-more turned (about 1.5 minutes).
+Normal run: 40 parts and 20 with straight cuts (channels, slots, rebates), and 32 read upright
+and turned; ``--soak``: 800 + 400 more, and 300 + 150 more turned (about 2.5 minutes).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tests.helpers import random_parts
 
 SIZES = {"holes": ("diameter", "depth", "length"), "slots": ("length", "width", "depth"),
          "pockets": ("width", "length", "depth"), "bosses": ("diameter", "height"),
-         "grooves": ("diameter", "width", "depth")}
+         "grooves": ("diameter", "width", "depth"), "steps": ("width", "length", "depth")}
 
 
 def _reading(d: dict) -> dict:
@@ -35,13 +35,19 @@ def test_a_turned_and_moved_copy_reads_alike(soak):
     """The same part turned at random and moved 500 mm off the origin reads the same: sizes, depths,
     through and counts. Seed 3079 did not: a hole's entry crossing was taken on a chamfer cone's
     apex inside the hole in one orientation (depth 12.86, else 14.62); seed 3230 grouped two
-    fillets of one radius apart in one orientation (their radii differ by 1e-5)."""
+    fillets of one radius apart in one orientation (their radii differ by 1e-5). With straight cuts,
+    seed 3301 read a stopped rebate from its end wall turned (a tie between two readings went by
+    the last digits of their widths), and 3342 read a narrow channel turned, not upright (its ends
+    were read from one wall, the first in an order that turning changes)."""
     import random
 
     from build123d import Pos, Rot
-    seeds = [3079, 3230] + list(range(20)) + (list(range(3000, 3300)) if soak else [])
-    for seed in seeds:
-        part = random_parts.part(seed)
+    seeds = [(3079, False), (3230, False), (3301, True), (3342, True)] + [(s, False) for s in range(20)]
+    seeds += [(s, True) for s in range(10)]
+    if soak:
+        seeds += [(s, False) for s in range(3000, 3300)] + [(s, True) for s in range(3300, 3450)]
+    for seed, edges in seeds:
+        part = random_parts.part(seed, edges)
         if not part.solids():
             continue
         rng = random.Random(seed * 7 + 1)
@@ -51,10 +57,12 @@ def test_a_turned_and_moved_copy_reads_alike(soak):
 
 
 def test_random_parts_give_replies_the_launcher_accepts(soak):
-    seeds = list(range(40)) + (list(range(1000, 1800)) if soak else [])
+    seeds = [(s, False) for s in range(40)] + [(s, True) for s in range(20)]
+    if soak:
+        seeds += [(s, False) for s in range(1000, 1800)] + [(s, True) for s in range(1800, 2200)]
     read = 0
-    for seed in seeds:
-        part = random_parts.part(seed)
+    for seed, edges in seeds:
+        part = random_parts.part(seed, edges)
         if not part.solids():
             continue
         raw = json.loads(json.dumps(features.features({"p": part}, "p"), allow_nan=False))

@@ -4,15 +4,17 @@
 would not reach the caller's part), an 80x60x20 block (z from -10 to 10) cut from the top by one
 to five of: holes (through or blind), pockets (sharp or rounded, turned), slots, ring grooves,
 arc slots, bosses, spherical cuts, cross cylinders, cones, tori; then up to two fillets or
-chamfers on a few of the top edges or of all. An operation OCCT refuses (a fillet too big) is
-left out. The same seed gives the same part.
+chamfers on a few of the top edges or of all. With ``edges``, one or two straight cuts with square
+walls come first (from a random stream of their own, so the parts of earlier seeds stay as they
+were): channels across the block, square-ended slots from a side, rebates along an edge, stopped
+or not. An operation OCCT refuses (a fillet too big) is left out. The same seed gives the same part.
 """
 from __future__ import annotations
 
 import random
 
 from build123d import (Align, Axis, Box, Circle, Cone, Cylinder, Edge, Location, Pos, Rectangle, RectangleRounded,
-                       SlotArc, SlotCenterToCenter, Sphere, Torus, chamfer, extrude, fillet)
+                       Rot, SlotArc, SlotCenterToCenter, Sphere, Torus, chamfer, extrude, fillet)
 
 KINDS = ("hole", "pocket", "slot", "boss", "sphere", "ring", "arc", "cyl", "cone", "torus")
 TOP = (Align.CENTER, Align.CENTER, Align.MAX)  # hanging from the top face
@@ -57,10 +59,31 @@ def _tool(rng: random.Random, kind: str):
     return Pos(x, y, rng.uniform(0, 10)) * Torus(rng.uniform(5, 10), rng.uniform(0.5, 2)), True
 
 
-def part(seed: int):
-    """The random part of ``seed`` (a build123d Part; it may have no solid left)."""
+def _straight_cut(rng: random.Random):
+    """A box cut from the top: a channel across the block, a square-ended slot from its -Y side,
+    or a rebate along its +X edge (stopped short of the -Y side or not); along X or Y."""
+    kind = rng.choice(("channel", "slot", "rebate"))
+    w, d = rng.uniform(2, 15), rng.uniform(1, 12)
+    if kind == "channel":
+        cut = Pos(rng.uniform(-30, 30), 0, 10) * Box(w, 70, 2 * d)
+    elif kind == "slot":
+        length = rng.uniform(5, 40)
+        cut = Pos(rng.uniform(-30, 30), -30 + length / 2, 10) * Box(w, length, 2 * d)
+    else:
+        stop = rng.choice([0.0, rng.uniform(5, 30)])
+        cut = Pos(40 - w / 2, stop / 2, 10) * Box(w, 60.02 - stop, 2 * d)
+    return Rot(0, 0, 90) * cut if rng.random() < 0.3 and kind != "rebate" else cut
+
+
+def part(seed: int, edges: bool = False):
+    """The random part of ``seed`` (a build123d Part; it may have no solid left); ``edges``: with
+    straight cuts (channels, slots, rebates) too."""
     rng = random.Random(seed)
     block = Box(80, 60, 20)
+    if edges:
+        more = random.Random(seed + 10 ** 6)
+        for _ in range(more.randint(1, 2)):
+            block = block - _straight_cut(more)
     for _ in range(rng.randint(1, 5)):
         try:
             shape, cut = _tool(rng, rng.choice(KINDS))
