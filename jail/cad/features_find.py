@@ -8,7 +8,7 @@ Slots, grooves and pockets have their own modules (``features_slots``, ``feature
   a keyway counts: ``keyway`` width and depth; so does one closed by one or two flats, a D or
   double-D hole: ``flat`` count and size across; so does one over more than half a turn with any
   other gap: ``partial``, its wall open on one side). Each end (past a rounded floor or mouth: a
-  coaxial torus, :func:`fillet_foot`) is probed with a point on the axis just beyond it (``features_material``: a ray, or OCCT's classifier), or read from the face across it
+  coaxial torus, :func:`past_end`) is probed with a point on the axis just beyond it (``features_material``: a ray, or OCCT's classifier), or read from the face across it
   where that face says (``open_beyond``: a mouth in a plane, a floor): outside the material = open.
   Both ends open = through; one = blind, entered from the open end. A cone at the entry that widens
   towards it is a countersink, a wider cylinder at the entry a counterbore. A run with no cylinder
@@ -394,7 +394,8 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         # a fillet round a blind end's floor (a concave coaxial torus): the end is past it (a probe
         # just beyond the wall would be in the hole still, and call it through)
         near = {j for fi in faces for j in fi.neighbours}
-        fa, fb = (fillet_foot(infos, origin, axis, t, sign, tol * 10, near) for t, sign in ((ta, -1.0), (tb, 1.0)))
+        fa, fb = (past_end(infos, origin, axis, t, sign, tol * 10, (FLOOR_ROUND,), near)
+                  for t, sign in ((ta, -1.0), (tb, 1.0)))
         open_a, open_b = (
             open_beyond(infos, faces, origin, axis, t, sign,
                         lambda t=t, sign=sign: [add(origin, mul(axis, t + sign * step))], mat, tol * 10)
@@ -404,7 +405,7 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         ra, rb = _radius_at(run, ta, tol * 10), _radius_at(run, tb, tol * 10)
         rmax = max(max(s["r0"], s["r1"]) for s in run)
         # an open end past a rounded mouth (a convex coaxial torus): the entry is the face beyond it
-        ma, mb = (fillet_foot(infos, origin, axis, t, sign, tol * 10, near, convex=True) if is_open else t
+        ma, mb = (past_end(infos, origin, axis, t, sign, tol * 10, (MOUTH_ROUND,), near) if is_open else t
                   for t, sign, is_open in ((ta, -1.0, open_a), (tb, 1.0, open_b)))
         (ca, across_a), (cb, across_b) = (axis_crossing(infos, run, origin, axis, t, rmax, tol * 10) if m == t
                                           else (m, None) for t, m in ((ta, ma), (tb, mb)))
@@ -482,7 +483,7 @@ def bosses(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         probe = add(origin, mul(rdir, 0.95 * r))
         # past a rounded top (a convex coaxial torus): a probe beside the wall's end is in it
         near = {j for s in run for fi in s["faces"] for j in fi.neighbours}
-        ra, rb = (fillet_foot(infos, origin, axis, t, sign, tol * 10, near, convex=True)
+        ra, rb = (past_end(infos, origin, axis, t, sign, tol * 10, (MOUTH_ROUND,), near)
                   for t, sign in ((ta, -1.0), (tb, 1.0)))
         in_a = mat.inside(add(probe, mul(axis, ra - step)))
         in_b = mat.inside(add(probe, mul(axis, rb + step)))
@@ -494,7 +495,7 @@ def bosses(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             s = min(cyl, key=lambda s: min(abs(s["t0"] - base), abs(s["t1"] - base)))
             r, r_top = (s["r0"], s["r1"]) if abs(s["t0"] - base) <= abs(s["t1"] - base) else (s["r1"], s["r0"])
             slope = math.degrees(draft(s)) * (1.0 if r_top <= r else -1.0)
-        base = fillet_foot(infos, origin, axis, base, -sign, tol * 10)
+        base = past_end(infos, origin, axis, base, -sign, tol * 10, (FLOOR_ROUND,))
         out.append({"center": add(origin, mul(axis, base)), "axis": mul(axis, sign), "diameter": 2 * r,
                     "height": abs((rb if in_a else ra) - base),
                     "draft": slope})
@@ -532,6 +533,30 @@ def fillet_foot(infos, origin, axis, t, outward: float, tol: float, near=None, c
 
 
 # ------------------------------------------------------------------ ends and sides
+FLOOR_ROUND, FLOOR_CHAMFER, MOUTH_CHAMFER, MOUTH_ROUND = "floor round", "floor chamfer", "mouth chamfer", "mouth round"
+
+
+def past_end(infos, origin, axis, t: float, outward: float, tol: float, kinds, near=None,
+             round_span: float = FULL) -> float:
+    """``t``, the end of a wall round the line through ``origin`` along ``axis`` (``outward``: the
+    way out of the wall there), moved past the first of ``kinds`` that starts there: a rounded
+    floor or a fillet round a boss' foot (``FLOOR_ROUND``: a concave coaxial torus), a chamfered
+    floor (``FLOOR_CHAMFER``: a coaxial cone narrowing outwards), a chamfered mouth
+    (``MOUTH_CHAMFER``: one widening outwards) or a rounded mouth or top (``MOUTH_ROUND``: convex
+    coaxial tori going ``round_span`` round together). ``near``: the indices of the faces to look
+    at, else every face. ``t`` itself when none starts there."""
+    for kind in kinds:
+        if kind == FLOOR_ROUND:
+            moved = fillet_foot(infos, origin, axis, t, outward, tol, near)
+        elif kind == MOUTH_ROUND:
+            moved = fillet_foot(infos, origin, axis, t, outward, tol, near, convex=True, round_span=round_span)
+        else:
+            moved = entry_cone(infos, origin, axis, t, outward, tol, narrowing=kind == FLOOR_CHAMFER, near=near)
+        if moved != t:
+            return moved
+    return t
+
+
 def entry_cone(infos, origin, axis, t_end: float, outward: float, tol: float, narrowing: bool = False,
                near=None) -> float:
     """``t_end`` (an open end of a wall round the line through ``origin`` along ``axis``) moved past

@@ -24,7 +24,8 @@ from OCP.BRep import BRep_Tool
 from OCP.TopoDS import TopoDS
 
 from jail.cad.features_faces import FaceInfo, add, dot, edge_points, mul, norm, sub, unit
-from jail.cad.features_find import FULL, entry_cone, faces_across, fillet_foot, lines, part_scale, round_tubes, segments
+from jail.cad.features_find import (FLOOR_ROUND, FULL, MOUTH_CHAMFER, MOUTH_ROUND, faces_across, lines, part_scale,
+                                    past_end, round_tubes, segments)
 from jail.cad.features_material import Material
 
 RING_EDGES = 12  # a groove's wall: two circles and a seam, each circle in up to four arcs (a STEP's)
@@ -173,16 +174,9 @@ def grooves(infos: list[FaceInfo], used: set) -> list[dict]:
 
 
 def _past_rim(infos, origin, axis, t: float, outward: float, tol: float) -> float:
-    """A face groove's wall end ``t`` moved past a fillet at the floor (a concave coaxial torus), a
-    chamfer round the mouth (a coaxial cone widening outwards) or a rounded mouth (a convex torus
-    all the way round)."""
-    for move in (lambda: fillet_foot(infos, origin, axis, t, outward, tol),
-                 lambda: entry_cone(infos, origin, axis, t, outward, tol),
-                 lambda: fillet_foot(infos, origin, axis, t, outward, tol, convex=True)):
-        moved = move()
-        if moved != t:
-            return moved
-    return t
+    """A face groove's wall end ``t`` moved past a fillet at the floor, a chamfer round the mouth
+    or a rounded mouth all the way round."""
+    return past_end(infos, origin, axis, t, outward, tol, (FLOOR_ROUND, MOUTH_CHAMFER, MOUTH_ROUND))
 
 
 def face_grooves(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:

@@ -26,7 +26,8 @@ import math
 
 from jail.cad.features_faces import (TopAbs_EDGE, FaceInfo, add, canonical_dir, cross, dot, edge_points, mul, norm,
                                      sub, unique, unit)
-from jail.cad.features_find import axis_crossing, entry_cone, entry_first, fillet_foot, part_scale, sides_of
+from jail.cad.features_find import (FLOOR_CHAMFER, FLOOR_ROUND, MOUTH_CHAMFER, MOUTH_ROUND, axis_crossing, entry_first,
+                                    part_scale, past_end, sides_of)
 from jail.cad.features_material import Material
 
 
@@ -35,10 +36,8 @@ def _open_end(infos, a: FaceInfo, b: FaceInfo, line, t_end: float, outward: floa
     line): past a chamfer or a rounding round its edge, else where the centre line meets the
     surface it opens onto (a keyway in a round shaft: the top of the shaft, not the tip of its
     curved edge)."""
-    t = entry_cone(infos, a.origin, a.axis, t_end, outward, tol)
-    if t == t_end:  # a rounded edge: a convex torus round the end
-        t = fillet_foot(infos, a.origin, a.axis, t_end, outward, tol, a.neighbours, convex=True,
-                        round_span=0.98 * math.pi)
+    t = past_end(infos, a.origin, a.axis, t_end, outward, tol, (MOUTH_CHAMFER, MOUTH_ROUND), a.neighbours,
+                 round_span=0.98 * math.pi)  # a rounded edge: convex tori half round the end
     return t if t != t_end else axis_crossing(infos, [{"faces": [a, b]}], line, a.axis, t_end, a.r0, tol)[0]
 
 
@@ -74,10 +73,8 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             step = max(1e-4, 1e-3 * a.r0)
             # past a fillet or a chamfer round the floor (a torus or a narrowing cone on an end's
             # axis), as a hole's
-            f0, f1 = (fillet_foot(infos, a.origin, a.axis, t, sign, tol * 10, a.neighbours)
+            f0, f1 = (past_end(infos, a.origin, a.axis, t, sign, tol * 10, (FLOOR_ROUND, FLOOR_CHAMFER), a.neighbours)
                       for t, sign in ((a.t0, -1.0), (a.t1, 1.0)))
-            f0, f1 = (entry_cone(infos, a.origin, a.axis, t, sign, tol * 10, narrowing=True, near=a.neighbours)
-                      if f == t else f for f, t, sign in ((f0, a.t0, -1.0), (f1, a.t1, 1.0)))
             open_lo = not mat.inside(add(line, mul(a.axis, f0 - step)))
             open_hi = not mat.inside(add(line, mul(a.axis, f1 + step)))
             if not (open_lo or open_hi):
@@ -207,8 +204,8 @@ def _open_slot(infos, a: FaceInfo, mat: Material, tol: float) -> dict | None:
     open_hi = not mat.inside(add(inner, mul(a.axis, a.t1 + step)))
     if not (open_lo or open_hi):
         return None
-    lo = entry_cone(infos, a.origin, a.axis, a.t0, -1.0, tol * 10) if open_lo else a.t0
-    hi = entry_cone(infos, a.origin, a.axis, a.t1, 1.0, tol * 10) if open_hi else a.t1
+    lo = past_end(infos, a.origin, a.axis, a.t0, -1.0, tol * 10, (MOUTH_CHAMFER,)) if open_lo else a.t0
+    hi = past_end(infos, a.origin, a.axis, a.t1, 1.0, tol * 10, (MOUTH_CHAMFER,)) if open_hi else a.t1
     through = open_lo and open_hi
     from_lo = entry_first(a.axis) if through else open_lo
     middle = add(a.origin, mul(d, (reach - a.r0) / 2))
