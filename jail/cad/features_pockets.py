@@ -10,7 +10,7 @@ inner corner); a pocket's turns add up to one whole turn forward, while the outs
 of an L-shaped part adds up to one turn back. A rectangular window, a milled pocket with corner
 radii, a hexagonal socket or nut trap, a square hole, the inside of a box, an L-shaped pocket.
 
-Its ends, past a rounded floor or mouth (:func:`_past_floor_fillets`), are read like a hole's
+Its ends, past a rounded or chamfered floor or mouth (:func:`_past_edge_breaks`), are read like a hole's
 (``features_find.open_beyond``: from the face across, else probed
 on its centre line and just inside a wall, a nut trap's floor having a hole): both open =
 through (a window), one = blind, entered from the open end, ``center`` where its centre line meets
@@ -457,9 +457,11 @@ def _corners(loop: list[FaceInfo], d, at: float) -> list | None:
     return [add(add(mul(u, x), mul(v, y)), mul(d, at)) for x, y in poly]
 
 
-def _past_floor_fillets(infos, loop: list[FaceInfo], d, lo: float, hi: float, tol: float,
-                        convex: bool = False) -> tuple[float, float]:
-    """The walls' extent along ``d`` (``lo``, ``hi``) carried past a fillet round the floor: concave
+def _past_edge_breaks(infos, loop: list[FaceInfo], d, lo: float, hi: float, tol: float,
+                      convex: bool = False) -> tuple[float, float]:
+    """The walls' extent along ``d`` (``lo``, ``hi``) carried past the edge breaks round the floor
+    or the mouth (pockets' own: their walls are planes, not a line's coaxial faces, so
+    ``features_find.past_end`` does not apply). Past a fillet round the floor: concave
     faces next to the walls, not walls themselves (cylinders across ``d`` along the floor's edges,
     tori at its corners), reaching beyond an end. A probe just beyond the walls would be in the
     pocket still, and call it through; the depth runs to the floor. With ``convex``: past a
@@ -535,7 +537,7 @@ def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict |
     """The pocket the walls ``loop`` bound along ``d``; None for a closed cavity."""
     pts = _points(loop)
     wall_lo, wall_hi = lo, hi = _extent(pts, d)
-    lo, hi = _past_floor_fillets(infos, loop, d, lo, hi, tol)
+    lo, hi = _past_edge_breaks(infos, loop, d, lo, hi, tol)
     plain = _plain(loop, d)
     sh = _shape(loop, d, pts, tol) if plain else _curved_shape(loop, d, tol)
     step = max(1e-4, 1e-3 * sh["width"])
@@ -552,7 +554,7 @@ def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict |
         return None
     through = open_lo and open_hi
     from_lo = entry_first(d) if through else open_lo
-    m_lo, m_hi = _past_floor_fillets(infos, loop, d, lo, hi, tol, convex=True)  # a rounded mouth
+    m_lo, m_hi = _past_edge_breaks(infos, loop, d, lo, hi, tol, convex=True)  # a rounded mouth
     if sh["draft"] is not None:  # its outline changes along d: the entry's
         sh = _shape(loop, d, pts, tol, lo if from_lo else hi)
         # positive: the walls lean back towards the entry (it narrows deeper in); negative: an undercut

@@ -329,7 +329,8 @@ def _step(s, w) -> dict:
     return {"center": _vec(s.get("center"), w + ".center"), "axis": _vec(s.get("axis"), w + ".axis"),
             "direction": _vec(s.get("direction"), w + ".direction"), "side": _vec(s.get("side"), w + ".side"),
             "width": _num(s.get("width"), w + ".width", 0.0), "length": _num(s.get("length"), w + ".length", 0.0),
-            "depth": _num(s.get("depth"), w + ".depth", 0.0), "ends": _ends(s.get("ends"), w + ".ends", ("square", "open"))}
+            "depth": _num(s.get("depth"), w + ".depth", 0.0),
+            "ends": _ends(s.get("ends"), w + ".ends", ("square", "open"))}
 
 
 def _arc(a, w) -> dict | None:
