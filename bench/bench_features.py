@@ -9,7 +9,8 @@ default profile, builds the test plate of tests/unit/test_features.py (seven hol
 blind, countersunk, counterbored; rounded corners) and times ``tools/call`` round trips of
 ``features`` and ``measure`` on it, interleaved, after a 0.3 s pause each (the next process is
 forked and waiting, as in real use). Then the same two computations in this process (CPU time,
-no jail, no IPC), on a plate of 600 through holes and on 625 hexagonal holes. Printed: p50/p90 in
+no jail, no IPC), on a plate of 600 through holes, on 625 hexagonal holes and on a block of 8 x 8
+crossing channels with a rebate round it (the channel and step finder's own cost). Printed: p50/p90 in
 ms and the ratio features/measure. Last, ``features`` on a tube sheet as it runs (ends read from the
 faces, probes cast as rays) against every end probed by the solid classifier (the baseline, stop
 40's), and the ratio. Nothing is asserted.
@@ -84,6 +85,16 @@ part = p.part
 """
 
 
+# a block cut by 8 channels each way and rebated along its four edges: 16 channels, 4 steps, 81 lands
+CHANNELS = """part = Box(200, 200, 20)
+for i in range(8):
+    part -= Pos(-84 + 24 * i, 0, 10) * Box(8, 200, 12)
+    part -= Pos(0, -84 + 24 * i, 10) * Box(200, 8, 12)
+for turn in (0, 90, 180, 270):
+    part -= Rot(0, 0, turn) * Pos(97, 0, 5) * Box(6, 200.02, 10)
+"""
+
+
 def probes(n: int, code: str) -> None:
     """``features`` on ``code``'s part three ways, alternating, CPU time: as it runs (hole and pocket
     ends read from the faces across them where they say, other probes cast as rays), with every end
@@ -144,6 +155,7 @@ def main() -> None:
     report("CPU in process (no jail, no IPC)", cpu(n))
     report("CPU in process, 600-hole plate", cpu(2 if a.quick else 3, PERFORATED))
     report("CPU in process, 625 hexagonal holes", cpu(2 if a.quick else 3, HEX_GRID))
+    report("CPU in process, 8 x 8 crossing channels and a rebate round them", cpu(2 if a.quick else 3, CHANNELS))
     probes(2 if a.quick else 3, TUBE_SHEET)
 
 
