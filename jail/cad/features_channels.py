@@ -21,7 +21,8 @@ cover at least half its length (two blocks standing in a row are no wall).
   a small block standing on it is none).
 
 Either is entered where nothing stands over its walls (a pocket's walls read sideways are no
-channel), past a chamfer or a rounding along their tops. Its floor runs along the walls no
+channel), past a chamfer or a rounding along their tops, from outside: nothing stands over its
+mouth either (the corners of a T-slot's cavity, under its lips, are no steps). Its floor runs along the walls no
 further than they do, out to the end walls (the plate round a rectangular boss, or between two
 bosses or raised letters, is no floor of theirs). And it is cut from material, probed just
 behind each wall (as far as the cut is wide) and under the floor (as deep as it is): a step
@@ -358,6 +359,8 @@ def _channel(floor, infos, mat, fr, faces_a, faces_b, c_a, gap, sa, sb, tol, cac
               mat.inside(fr.point(mid, s_mid, -0.99 * depth))]
     if not (backed[0] or backed[1]) or sum(backed) < 2:
         return None  # a U-shaped profile, or the gap between two ribs, not a cut
+    if not mat.open_along(fr.point(mid, s_mid, depth), fr.n):
+        return None  # entered from a cavity under an overhang (a T-slot's undercut), not from outside
     return _cut(fr, mid, s, ends, gap, depth,
                 {"through": False, "open_end": True, "arc": None, "counterbore": None})
 
@@ -386,4 +389,6 @@ def _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache) -> dict | None:
     if not (mat.inside(fr.point(c_a + width / 2, s_mid, -0.99 * depth))
             or mat.inside(fr.point(c_a - 0.99 * width, s_mid, depth / 2))):
         return None  # an L-shaped profile, not a cut
+    if not mat.open_along(fr.point(c_a + width / 2, s_mid, depth), fr.n):
+        return None  # entered from a cavity under an overhang (a T-slot's undercut), not from outside
     return _cut(fr, c_a + width / 2, sa, ends, width, depth, {"side": fr.a, "stops": stops})

@@ -56,10 +56,11 @@ class Material:
             ex.Next()
         self.tol = tol
         self._rays: list = []
+        self._any: list = []  # an intersector per solid, whatever its faces (open_along)
         self._classifiers: dict = {}
         self.rays = self.classified = self.said = 0  # probes by ray, by classifier; ends read from faces
 
-    def inside(self, p) -> bool:
+    def _load(self) -> None:
         if not self._rays:
             for so in self.solids:
                 si = None
@@ -67,7 +68,28 @@ class Material:
                     si = IntCurvesFace_ShapeIntersector()
                     si.Load(so, self.tol)
                 self._rays.append(si)
+
+    def inside(self, p) -> bool:
+        self._load()
         return any(self._in_solid(i, p) for i in range(len(self.solids)))
+
+    def open_along(self, p, d) -> bool:
+        """Does the ray from ``p`` along the unit vector ``d`` meet no solid (a cut's mouth that opens
+        to the outside, not into a cavity under an overhang)? Read from the faces it crosses, a
+        solid's B-splines too (approximated: a grazing crossing may be missed, and the mouth called
+        open)."""
+        self._load()
+        if not self._any:
+            for so, si in zip(self.solids, self._rays):
+                if si is None:
+                    si = IntCurvesFace_ShapeIntersector()
+                    si.Load(so, self.tol)
+                self._any.append(si)
+        for si in self._any:
+            si.Perform(gp_Lin(gp_Pnt(*p), gp_Dir(*d)), 10 * self.tol, FAR)
+            if not si.IsDone() or si.NbPnt():
+                return False
+        return True
 
     def _in_solid(self, i: int, p) -> bool:
         state = None if self._rays[i] is None else self._ray(self._rays[i], p)

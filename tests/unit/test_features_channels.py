@@ -169,6 +169,30 @@ def test_a_thin_pad_on_a_face_and_a_cylinder_through_a_box_are_no_steps():
     assert run(Box(1, 2, 3) + Cylinder(0.75, 2.5))["steps"] == []
 
 
+def test_the_corners_of_t_slot_cavities_are_no_steps():
+    """A 20 x 20 extrusion profile with a T-slot in each side: the corners of each cavity under its
+    lips read as eight steps entered from inside the cavity; a cut is entered from outside."""
+    part = Box(20, 20, 100)
+    for turn in (0, 90, 180, 270):
+        part -= Rot(0, 0, turn) * (Pos(9, 0, 0) * Box(2.02, 6, 100) + Pos(5.5, 0, 0) * Box(5, 11, 100))
+    d = run(part)
+    assert d["steps"] == d["slots"] == [], d
+
+
+@pytest.mark.parametrize("lofted", [False, True])
+def test_a_mouth_opens_to_the_outside_read_by_ray_or_by_probes(lofted):
+    """``Material.open_along``: a ray along the mouth's normal meets nothing, a lofted solid's
+    faces (B-splines, which ``inside`` leaves to the classifier) included."""
+    from build123d import Rectangle, loft
+    from jail.cad.features_material import Material
+    base = loft([Rectangle(40, 20), Pos(0, 0, 10) * Rectangle(30, 16)]) if lofted else Box(40, 20, 20)
+    part = base + Pos(0, 0, 15) * Box(10, 16, 2) + Pos(-4, 0, 12) * Box(2, 16, 5)  # a bridge on a post
+    m = Material(part.wrapped)
+    assert m.open_along((12, 0, 10.5), (0, 0, 1)) is True
+    assert m.open_along((0, 0, 10.5), (0, 0, 1)) is False  # under the bridge
+    assert (m._rays[0] is None) is lofted  # inside() would not cast rays on the lofted one
+
+
 def test_two_blocks_in_a_row_are_no_wall_of_one_step():
     d = run(Box(80, 60, 10) + Pos(-20, 0, 10) * Box(10, 20, 10) + Pos(20, 0, 10) * Box(10, 20, 10))
     assert d["steps"] == d["slots"] == [], d
