@@ -252,7 +252,7 @@ def _candidates(floor: FaceInfo, infos, mat: Material, used: set, tol: float, ca
     out = []
     for ka, (wa, fr, c_a, sa) in walls.items():
         faces_a, best = [w for w, _ in wa], None
-        for kb, (wb, fr_b, c_b, own_b) in walls.items():
+        for kb, (_, fr_b, c_b, own_b) in walls.items():
             if kb == ka or dot(fr_b.a, fr.a) > -1 + 1e-9:
                 continue
             gap, sb = -c_b - c_a, (-own_b[1], -own_b[0])  # b's e is -a's

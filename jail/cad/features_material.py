@@ -80,7 +80,7 @@ class Material:
         open)."""
         self._load()
         if not self._any:
-            for so, si in zip(self.solids, self._rays):
+            for so, si in zip(self.solids, self._rays, strict=True):
                 if si is None:
                     si = IntCurvesFace_ShapeIntersector()
                     si.Load(so, self.tol)
