@@ -230,6 +230,25 @@ def _staggered(g, pts3, o, u, v, of: str, tol: float, bundle: bool = False) -> d
             "pitch": [p, q], "directions": [u, v], "members": [g[k] for r in rows for k in r]}
 
 
+def _row_frames(pts3, axis, tol: float) -> list:
+    """Frames across ``axis`` along each way from the group's first centre to its nearest others
+    (a honeycomb's rows run three ways, its six nearest neighbours alike far), each with the
+    direction square to it; none when the centres coincide."""
+    a = canonical_dir(unit(axis))
+    p0 = pts3[0]
+    ws = [sub(sub(q, p0), mul(a, dot(sub(q, p0), a))) for q in pts3[1:]]
+    near = min((dot(w, w) for w in ws), default=0.0)
+    if near <= 1e-18:
+        return []
+    out = []
+    for w in ws:
+        if abs(math.sqrt(dot(w, w)) - math.sqrt(near)) <= tol:
+            u = canonical_dir(unit(w))
+            if all(abs(abs(dot(u, f[0])) - 1) > 1e-9 for f in out):
+                out.append((u, unit(cross(a, u))))
+    return out
+
+
 def _own_frame(pts3, axis):
     """Two directions across ``axis`` along a group's own rows: from its first centre to the
     nearest other one, and square to that; (None, None) when they coincide."""
@@ -321,11 +340,14 @@ def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
             u2, v2 = _own_frame(pts3, axis)  # the row's or the grid's own directions, when turned
             if u2 is not None and min(abs(dot(u2, u)), abs(dot(u2, v))) > 1e-6:
                 found = _lattice(g, pts3, o, u2, v2, of, tol)
+        turned = [(u2, v2) for u2, v2 in _row_frames(pts3, axis, tol)
+                  if min(abs(dot(u2, u)), abs(dot(u2, v))) > 1e-6]  # a block of rows turned in their plane
         for bundle in (False, True):
-            if found is None:
-                both = [x for x in (_staggered(g, pts3, o, u, v, of, tol, bundle),
-                                    _staggered(g, pts3, o, v, u, of, tol, bundle)) if x]
-                found = max(both, key=lambda x: x["counts"][0], default=None)  # the longer rows read better
+            for fu, fv in [(u, v)] + ([] if bundle else turned):  # a bundle with a tube out reads
+                if found is None:                                   # gapless along another way
+                    both = [x for x in (_staggered(g, pts3, o, fu, fv, of, tol, bundle),
+                                        _staggered(g, pts3, o, fv, fu, of, tol, bundle)) if x]
+                    found = max(both, key=lambda x: x["counts"][0], default=None)  # the longer rows read better
         if found is not None:
             out.append(found)
         lattice = len(out) > before  # a grid or an array: the whole group

@@ -1861,3 +1861,22 @@ def test_a_row_off_by_its_last_digits_is_no_huge_circle():
              for i in range(8)]
     found = features_patterns.find(items, "slots")
     assert [p["type"] for p in found] == ["linear"], found
+
+
+@pytest.mark.parametrize("turn", [17, 30, 45, 90])
+def test_staggered_rows_turned_in_their_plane_are_found(turn):
+    """A honeycomb of holes (HexLocations, 4 rows of 5) turned in its plane: the staggered rows were
+    looked for along the part's axes only, so turned by 17 or 45 degrees it was no pattern but a
+    "bolt circle" of one hole's six neighbours (30 degrees read as a bundle along +X). Now its own
+    rows are tried too: a staggered 4x5 grid, rows along the way it was turned."""
+    from build123d import HexLocations
+    with BuildPart() as p:
+        Box(200, 200, 5)
+        with Locations(Pos(0, 0, 2.5) * Rot(0, 0, turn)):
+            with HexLocations(6, 5, 4):
+                Hole(2)
+    (g,) = run(p.part)["patterns"]
+    assert (g["type"], g["count"], sorted(g["counts"]), g["pitch"]) == (
+        "staggered", 20, [4, 5], [pytest.approx(12), pytest.approx(6 * 3 ** 0.5)])
+    a = math.radians(turn + 90)  # HexLocations' rows run along its Y
+    assert abs(abs(g["directions"][0][0] * math.cos(a) + g["directions"][0][1] * math.sin(a)) - 1) < 1e-6
