@@ -9,7 +9,8 @@ box first, so a probe costs ~1.5 ms on a part of 1 500 faces where the solid cla
 itself), the probe is asked of the classifier, and so is every probe of a solid with a face
 that is not a plane, cylinder, cone, sphere or torus: the intersector approximates such a
 surface and can miss a crossing near a grazing one (a lofted part's B-spline read a point outside
-as inside). Each solid is tested on its own (a compound's solids may overlap).
+as inside). Each solid is tested on its own (a compound's solids may overlap). ``open_along`` asks
+whether a ray meets no solid at all (a cut's mouth opening to the outside), of every solid's faces.
 
 Blocks nothing (a computation). OCP is imported at the top: jailed processes and tests only.
 """
