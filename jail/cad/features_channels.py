@@ -250,10 +250,14 @@ def _candidates(floor: FaceInfo, infos, mat: Material, used: set, tol: float, ca
     and roundings, the entry)."""
     walls = _walls(floor, infos, used, tol, cache)
     out = []
+    facing: dict = {}  # walls by their normal (a key's first part): a wall faces those of the opposite one
+    for k in walls:
+        facing.setdefault(k[0], []).append(k)
     for ka, (wa, fr, c_a, sa) in walls.items():
         faces_a, best = [w for w, _ in wa], None
-        for kb, (_, fr_b, c_b, own_b) in walls.items():
-            if kb == ka or dot(fr_b.a, fr.a) > -1 + 1e-9:
+        for kb in facing.get(tuple(-x for x in ka[0]), ()):
+            _, fr_b, c_b, own_b = walls[kb]
+            if dot(fr_b.a, fr.a) > -1 + 1e-9:
                 continue
             gap, sb = -c_b - c_a, (-own_b[1], -own_b[0])  # b's e is -a's
             if gap > tol and min(sa[1], sb[1]) - max(sa[0], sb[0]) > tol and (best is None or gap < best[0]):
