@@ -185,12 +185,11 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     face_gr = features_grooves.face_grooves(infos, mat, used) if mat.solids else []
     hs = sorted(ff.holes(infos, mat, used) if mat.solids else [], key=_order)
     bs = sorted(ff.bosses(infos, mat, used) if mat.solids else [], key=_order)
-    sl = sorted(features_slots.slots(infos, mat, used) if mat.solids else [], key=_order)
+    sl = features_slots.slots(infos, mat, used) if mat.solids else []
     gr = sorted(face_gr + features_grooves.grooves(infos, used), key=_order)
     pk = sorted(features_pockets.pockets(infos, mat, used) if mat.solids else [], key=_order)
     channels, steps = features_channels.find(infos, mat, used) if mat.solids else ([], [])
-    sl = sorted(sl + channels, key=_order)
-    st = sorted(steps, key=_order)
+    sl, st = sorted(sl + channels, key=_order), sorted(steps, key=_order)
     fl = ff.fillets(infos, used)
     ch = ff.chamfers(infos, used)
     items = [dict(h, sig=_sig(h)) for h in hs]

@@ -40,20 +40,12 @@ nothing (a computation); OCP is imported by the modules it uses: jailed processe
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 
-from jail.cad.features_faces import (
-    FaceInfo,
-    add,
-    canonical_dir,
-    cross,
-    dot,
-    edge_points,
-    mul,
-    unit,
-)
+from jail.cad.features_faces import FaceInfo, add, canonical_dir, cross, dot, edge_points, mul, unit
 from jail.cad.features_find import part_scale
 from jail.cad.features_material import Material
 
@@ -130,7 +122,7 @@ def _rises(w: FaceInfo, n, h0: float, tol: float, cache: dict) -> bool:
     """Does ``w`` lie wholly on the open side of the floor plane (``n``, level ``h0``), and off it?
     Its first few edges are read one by one, stopping at a point behind the plane (a plate's face
     with 3 750 holes is no wall of its side face: its first edge says so), then all its points."""
-    for k in list(w.edges)[:QUICK_EDGES]:
+    for k in itertools.islice(w.edges, QUICK_EDGES):
         if any(dot(p, n) - h0 < -tol for p in _edge(w, k, cache)):
             return False
     lo, hi = _span(_points(w, cache), n)
@@ -247,7 +239,7 @@ def _walls(floor: FaceInfo, infos, used: set, tol: float, cache: dict) -> dict:
 def _candidates(floor: FaceInfo, infos, mat: Material, used: set, tol: float, cache: dict) -> list[tuple]:
     """The cuts on ``floor``: each wall with the nearest wall facing it across the floor (a
     channel), or alone (a step). Each as (is a step, -the mouth's area, width, the floor, the walls
-    and roundings, the entry)."""
+    and roundings, the faces that stop a step's ends, the entry)."""
     walls = _walls(floor, infos, used, tol, cache)
     out = []
     facing: dict = {}  # walls by their normal (a key's first part): a wall faces those of the opposite one
@@ -269,13 +261,15 @@ def _candidates(floor: FaceInfo, infos, mat: Material, used: set, tol: float, ca
             parts = wa + walls[kb][0]
             found = _channel(floor, infos, mat, fr, faces_a, [w for w, _ in walls[kb][0]], c_a, gap, sa, sb, tol,
                              cache)
+            stops: set = set()
         else:
             parts = wa
-            found = _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache)
+            found, stops = _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache) or (None, set())
         if found is not None:
             mouth = _mouth([w for w, _ in parts], infos, fr, found["depth"], tol * 10)
             taken = {w.index for w, _ in parts} | {v.index for _, v in parts if v is not None}
-            out.append((best is None, -round(mouth, 6), round(found["width"], 6), floor.index, taken, found))
+            out.append((best is None, -round(mouth, 6), round(found["width"], 6), floor.index, taken, stops,
+                        found))
     return out
 
 
@@ -288,8 +282,7 @@ def _choose(cands: list[tuple], used: set) -> tuple[list[dict], list[dict]]:
     wall) the first is kept, while steps round the corners of a shoulder are all kept."""
     channels, steps, walls_taken, floors, channel_floors = [], [], set(), set(), set()
     on_floor: dict = {}  # floor: the walls of its steps, and the end walls that stop them
-    for is_step, _, _, fl, taken, found in sorted(cands, key=lambda c: c[:3]):
-        stops = found.pop("stops", set())
+    for is_step, _, _, fl, taken, stops, found in sorted(cands, key=lambda c: c[:3]):
         if taken & walls_taken or taken & floors or fl in walls_taken:
             continue
         walls, ends = on_floor.setdefault(fl, (set(), set()))
@@ -369,7 +362,8 @@ def _channel(floor, infos, mat, fr, faces_a, faces_b, c_a, gap, sa, sb, tol, cac
                 {"through": False, "open_end": True, "arc": None, "counterbore": None})
 
 
-def _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache) -> dict | None:
+def _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache) -> tuple[dict, set] | None:
+    """The step ``faces_a`` make on ``floor``, and the end walls that stop it; None for no step."""
     if _round_end(faces_a, infos, fr.n):
         return None
     far = _span(_points(floor, cache), fr.a)[1]
@@ -395,4 +389,4 @@ def _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache) -> dict | None:
         return None  # an L-shaped profile, not a cut
     if not mat.open_along(fr.point(c_a + width / 2, s_mid, depth), fr.n):
         return None  # entered from a cavity under an overhang (a T-slot's undercut), not from outside
-    return _cut(fr, c_a + width / 2, sa, ends, width, depth, {"side": fr.a, "stops": stops})
+    return _cut(fr, c_a + width / 2, sa, ends, width, depth, {"side": fr.a}), stops
