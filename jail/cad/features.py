@@ -3,7 +3,8 @@
 Runs in a jailed, disposable next like ``measure``: the object is resolved by name with
 ``measure.select_one`` (same messages), its OCCT faces are read (``features_faces``), features
 are recognised (``features_find``, ``features_slots``, ``features_grooves``, ``features_pockets``,
-``features_channels``: channels are slots) and patterns
+``features_channels``: channels and T-slots are slots; ``features_drafted``: V grooves and
+dovetails are slots with a draft) and patterns
 searched (``features_patterns``). The reply is
 plain JSON: every number rounded and finite (``measure.f``), every list capped
 (``FEATURES_LIST_CAP``, the count before the cap in ``truncated``), the nine top-level keys always
@@ -16,8 +17,8 @@ from __future__ import annotations
 
 import math
 
-from jail.cad import (features_channels, features_find as ff, features_grooves, features_patterns as fp,
-                      features_pockets, features_slots)
+from jail.cad import (features_channels, features_drafted, features_find as ff, features_grooves,
+                      features_patterns as fp, features_pockets, features_slots)
 from jail.cad.features_faces import cross, dot, faces_of, sub
 from jail.cad.features_material import Material
 from jail.cad.measure import MeasureError, f, is_mesh, mesh_error, select_one
@@ -69,7 +70,8 @@ def _slot(s: dict) -> dict:
             "open_end": bool(s["open_end"]),
             "arc": None if s["arc"] is None else {"center": _v(s["arc"]["center"]), "radius": f(s["arc"]["radius"]),
                                                   "sweep": f(s["arc"]["sweep"])},
-            "counterbore": _opt(s["counterbore"]), "ends": [str(x) for x in s["ends"]]}
+            "counterbore": _opt(s["counterbore"]), "ends": [str(x) for x in s["ends"]],
+            "draft": None if s.get("draft") is None else f(s["draft"]), "tee": _opt(s.get("tee"))}
 
 
 def _pocket(p: dict) -> dict:
@@ -129,7 +131,9 @@ def _slot_sig(s: dict, turned: bool = False) -> tuple:
                 None if s["depth"] is None else round(s["depth"], 3), s["through"])
     return (round(s["length"], 3), None if s["depth"] is None else round(s["depth"], 3), s["through"],
             s["open_end"], tuple(s["ends"]), None if turned else tuple(round(x, 6) for x in s["direction"]),
-            None if s["counterbore"] is None else tuple(round(x, 3) for x in s["counterbore"].values()))
+            None if s["counterbore"] is None else tuple(round(x, 3) for x in s["counterbore"].values()),
+            None if s.get("draft") is None else round(s["draft"], 3),
+            None if s.get("tee") is None else tuple(round(x, 3) for x in s["tee"].values()))
 
 
 def _pocket_sig(p: dict, turned: bool = False) -> tuple:
@@ -188,8 +192,9 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     sl = features_slots.slots(infos, mat, used) if mat.solids else []
     gr = sorted(face_gr + features_grooves.grooves(infos, used), key=_order)
     pk = sorted(features_pockets.pockets(infos, mat, used) if mat.solids else [], key=_order)
+    slanted = features_drafted.find(infos, mat, used) if mat.solids else []  # before steps: a V's walls are none
     channels, steps = features_channels.find(infos, mat, used) if mat.solids else ([], [])
-    sl, st = sorted(sl + channels, key=_order), sorted(steps, key=_order)
+    sl, st = sorted(sl + channels + slanted, key=_order), sorted(steps, key=_order)
     fl = ff.fillets(infos, used)
     ch = ff.chamfers(infos, used)
     items = [dict(h, sig=_sig(h)) for h in hs]
@@ -215,7 +220,13 @@ def features(namespace: dict, name: str, kinds=None) -> dict:
         raise MeasureError(f"{cap(name, NAME_CAP)!r} has no solid: features finds holes, bosses, slots, fillets "
                            "and chamfers on solids (extrude or revolve a sketch first; measure reads faces "
                            "and wires)")
-    raw = find(shape, mat=mat)
+    try:
+        raw = find(shape, mat=mat)
+    except Exception as e:  # noqa: BLE001 - OCCT's Standard_Failure family, on broken geometry
+        if _valid(shape):
+            raise
+        raise MeasureError(f"{cap(name, NAME_CAP)!r} is not a valid solid (BRepCheck), and features could not "
+                           f"read it ({type(e).__name__}); validate says what is wrong") from None
     want = set(kinds) if kinds else set(KINDS)
     conv = {"holes": _hole, "bosses": _boss, "slots": _slot, "pockets": _pocket, "grooves": _groove,
             "steps": _step, "patterns": _pattern,
@@ -229,6 +240,15 @@ def features(namespace: dict, name: str, kinds=None) -> dict:
         out[k] = [conv[k](x) for x in items[:FEATURES_LIST_CAP]]
     out["truncated"] = truncated
     return out
+
+
+def _valid(shape) -> bool:
+    from OCP.BRepCheck import BRepCheck_Analyzer
+
+    try:
+        return bool(BRepCheck_Analyzer(shape).IsValid())
+    except Exception:  # noqa: BLE001 - too broken to check
+        return False
 
 
 def warm_up(shape) -> None:

@@ -31,9 +31,14 @@ bent bracket, a channel section) and the gaps between ribs or fins (a lego brick
 ridges) are shapes, not cuts, and are not listed. A notch reads as a cut from either face beside
 it; :func:`find` keeps the reading entered from the larger face.
 
-Not found: drafted walls (a dovetail), walls that are not planes, a floor that is not one plane
-(a T-slot's undercut, a channel opening into a pocket at its floor's level), a branch of a
-channel (its floor runs on into the channel it leaves).
+* **T-slot** (a channel's kind, with ``tee``): a channel whose walls have material over them, lips
+  (planes facing its floor along both walls' tops) with a narrower mouth rising from their inner
+  edges, open to the outside. Its width and depth are the mouth's and the whole depth; ``tee`` the
+  cavity's width and height.
+
+Not found: slanted walls (``features_drafted`` reads V grooves and dovetails), walls that are not
+planes, a floor that is not one plane (a channel opening into a pocket at its floor's level), a
+branch of a channel (its floor runs on into the channel it leaves).
 
 Runs after pockets (``features.find``), on the faces the other finders left (``used``). Blocks
 nothing (a computation); OCP is imported by the modules it uses: jailed processes and tests only.
@@ -147,8 +152,9 @@ def _round_end(faces, infos, n) -> bool:
 def _end(faces, infos, fr: _Frame, s_end: float, sign: float, tol: float,
          cache: dict) -> tuple[str, float, set]:
     """What a wall (its faces) meets at the end ``s_end`` along ``fr.e`` (``sign``: which end):
-    ("square", the corner radius or 0, the end wall and its corner radius) for an end wall facing
-    back (directly or through a corner radius), else ("open", 0, none)."""
+    ("square", how far past the end the floor may run: a corner radius, a corner chamfer or a slanted
+    end wall's reach, else 0; the end wall and its corner face) for an end wall facing back (directly,
+    slanted, or through a corner radius), else ("open", 0, none)."""
     for w in faces:
         for j in w.neighbours:
             g = infos[j]
@@ -157,6 +163,8 @@ def _end(faces, infos, fr: _Frame, s_end: float, sign: float, tol: float,
                 continue  # not across this end
             if g.kind == "plane" and dot(g.normal, fr.e) * sign < -1 + 1e-6:
                 return "square", 0.0, {j}
+            if g.kind == "plane" and dot(g.normal, fr.e) * sign < -SQUARE_TO:  # a slanted end wall, a chamfer
+                return "square", max(0.0, _span(_points(g, cache), mul(fr.e, sign))[1] - sign * s_end), {j}
             if g.kind == "cylinder" and g.concave and abs(abs(dot(g.axis, fr.n)) - 1) < 1e-9:
                 return "square", g.r0, {j} | (g.neighbours - {w.index})  # a corner radius into the end wall
     return "open", 0.0, set()
@@ -266,8 +274,9 @@ def _candidates(floor: FaceInfo, infos, mat: Material, used: set, tol: float, ca
             parts = wa
             found, stops = _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache) or (None, set())
         if found is not None:
+            also = found.pop("_also", set())  # a T-slot's lips and mouth walls
             mouth = _mouth([w for w, _ in parts], infos, fr, found["depth"], tol * 10)
-            taken = {w.index for w, _ in parts} | {v.index for _, v in parts if v is not None}
+            taken = {w.index for w, _ in parts} | {v.index for _, v in parts if v is not None} | also
             out.append((best is None, -round(mouth, 6), round(found["width"], 6), floor.index, taken, stops,
                         found))
     return out
@@ -306,11 +315,15 @@ def _floor_within(floor: FaceInfo, fr: _Frame, s: tuple[float, float], tol: floa
     return lo >= s[0] - tol and hi <= s[1] + tol
 
 
-def _height(walls, infos, fr: _Frame, cache: dict) -> float:
+def _height(walls, infos, fr: _Frame, cache: dict) -> tuple[float, bool]:
     """How far the walls rise above the floor, past a chamfer or a rounding along their tops (a
-    plane leaning back from the cut, a convex cylinder along it)."""
+    plane leaning back from the cut, a convex cylinder along it, no taller than the wall, leading to
+    a face square to the cut's axis); and whether their tops meet only such faces (False: a face
+    slanting off, not a strip: a V groove's other side, the land between two V grooves, a slope the
+    cut runs into)."""
     pts = [_points_of(walls, cache)]
     top = _span(pts[0], fr.n)[1]
+    plain = True
     for w in walls:
         for j in w.neighbours:
             g = infos[j]
@@ -318,10 +331,27 @@ def _height(walls, infos, fr: _Frame, cache: dict) -> float:
             if not (SQUARE_TO < lean < 1 - SQUARE_TO or (g.kind == "cylinder" and g.concave is False
                                                          and abs(dot(g.axis, fr.n)) < SQUARE_TO)):
                 continue
-            lo = _span(_points(g, cache), fr.n)[0]
-            if abs(lo - top) <= 1e-6 * max(1.0, abs(top)) + 1e-6:
-                pts.append(_points(g, cache))
-    return _span(np.vstack(pts), fr.n)[1] - fr.h0
+            shared = _shared_points(w, g, cache)
+            if not shared or any(abs(dot(p, fr.n) - top) > 1e-6 * max(1.0, abs(top)) + 1e-6 for p in shared):
+                continue  # not along the wall's top
+            g_pts = _points(g, cache)
+            hi = _span(g_pts, fr.n)[1]
+            if hi - top <= top - fr.h0 and _leads_to_mouth(g, w, infos, fr, hi, cache):
+                pts.append(g_pts)  # a strip no taller than the wall: a chamfer or a rounding
+            elif g.kind == "plane":
+                plain = False
+    return _span(np.vstack(pts), fr.n)[1] - fr.h0, plain
+
+
+def _leads_to_mouth(g: FaceInfo, wall: FaceInfo, infos, fr: _Frame, hi: float, cache: dict) -> bool:
+    """Is ``g`` (a face along a wall's top) a strip: a chamfer or a rounding, meeting at its top
+    (``hi`` along the cut's axis) a plane square to the axis?"""
+    for k in g.neighbours:
+        h = infos[k]
+        if (k != wall.index and h.kind == "plane" and h.normal is not None and dot(h.normal, fr.n) > 1 - 1e-6
+                and abs(dot(h.mid, fr.n) - hi) <= 1e-6 * max(1.0, abs(hi)) + 1e-6):
+            return True
+    return False
 
 
 def _full_height(walls, fr: _Frame, s: tuple[float, float], tol: float, cache: dict) -> bool:
@@ -333,6 +363,15 @@ def _full_height(walls, fr: _Frame, s: tuple[float, float], tol: float, cache: d
     return all(bool((up[np.abs(along - x) <= slack] >= up.max() - slack).any()) for x in s)
 
 
+def _full_width(floor: FaceInfo, fr: _Frame, s: tuple[float, float], far: float, tol: float, cache: dict) -> bool:
+    """Does the floor's far side (``far`` across from the wall) run the wall's length ``s``: a band,
+    not a triangle meeting the wall at a point?"""
+    pts = _points(floor, cache)
+    across, along = pts @ np.asarray(fr.a, float), pts @ np.asarray(fr.e, float)
+    edge = along[across >= far - 1e-3 * (far - float(across.min())) - tol]
+    return bool(edge.size) and float(edge.min()) <= s[0] + tol and float(edge.max()) >= s[1] - tol
+
+
 def _channel(floor, infos, mat, fr, faces_a, faces_b, c_a, gap, sa, sb, tol, cache) -> dict | None:
     if _round_end(faces_a + faces_b, infos, fr.n):
         return None
@@ -342,14 +381,16 @@ def _channel(floor, infos, mat, fr, faces_a, faces_b, c_a, gap, sa, sb, tol, cac
     ends, reach, _ = _ends((faces_a, faces_b), infos, fr, s, tol * 10, cache)
     if "open" not in ends or not _floor_within(floor, fr, reach, tol * 10, cache):
         return None  # closed at both ends (a pocket), or its floor runs on past the walls
-    h_a, h_b = (_height(faces, infos, fr, cache) for faces in (faces_a, faces_b))
+    h_a, h_b = (_height(faces, infos, fr, cache)[0] for faces in (faces_a, faces_b))
     depth, mid, s_mid = min(h_a, h_b), c_a + gap / 2, (s[0] + s[1]) / 2
     if not all(_full_height(f, fr, (lo, hi), tol * 10, cache) for f, (lo, hi) in ((faces_a, sa), (faces_b, sb))):
         return None  # a wall is no upright band
     step = max(1e-4, 1e-3 * min(gap, depth))
-    if (mat.inside(fr.point(mid, s_mid, depth / 2)) or mat.inside(fr.point(c_a - step, s_mid, h_a + step))
-            or mat.inside(fr.point(c_a + gap + step, s_mid, h_b + step))):
-        return None  # material between the walls, or over one (a pocket's walls read sideways)
+    if mat.inside(fr.point(mid, s_mid, depth / 2)):
+        return None  # material between the walls
+    if mat.inside(fr.point(c_a - step, s_mid, h_a + step)) or mat.inside(fr.point(c_a + gap + step, s_mid, h_b + step)):
+        # material over a wall: a pocket's walls read sideways, or a T-slot's cavity under its lips
+        return _tee(infos, mat, fr, (faces_a, faces_b), c_a, gap, depth, s, ends, tol, cache)
     on_a, on_b = (sum(_span(_points(faces[0], cache), fr.e)) / 2 for faces in (faces_a, faces_b))  # on each wall
     backed = [mat.inside(fr.point(c_a - 0.99 * gap, on_a, depth / 2)),
               mat.inside(fr.point(c_a + gap + 0.99 * gap, on_b, depth / 2)),
@@ -362,6 +403,51 @@ def _channel(floor, infos, mat, fr, faces_a, faces_b, c_a, gap, sa, sb, tol, cac
                 {"through": False, "open_end": True, "arc": None, "counterbore": None})
 
 
+def _lip(walls, infos, fr: _Frame, h: float, side: float, tol: float, cache: dict) -> tuple | None:
+    """Over a T-slot cavity's wall (its faces, ``side`` +1 for the wall at -a, -1 for the other):
+    the lip (a plane facing the floor along the wall's top, level ``h``) and the mouth wall rising
+    from the lip's inner edge (a plane facing as the cavity wall, across the slot). As (the mouth
+    wall's offset across, its top above the floor, the faces) or None."""
+    for w in walls:
+        for j in w.neighbours:
+            lip = infos[j]
+            if lip.kind != "plane" or lip.normal is None or dot(lip.normal, fr.n) > -1 + 1e-6:
+                continue
+            if abs(dot(lip.mid, fr.n) - fr.h0 - h) > tol:
+                continue  # not at the wall's top
+            for k in lip.neighbours:
+                m = infos[k]
+                if (k == w.index or m.kind != "plane" or m.normal is None
+                        or dot(m.normal, fr.a) * side < 1 - 1e-6):
+                    continue
+                if abs(_span(_points(m, cache), fr.n)[0] - fr.h0 - h) > tol:
+                    continue  # it rises from the lip
+                top = _height([m], infos, fr, cache)[0]
+                return dot(m.mid, fr.a), top, {j, k}
+    return None
+
+
+def _tee(infos, mat, fr: _Frame, walls, c_a: float, gap: float, h: float, s: tuple[float, float], ends, tol: float,
+         cache: dict) -> dict | None:
+    """A T-slot read from its cavity (the floor and the walls ``walls`` facing each other ``gap``
+    apart, ``h`` high): lips over both walls (material over them: the caller's probes) and a
+    narrower mouth between them, open to the outside. No material is probed round the cavity: an
+    extrusion profile's walls are thin. The slot's width and depth are the mouth's and the whole
+    depth; ``tee`` the cavity's."""
+    lips = [_lip(walls[0], infos, fr, h, 1.0, tol * 10, cache), _lip(walls[1], infos, fr, h, -1.0, tol * 10, cache)]
+    if None in lips:
+        return None
+    (m_a, top_a, faces_a), (m_b, top_b, faces_b) = lips
+    width, depth, mid, s_mid = m_b - m_a, min(top_a, top_b), (m_a + m_b) / 2, (s[0] + s[1]) / 2
+    if not (tol < width < gap - tol and c_a + tol < m_a and m_b < c_a + gap - tol and depth > h + tol):
+        return None  # the mouth lies within the cavity, narrower, and rises above it
+    if mat.inside(fr.point(mid, s_mid, (h + depth) / 2)) or not mat.open_along(fr.point(mid, s_mid, depth), fr.n):
+        return None  # the mouth is no open gap to the outside
+    return dict(_cut(fr, mid, s, ends, width, depth, {"through": False, "open_end": True, "arc": None,
+                                                      "counterbore": None, "tee": {"width": gap, "height": h}}),
+                _also=faces_a | faces_b)
+
+
 def _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache) -> tuple[dict, set] | None:
     """The step ``faces_a`` make on ``floor``, and the end walls that stop it; None for no step."""
     if _round_end(faces_a, infos, fr.n):
@@ -370,12 +456,16 @@ def _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache) -> tuple[dict, se
     width = far - c_a
     if width <= tol or width > sa[1] - sa[0] + tol:
         return None  # wider than long (the plate round a small block)
-    depth = _height(faces_a, infos, fr, cache)
+    depth, plain = _height(faces_a, infos, fr, cache)
+    if not plain:
+        return None  # the wall's top meets a slope (two faces of a V groove), no face across the cut
     # past an open end, into the step round the corner: a lip or a shoulder, as deep as it is wide
     run_on = max(width, (sa[1] - sa[0]) / 2) if depth >= width - tol else 0.0
     if not _floor_within(floor, fr, (sa[0] - run_on, sa[1] + run_on), tol * 10, cache) or not _full_height(
             faces_a, fr, sa, tol * 10, cache):
         return None  # its floor runs on too far (round a pad), or the wall is no upright band
+    if not _full_width(floor, fr, sa, far, tol * 10, cache):
+        return None  # the floor is no band along the wall (a stopped V groove's end face)
     ends, reach, stops = _ends((faces_a,), infos, fr, sa, tol * 10, cache, run_on=run_on)
     if "open" not in ends or not _floor_within(floor, fr, reach, tol * 10, cache):
         return None  # closed at both ends (a pocket's or a channel's end), or its floor runs on past the wall

@@ -655,6 +655,22 @@ def _chamfer_legs(fi: FaceInfo, by_index) -> tuple[float, float] | None:
     return best
 
 
+def _remnant(fi: FaceInfo, infos, planes: dict) -> bool:
+    """Is ``fi`` in one plane with a larger face that is no chamfer: a strip left of a face a cut
+    went through (the land between a V groove's wall and the part's side), not a chamfer? Two
+    pieces of one chamfer (a slot across a chamfered edge) are both chamfers. ``planes``: the
+    part's planar faces by rounded normal, filled on first use."""
+    if not planes:
+        for g in infos:
+            if g.kind == "plane" and g.normal:
+                planes.setdefault(tuple(round(x, 3) for x in g.normal), []).append(g)
+    level = dot(fi.normal, fi.mid)
+    tol = 1e-7 * max(1.0, abs(level)) + 1e-7
+    return any(g.index != fi.index and g.area > fi.area and dot(g.normal, fi.normal) > 1 - 1e-9
+               and abs(dot(fi.normal, g.mid) - level) <= tol and _chamfer_legs(g, infos) is None
+               for g in planes.get(tuple(round(x, 3) for x in fi.normal), ()))
+
+
 def _extent(fi: FaceInfo, d) -> float:
     ts = []
     for vx in unique(fi.face, TopAbs_VERTEX):
@@ -679,12 +695,17 @@ def _groove_flank(fi: FaceInfo, infos) -> bool:
 
 
 def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
+    """Planar chamfers (``_chamfer_legs``, not a remnant of a face cut through: ``_remnant``) and
+    conical ones, grouped by size."""
     groups: dict = {}
+    planes: dict = {}
     for fi in infos:
         if fi.index in used:
             continue
         if fi.kind == "plane" and fi.normal:
             legs = _chamfer_legs(fi, infos)
+            if legs is not None and _remnant(fi, infos, planes):
+                continue
         elif fi.kind == "cone":
             if _groove_flank(fi, infos):
                 continue
@@ -698,6 +719,18 @@ def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
         a, b = sorted(legs, reverse=True)
         equal = abs(a - b) <= 1e-4 * max(a, 1e-9) + 1e-7
         used.add(fi.index)
-        key = (round(a, 5), None if equal else round(b, 5))
-        _where(groups, key, fi, {"size": a if not equal else (a + b) / 2, "size2": None if equal else b})
+        size, size2 = (a, b) if not equal else ((a + b) / 2, None)
+        # one group per size within a tolerance, as fillets; its size the smallest member's, so the
+        # order the faces come in (a part turned another way) does not choose it
+        key = next((k for k in groups if _close(k[0], size) and (k[1] is None) == (size2 is None)
+                    and (size2 is None or _close(k[1], size2))), (size, size2))
+        _where(groups, key, fi, {"size": size, "size2": size2})
+        g = groups[key]
+        g["size"] = min(g["size"], size)
+        if size2 is not None:
+            g["size2"] = min(g["size2"], size2)
     return sorted(groups.values(), key=lambda g: g["size"])
+
+
+def _close(x: float, y: float) -> bool:
+    return abs(x - y) <= 1e-5 * max(1.0, abs(x))

@@ -101,7 +101,17 @@ SLOT = _obj({"center": dict(_VEC, description="centre of the slot where it opens
                                              "depth": dict(_POS, description="from the entry to its floor (mm)")},
                                             "a wider, longer slot over this one on its centre line (for a cap "
                                             "screw's head); center is then its entry, depth counts from there"),
-                                       {"type": "null"}]}})
+                                       {"type": "null"}]},
+             "draft": dict(_DRAFT, description="slanted walls: their angle to the axis, degrees, positive when the "
+                                               "slot narrows deeper in (a V groove: its walls meet at the bottom, "
+                                               "a 90° V has 45; a drafted channel), negative when it widens (a "
+                                               "dovetail: an undercut); width is then the mouth's; null: walls "
+                                               "square to the mouth"),
+             "tee": {"anyOf": [_obj({"width": dict(_POS, description="across the cavity, wall to wall (mm)"),
+                                     "height": dict(_POS, description="from the floor to the lips (mm)")},
+                                    "a T-slot: a wider cavity under the lips either side of the mouth; width is "
+                                    "then the mouth's, depth from the entry to the cavity's floor"),
+                               {"type": "null"}]}})
 POCKET = _obj({"center": dict(_VEC, description="centre of the outline where the pocket opens (the entry) (mm)"),
                "axis": dict(_VEC, description="unit vector from the entry into the material"),
                "depth": dict(_OPT_POS, description="blind: from the entry to the floor (mm); through (a window): "
@@ -315,7 +325,8 @@ def _slot(s, w) -> dict:
             "through": _bool(s.get("through"), w + ".through"), "open_end": _bool(s.get("open_end"), w + ".open_end"),
             "arc": _arc(s.get("arc"), w + ".arc"),
             "counterbore": _sub(s.get("counterbore"), w + ".counterbore", ("width", "length", "depth")),
-            "ends": _ends(s.get("ends"), w + ".ends", SLOT_ENDS)}
+            "ends": _ends(s.get("ends"), w + ".ends", SLOT_ENDS), "draft": _angle(s.get("draft"), w + ".draft"),
+            "tee": _sub(s.get("tee"), w + ".tee", ("width", "height"))}
 
 
 def _ends(v, where: str, allowed) -> list[str]:

@@ -364,9 +364,24 @@ _SLOT_ENDS = {("round", "open"): "open-ended ", ("square", "open"): "square-ende
 def _slot_kind(s: dict) -> str:
     size = (f"arc r={_g(s['arc']['radius'])} {_g(s['arc']['sweep'])}°" if s["arc"] else f"length {_g(s['length'])}")
     cb = s["counterbore"]
-    return (f"{size} width {_g(s['width'])} " + _SLOT_ENDS.get(tuple(s["ends"]), "")
+    tee = (f" T-slot (cavity {_g(s['tee']['width'])} wide, {_g(s['tee']['height'])} high)" if s["tee"] else "")
+    return (f"{size} width {_g(s['width'])}{_slot_walls(s)}{tee} " + _SLOT_ENDS.get(tuple(s["ends"]), "")
             + ("through" if s["through"] else f"depth {_g(s['depth'])}")
             + (f" counterbore {_g(cb['length'])} x {_g(cb['width'])} depth {_g(cb['depth'])}" if cb else ""))
+
+
+def _slot_walls(s: dict) -> str:
+    """Slanted walls: a V (they meet at the bottom) by its included angle, a dovetail by its walls' angle
+    to the floor (a 60° cutter's is 60°), else the draft."""
+    d = s["draft"]
+    if d is None:
+        return ""
+    if d < 0:
+        return f" dovetail {_g(90 + d)}°"
+    depth = s["depth"] or 0.0
+    if depth > 0 and abs(s["width"] - 2 * depth * math.tan(math.radians(d))) <= 1e-5 * max(1.0, s["width"]):
+        return f" V {_g(2 * d)}°"
+    return _draft(s)
 
 
 def _step_kind(s: dict) -> str:
@@ -518,7 +533,8 @@ FEATURES = Tool(
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}, keyway {width, depth}, flat (a D or double D), partial: its wall open on one side, draft), bosses (base centre, axis, diameter, height, draft), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots (round, square or open ends: a U channel across a block is open at both; straight or arc, counterbored), "
+    "slots (round, square or open ends: a U channel across a block is open at both; straight or arc, counterbored; "
+    "V grooves and dovetails: draft; T-slots: tee), "
     "pockets (walls all round: windows, rectangular or L pockets, hex "
     "sockets, a wheel's sector windows; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed; round a shaft, in a bore or in a face), steps (a rebate or shoulder: a floor and one wall along an edge; "
     "width, depth, length, side), and "

@@ -31,6 +31,9 @@ patch_forks(F, "features", hostile)
 STEP = ("center=[35, 0, 10], axis=[0, 0, -1], direction=[0, 1, 0], side=[1, 0, 0], width=10, length=60, depth=10, "
         "ends=['open', 'open']")  # a valid step, for the cases to spoil
 
+SLOT = ("center=[0, 0, 15], length=60, width=16, axis=[0, 0, -1], direction=[0, 1, 0], depth=8, through=False, "
+        "open_end=True, arc=None, counterbore=None, ends=['open', 'open']")  # a valid V groove's, less its draft
+
 CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substring of the error)
     "nan": ("r['holes'][0]['diameter'] = float('nan'); return r", "error"),
     "inf_center": ("r['holes'][0]['center'] = [float('inf'), 0, 0]; return r", "error"),
@@ -93,6 +96,16 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
     "slot_ends": ("r['slots'] = [dict(center=[0, 0, 0], length=5, width=10, axis=[0, 0, -1], direction=[1, 0, 0], "
                   "depth=2, through=False, open_end=True, arc=None, counterbore=None, "
                   f"ends=['open', {ANSI!r}])]; return r", "slots[0].ends"),
+    "slot_draft_range": (f"r['slots'] = [dict({SLOT}, draft=-91)]; return r", "slots[0].draft"),
+    "slot_draft_text": (f"r['slots'] = [dict({SLOT}, draft={ANSI!r})]; return r", "slots[0].draft"),
+    "slot_draft_nan": (f"r['slots'] = [dict({SLOT}, draft=float('nan'))]; return r", "error"),
+    "slot_draft_bool": (f"r['slots'] = [dict({SLOT}, draft=True)]; return r", "slots[0].draft"),
+    "slot_tee_text": (f"r['slots'] = [dict({SLOT}, tee={ANSI!r})]; return r", "slots[0].tee"),
+    "slot_tee_negative": (f"r['slots'] = [dict({SLOT}, tee=dict(width=-16, height=6))]; return r",
+                          "slots[0].tee.width"),
+    "slot_tee_keys": (f"r['slots'] = [dict({SLOT}, tee={{'width': 16, 'height': 6, {ANSI!r}: 1}})]; return r", "ok"),
+    # a V whose numbers disagree (width 1, depth 10**6, draft 45): read as the numbers say, no V
+    "slot_draft_odd_v": (f"r['slots'] = [dict(dict({SLOT}), width=1, depth=10 ** 6, draft=45)]; return r", "ok"),
     "step_ends": (f"r['steps'] = [dict(dict({STEP}), ends=['round', 'open'])]; return r", "steps[0].ends"),
     "step_side": (f"r['steps'] = [dict(dict({STEP}), side=[0, 1])]; return r", "steps[0].side"),
     "step_nan": (f"r['steps'] = [dict(dict({STEP}), width=float('nan'))]; return r", "error"),
@@ -132,6 +145,10 @@ def test_hostile_features_reply(client, case):
         assert len(data["holes"]) <= 100 and not any(isinstance(k, str) and "\x1b" in k for k in data)
         if case == "many_holes":
             assert data["truncated"] == {"holes": 500} and "holes (500 found)" in text
+        if case == "slot_tee_keys":
+            assert data["slots"][0]["tee"] == {"width": 16, "height": 6} and "T-slot (cavity 16 wide, 6 high)" in text
+        if case == "slot_draft_odd_v":
+            assert data["slots"][0]["draft"] == 45 and "draft 45°" in text and " V " not in text, text
         if case == "many_steps":
             assert len(data["steps"]) == 100 and data["truncated"] == {"steps": 500} and "steps (500 found)" in text
     else:

@@ -159,6 +159,24 @@ def test_channels_and_steps_through_the_client(client):
     assert "slots: 1 x length 30 width 10 square-ended open-ended depth 5 -Z opening +Y at (0, 15, 10)" in text, text
 
 
+def test_v_grooves_dovetails_and_t_slots_through_the_client(client):
+    from tests.unit import test_features_channels as ch
+    from tests.unit import test_features_drafted as dr
+    code = ("import math\nBLOCK = (100, 60, 30)\nTOP = 15\n" + inspect.getsource(dr.cut) + inspect.getsource(dr.vee)
+            + inspect.getsource(dr.dovetail) + "grooved = vee(90)\ndovetailed = dovetail(60)\nBLOCK = (80, 60, 20)\n"
+            + inspect.getsource(ch.t_slot) + "slotted = t_slot()\n")
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "grooved", "kinds": ["slots"]})
+    assert [(s["width"], s["depth"], s["draft"], s["ends"]) for s in data["slots"]] == [(16, 8, 45, ["open", "open"])]
+    assert text == "grooved:\nslots: 1 x length 60 width 16 V 90° open at both ends depth 8 -Z along +Y at (0, 0, 15)"
+    data, text = features(client, {"object_name": "dovetailed"})
+    assert [s["draft"] for s in data["slots"]] == [-30] and data["steps"] == [] and data["chamfers"] == []
+    assert "slots: 1 x length 60 width 18.453 dovetail 60° open at both ends depth 10 -Z along +Y" in text, text
+    data, text = features(client, {"object_name": "slotted", "kinds": ["slots"]})
+    assert [(s["width"], s["depth"], s["tee"]) for s in data["slots"]] == [(8, 10, {"width": 16, "height": 6})]
+    assert "slots: 1 x length 60 width 8 T-slot (cavity 16 wide, 6 high) open at both ends depth 10" in text, text
+
+
 def test_errors_are_errors_without_structured_content(client):
     msg = client.error("features", {"object_name": "nothing_here"})
     assert "no object named" in msg

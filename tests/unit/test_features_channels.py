@@ -169,6 +169,43 @@ def test_a_thin_pad_on_a_face_and_a_cylinder_through_a_box_are_no_steps():
     assert run(Box(1, 2, 3) + Cylinder(0.75, 2.5))["steps"] == []
 
 
+def t_slot(length: float = 60, y: float = 0):
+    """A T-slot along Y: a mouth 8 wide through lips 4 thick, a cavity 16 wide and 6 high under them."""
+    return Box(*BLOCK) - Pos(0, y, 8.01) * Box(8, length, 4.02) - Pos(0, y, 3) * Box(16, length, 6)
+
+
+def test_a_t_slot():
+    """It read "no holes, bosses, ... found": its cavity's walls have material over them (the lips),
+    which a channel's must not, and the mouth has no floor of its own."""
+    (s,) = run(t_slot())["slots"]
+    assert s["tee"] == {"width": 16, "height": 6} and s["draft"] is None
+    assert (s["width"], s["depth"], s["length"], s["ends"]) == (8, 10, 60, ["open", "open"])
+    assert near(s["center"], (0, 0, 10)) and near(s["axis"], (0, 0, -1)) and near(s["direction"], (0, 1, 0))
+    assert run(t_slot())["steps"] == []
+    assert ("slots: 1 x length 60 width 8 T-slot (cavity 16 wide, 6 high) open at both ends depth 10 -Z along +Y "
+            "at (0, 0, 10)") in text(t_slot())
+
+
+def test_a_stopped_turned_and_chamfered_t_slot(tmp_path):
+    (s,) = run(t_slot(40, 10))["slots"]  # from y=-10 out through the +Y face
+    assert s["ends"] == ["square", "open"] and s["length"] == 40 and near(s["center"], (0, 10, 10))
+    turn = Rotation(20, 30, 40) * Pos(100, 200, 300)
+    (s,) = run(turn * t_slot())["slots"]
+    assert (s["width"], s["depth"], s["tee"]) == (8, 10, {"width": 16, "height": 6})
+    assert near(s["center"], tuple((turn * Pos(0, 0, 10)).position), 1e-3)
+    mouth = t_slot().edges().group_by(Axis.Z)[-1].filter_by(Axis.Y).sort_by(Axis.X)[1:3]
+    (s,) = run(chamfer(mouth, 1))["slots"]
+    assert s["tee"] == {"width": 16, "height": 6} and s["depth"] == 10 and s["width"] == 8
+    export_step(t_slot(), str(tmp_path / "t.step"))
+    assert [x["tee"] for x in run(import_step(str(tmp_path / "t.step")))["slots"]] == [{"width": 16, "height": 6}]
+
+
+def test_a_bridge_over_a_channel_is_no_t_slot():
+    """Lips over one wall only (an L-shaped overhang) or a channel under a plate with no mouth."""
+    assert run(Box(*BLOCK) - Pos(2, 0, 8.01) * Box(12, 60, 4.02) - Pos(0, 0, 3) * Box(16, 60, 6))["slots"] == []
+    assert run(Box(*BLOCK) - Pos(0, 0, 3) * Box(16, 60, 6))["slots"] == []
+
+
 def test_the_corners_of_t_slot_cavities_are_no_steps():
     """A 20 x 20 extrusion profile with a T-slot in each side: the corners of each cavity under its
     lips read as eight steps entered from inside the cavity; a cut is entered from outside."""
