@@ -7,14 +7,18 @@ arc slots, bosses, spherical cuts, cross cylinders, cones, tori; then up to two 
 chamfers on a few of the top edges or of all. With ``edges``, one or two straight cuts with square
 walls come first (from a random stream of their own, so the parts of earlier seeds stay as they
 were): channels across the block, square-ended slots from a side, rebates along an edge, stopped
-or not. An operation OCCT refuses (a fillet too big) is left out. The same seed gives the same part.
+or not. With ``profiled``, a cut of another profile comes first (its own stream too): a V groove, a
+dovetail, a channel with draft or a T-slot, across the block or stopped inside it. An operation OCCT
+refuses (a fillet too big) is left out. The same seed gives the same part.
 """
 from __future__ import annotations
 
 import random
 
-from build123d import (Align, Axis, Box, Circle, Cone, Cylinder, Edge, Location, Pos, Rectangle, RectangleRounded,
-                       Rot, SlotArc, SlotCenterToCenter, Sphere, Torus, chamfer, extrude, fillet)
+import math
+
+from build123d import (Align, Axis, Box, Circle, Cone, Cylinder, Edge, Location, Plane, Polygon, Pos, Rectangle,
+                       RectangleRounded, Rot, SlotArc, SlotCenterToCenter, Sphere, Torus, chamfer, extrude, fillet)
 
 KINDS = ("hole", "pocket", "slot", "boss", "sphere", "ring", "arc", "cyl", "cone", "torus")
 TOP = (Align.CENTER, Align.CENTER, Align.MAX)  # hanging from the top face
@@ -75,11 +79,39 @@ def _straight_cut(rng: random.Random):
     return Rot(0, 0, 90) * cut if rng.random() < 0.3 and kind != "rebate" else cut
 
 
-def part(seed: int, edges: bool = False):
+def _profiled_cut(rng: random.Random):
+    """A prism cut from the top along Y (from the -Y side across the block, or stopped inside it):
+    a V groove, a dovetail, a channel with draft or a T-slot. Its walls run on above the top
+    (z = 10), so the cut makes the mouth."""
+    kind = rng.choice(("v", "dovetail", "drafted", "tee"))
+    d = rng.uniform(1.5, 9)
+    z0, over = 10 - d, 12 - (10 - d)  # the bottom; from it to above the top
+    if kind == "v":
+        t = math.tan(math.radians(rng.uniform(25, 65)))
+        pts = [(0, z0), (over * t, 12), (-over * t, 12)]
+    elif kind == "tee":
+        mouth, cavity, lip = rng.uniform(1, 6), rng.uniform(7, 12), rng.uniform(0.5, d - 0.5)
+        pts = [(-cavity, z0), (cavity, z0), (cavity, 10 - lip), (mouth, 10 - lip), (mouth, 12), (-mouth, 12),
+               (-mouth, 10 - lip), (-cavity, 10 - lip)]
+    else:
+        floor = rng.uniform(3, 20) / 2
+        lean = rng.uniform(2, 25) if kind == "drafted" else -rng.uniform(15, 45)
+        top = floor + over * math.tan(math.radians(lean))
+        if top <= 0.5:
+            top, floor = 0.5, 0.5 - over * math.tan(math.radians(lean))
+        pts = [(-floor, z0), (floor, z0), (top, 12), (-top, 12)]
+    y1 = rng.choice([31.0, rng.uniform(-20, 20)])  # across, or stopped at y1
+    return Pos(rng.uniform(-25, 25), 0, 0) * extrude(Plane.XZ.offset(-y1) * Polygon(*pts, align=None), amount=y1 + 31)
+
+
+def part(seed: int, edges: bool = False, profiled: bool = False):
     """The random part of ``seed`` (a build123d Part; it may have no solid left); ``edges``: with
-    straight cuts (channels, slots, rebates) too."""
+    straight cuts (channels, slots, rebates) too; ``profiled``: with a V, a dovetail, a drafted channel
+    or a T-slot."""
     rng = random.Random(seed)
     block = Box(80, 60, 20)
+    if profiled:
+        block = block - _profiled_cut(random.Random(seed + 2 * 10 ** 6))
     if edges:
         more = random.Random(seed + 10 ** 6)
         for _ in range(more.randint(1, 2)):
