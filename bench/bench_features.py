@@ -10,7 +10,8 @@ blind, countersunk, counterbored; rounded corners) and times ``tools/call`` roun
 ``features`` and ``measure`` on it, interleaved, after a 0.3 s pause each (the next process is
 forked and waiting, as in real use). Then the same two computations in this process (CPU time,
 no jail, no IPC), on a plate of 600 through holes, on 625 hexagonal holes and on a block of 8 x 8
-crossing channels with a rebate round it (the channel and step finder's own cost). Printed: p50/p90 in
+crossing channels with a rebate round it (the channel and step finder's own cost) and on a machine
+table (T-slots crossed by V grooves and dovetails: the slanted and T-slot finders'). Printed: p50/p90 in
 ms and the ratio features/measure. Last, ``features`` on a tube sheet as it runs (ends read from the
 faces, probes cast as rays) against every end probed by the solid classifier (the baseline, stop
 40's), and the ratio. Nothing is asserted.
@@ -95,6 +96,21 @@ for turn in (0, 90, 180, 270):
 """
 
 
+# a machine table: 6 T-slots along X, 6 V grooves and 2 dovetails along Y across them (stop 45's finders)
+TABLE = """part = Box(400, 300, 60)
+for i in range(6):
+    y = -125 + 50 * i
+    part -= Pos(0, y, 25.01) * Box(400, 14, 10.02)
+    part -= Pos(0, y, 14) * Box(400, 24, 12)
+for i in range(6):
+    part -= Pos(-150 + 45 * i, 0, 30) * Rot(90, 0, 0) * extrude(Polygon((-6, 0), (6, 0), (0, -6), align=None), 150,
+                                                              both=True)
+for x in (165, 185):
+    part -= Pos(x, 0, 30) * Rot(90, 0, 0) * extrude(Polygon((-4, 0), (4, 0), (6, -6), (-6, -6), align=None), 150,
+                                                  both=True)
+"""
+
+
 def probes(n: int, code: str) -> None:
     """``features`` on ``code``'s part three ways, alternating, CPU time: as it runs (hole and pocket
     ends read from the faces across them where they say, other probes cast as rays), with every end
@@ -156,6 +172,7 @@ def main() -> None:
     report("CPU in process, 600-hole plate", cpu(2 if a.quick else 3, PERFORATED))
     report("CPU in process, 625 hexagonal holes", cpu(2 if a.quick else 3, HEX_GRID))
     report("CPU in process, 8 x 8 crossing channels and a rebate round them", cpu(2 if a.quick else 3, CHANNELS))
+    report("CPU in process, a machine table: 6 T-slots, 6 V grooves, 2 dovetails", cpu(2 if a.quick else 3, TABLE))
     probes(2 if a.quick else 3, TUBE_SHEET)
 
 
