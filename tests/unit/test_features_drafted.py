@@ -27,6 +27,7 @@ from build123d import (
     chamfer,
     export_step,
     extrude,
+    fillet,
     import_step,
 )
 
@@ -171,6 +172,34 @@ def test_v_grooves_side_by_side_are_no_steps():
     assert r["steps"] == [], r["steps"]
     assert sorted((s["draft"], s["width"], s["depth"], s["length"]) for s in r["slots"] if s["draft"]) == [
         (45, 12, 6, 25)] * 4
+
+
+@pytest.mark.parametrize("broken", ["chamfer", "fillet", "one chamfer"])
+@pytest.mark.parametrize("make, sizes", [(lambda: vee(90), (16, 8, 45)), (lambda: dovetail(60), (18.453, 10, -30)),
+                                         (lambda: cut([(-8, TOP), (8, TOP), (5, TOP - 10), (-5, TOP - 10)]),
+                                          (16, 10, 16.6992))])
+def test_a_broken_mouth_reads_at_the_face(make, sizes, broken):
+    """The mouth's edges chamfered or rounded by 1 (one or both): the cut is read past them, its width
+    and depth where the walls would meet the face, the breaks listed as chamfers or fillets (fuzzing
+    read half the random V, dovetail and drafted cuts: a broken edge hid them)."""
+    part = make()
+    edges = part.edges().filter_by(Axis.Y).group_by(Axis.Z)[-1].sort_by(Axis.X)[1:3]
+    if broken == "one chamfer":
+        edges = edges[:1]
+    part = (fillet if broken == "fillet" else chamfer)(edges, 1)
+    r = run(part)
+    assert [(s["width"], s["depth"], s["draft"]) for s in r["slots"]] == [pytest.approx(sizes, abs=1e-4)]
+    assert near(r["slots"][0]["center"], (0, 0, TOP)) and r["steps"] == []
+    breaks = r["fillets"] if broken == "fillet" else r["chamfers"]
+    assert [g["count"] for g in breaks] == [1 if broken == "one chamfer" else 2]
+
+
+def test_a_wall_split_by_a_crossing_hole_is_one_wall():
+    """A hole through a dovetail's wall splits it in two faces along the cut: it read as no slot (the
+    floor ran on past each piece); a wall's pieces in one plane are one wall, as a channel's."""
+    r = run(dovetail(60) - Pos(-12, 0, 0) * Cylinder(3, 40))
+    assert [(s["length"], s["width"], s["draft"]) for s in r["slots"]] == [pytest.approx((60, 18.453, -30), abs=1e-4)]
+    assert len(r["holes"]) == 1 and r["holes"][0]["partial"] is True
 
 
 def test_beside_a_hole():
