@@ -267,14 +267,13 @@ def _candidates(floor: FaceInfo, infos, mat: Material, used: set, tol: float, ca
             if kb < ka:
                 continue  # each pair once
             parts = wa + walls[kb][0]
-            found = _channel(floor, infos, mat, fr, faces_a, [w for w, _ in walls[kb][0]], c_a, gap, sa, sb, tol,
-                             cache)
+            found, also = _channel(floor, infos, mat, fr, faces_a, [w for w, _ in walls[kb][0]], c_a, gap, sa, sb,
+                                   tol, cache) or (None, set())
             stops: set = set()
         else:
-            parts = wa
+            parts, also = wa, set()
             found, stops = _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache) or (None, set())
         if found is not None:
-            also = found.pop("_also", set())  # a T-slot's lips and mouth walls
             mouth = _mouth([w for w, _ in parts], infos, fr, found["depth"], tol * 10)
             taken = {w.index for w, _ in parts} | {v.index for _, v in parts if v is not None} | also
             out.append((best is None, -round(mouth, 6), round(found["width"], 6), floor.index, taken, stops,
@@ -372,7 +371,9 @@ def _full_width(floor: FaceInfo, fr: _Frame, s: tuple[float, float], far: float,
     return bool(edge.size) and float(edge.min()) <= s[0] + tol and float(edge.max()) >= s[1] - tol
 
 
-def _channel(floor, infos, mat, fr, faces_a, faces_b, c_a, gap, sa, sb, tol, cache) -> dict | None:
+def _channel(floor, infos, mat, fr, faces_a, faces_b, c_a, gap, sa, sb, tol, cache) -> tuple[dict, set] | None:
+    """The channel (or T-slot) the walls ``faces_a`` and ``faces_b`` make on ``floor``, and the other
+    faces it takes (a T-slot's lips and mouth walls); None for none."""
     if _round_end(faces_a + faces_b, infos, fr.n):
         return None
     s = (max(sa[0], sb[0]), min(sa[1], sb[1]))
@@ -400,7 +401,7 @@ def _channel(floor, infos, mat, fr, faces_a, faces_b, c_a, gap, sa, sb, tol, cac
     if not mat.open_along(fr.point(mid, s_mid, depth), fr.n):
         return None  # entered from a cavity under an overhang (a T-slot's undercut), not from outside
     return _cut(fr, mid, s, ends, gap, depth,
-                {"through": False, "open_end": True, "arc": None, "counterbore": None})
+                {"through": False, "open_end": True, "arc": None, "counterbore": None}), set()
 
 
 def _lip(walls, infos, fr: _Frame, h: float, side: float, tol: float, cache: dict) -> tuple | None:
@@ -428,12 +429,12 @@ def _lip(walls, infos, fr: _Frame, h: float, side: float, tol: float, cache: dic
 
 
 def _tee(infos, mat, fr: _Frame, walls, c_a: float, gap: float, h: float, s: tuple[float, float], ends, tol: float,
-         cache: dict) -> dict | None:
+         cache: dict) -> tuple[dict, set] | None:
     """A T-slot read from its cavity (the floor and the walls ``walls`` facing each other ``gap``
     apart, ``h`` high): lips over both walls (material over them: the caller's probes) and a
     narrower mouth between them, open to the outside. No material is probed round the cavity: an
     extrusion profile's walls are thin. The slot's width and depth are the mouth's and the whole
-    depth; ``tee`` the cavity's."""
+    depth; ``tee`` the cavity's. Returned with its lips and mouth walls."""
     lips = [_lip(walls[0], infos, fr, h, 1.0, tol * 10, cache), _lip(walls[1], infos, fr, h, -1.0, tol * 10, cache)]
     if None in lips:
         return None
@@ -443,9 +444,9 @@ def _tee(infos, mat, fr: _Frame, walls, c_a: float, gap: float, h: float, s: tup
         return None  # the mouth lies within the cavity, narrower, and rises above it
     if mat.inside(fr.point(mid, s_mid, (h + depth) / 2)) or not mat.open_along(fr.point(mid, s_mid, depth), fr.n):
         return None  # the mouth is no open gap to the outside
-    return dict(_cut(fr, mid, s, ends, width, depth, {"through": False, "open_end": True, "arc": None,
-                                                      "counterbore": None, "tee": {"width": gap, "height": h}}),
-                _also=faces_a | faces_b)
+    found = _cut(fr, mid, s, ends, width, depth, {"through": False, "open_end": True, "arc": None,
+                                                  "counterbore": None, "tee": {"width": gap, "height": h}})
+    return found, faces_a | faces_b
 
 
 def _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache) -> tuple[dict, set] | None:
