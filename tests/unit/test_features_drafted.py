@@ -7,7 +7,6 @@ user makes it. Shapes with slanted faces that are no cut (an L bracket, a roof, 
 """
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
@@ -35,17 +34,10 @@ from jail.cad import features
 from launcher.replies import features as R
 from launcher.replies.cad import ReplyRefused
 from launcher.tools import table
+from tests.unit.test_features_channels import run, text  # the part's features as JSON, and as the text
 
 BLOCK = (100, 60, 30)
 TOP = 15
-
-
-def run(part) -> dict:
-    return json.loads(json.dumps(features.features({"p": part}, "p"), allow_nan=False))
-
-
-def text(part) -> str:
-    return table.render_text("features", {"ok": True, "features": R.features_reply(run(part), "p")})
 
 
 def near(a, b, tol=1e-4) -> bool:
