@@ -6,8 +6,10 @@ a spare pays them while the next waits idle (``IDLE_S`` with no request, so neve
 back-to-back calls). It says ``spare`` to the launcher (which then counts it as one of the session's
 sanctioned processes), warms, and waits on a private pipe. The next hands it a request, which it
 acknowledges (a spare killed meanwhile costs nothing: the next then serves the op itself and exits,
-as without a spare); it says ``serving`` and replies on the session socket. Before a transaction or
-a snapshot the next SIGKILLs it (without waiting for its teardown; the launcher knows it as dying).
+as without a spare); it says ``serving`` and replies on the session socket. Before a snapshot the
+next lets it go (without waiting for its teardown; the launcher knows it as dying); during a
+transaction it holds it (``hold``: no warm-up, no request) and lets it go after the reply, so the
+spare's exit does not share a core with the call (decision 0029).
 
 A next with no request for ``IDLE_EXIT_S`` kills its spare and leaves (jail/proc/chain.py, decision
 0026): a session left idle gives back the ~27 MB a spare holds (its warm-up's pages and the buffers malloc
@@ -126,9 +128,23 @@ class Spare:
         self.pid = 0
         return True
 
+    def hold(self) -> None:
+        """Stop its warm-up and keep it waiting until ``kill``: one byte on its request pipe (a request
+        is waiting, so its warm-up stops; the rest of the header never comes). Before a transaction:
+        the spare's exit, ~15 ms of the kernel unmapping its copy of the session, then runs after the
+        reply instead of beside the call's code (decision 0029). Held, it takes no request: ``hand``
+        is never called again for this spare."""
+        if not self.pid:
+            return
+        try:
+            os.write(self.w, b"h")
+        except OSError:
+            pass
+
     def kill(self) -> None:
-        """SIGKILL it, without waiting for its teardown (reaped later, by this process or its heir; the
-        launcher counts it as dying, ``Chain.bury_spare``)."""
+        """Let it go, without waiting for its teardown (reaped later, by this process or its heir; the
+        launcher counts it as dying and SIGKILLs it, ``Chain.bury_spare``): closing its pipes ends it
+        (the jail's seccomp refuses ``kill()``; without that layer, SIGKILL too)."""
         if not self.pid:
             return
         try:

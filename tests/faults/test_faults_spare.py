@@ -299,3 +299,77 @@ def test_no_reply_is_bounded_and_killed(session, case):
     assert wait_until(lambda: not nxt.alive(), 5)
     assert wait_until(lambda: only_sanctioned(session), 10), "a silent server outlived its call"
     assert_usable(session)
+
+
+# A transaction holds the spare (decision 0029): it serves nothing more, but its exit (the kernel
+# unmapping its copy of the session) runs after the reply, not beside the call's code.
+HELD = """
+import gc, os
+import jail.proc.chain as C
+held = [s for s in gc.get_objects() if isinstance(s, C.Spare)]
+assert len(held) == 1, held
+held_pid = held[0].pid
+
+
+def state():
+    with open(f"/proc/{held_pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+import time
+deadline = time.monotonic() + 10  # a spare still warming stops at its next step
+while held_pid and state() != "S" and time.monotonic() < deadline:
+    pass
+held_state = state() if held_pid else "gone"
+"""
+
+
+def test_a_transaction_holds_the_spare_and_lets_it_go_after_its_reply(session):
+    """While the call's code runs, its spare is alive and asleep (before decision 0029 it was
+    already let go, tearing down beside the code); once the reply is out it is gone."""
+    session.ensure_next()
+    nxt = session.next.pid
+    spare = wait_until(lambda: spares(nxt), 10)
+    assert spare and len(spare) == 1, spare
+    r = session.execute(HELD + "print(held_pid != 0, held_state)")
+    assert r["ok"] and r["stdout"] == "True S\n", r  # held: asleep on its pipe, its warm-up stopped
+    assert wait_until(lambda: not alive(spare[0]), 5), "a held spare outlived its transaction"
+    assert wait_until(lambda: only_sanctioned(session), 10)
+    assert_usable(session)
+
+
+def test_a_failed_transaction_lets_its_held_spare_go(session):
+    session.ensure_next()
+    spare = wait_until(lambda: spares(session.next.pid), 10)
+    assert spare
+    r = session.execute(HELD + "raise ValueError(held_state)")
+    assert not r["ok"] and "ValueError" in str(r["error"]), r
+    assert wait_until(lambda: not alive(spare[0]), 5), "a held spare outlived a failed call"
+    assert wait_until(lambda: only_sanctioned(session), 10)
+    assert_usable(session)
+
+
+def test_a_held_spare_kept_by_the_call_is_killed_by_the_launcher(session):
+    """The call's code stops its process from letting the spare go (``Spare.kill`` a no-op) and
+    feeds the held spare a forged request: the spare holds the state from before the call, so the
+    launcher kills it at the promotion, and no reply of the spare is taken for any later call."""
+    session.ensure_next()
+    spare = wait_until(lambda: spares(session.next.pid), 10)
+    assert spare
+    code = HELD + """
+import json
+from jail.proc import spare as S
+C.Spare.kill = lambda self: None
+raw = json.dumps({"t": "state", "rid": 1}).encode()
+os.write(held[0].w, S.HEADER.pack(len(raw), 0) + raw)
+n = 41
+m = 7
+"""
+    r = session.execute(code)
+    assert r["ok"], r
+    assert wait_until(lambda: not alive(spare[0]), 5), "the launcher let a held spare live on"
+    assert wait_until(lambda: only_sanctioned(session), 10)
+    msg, _ = session.ask({"t": "state"}, "state", timeout=5)  # the state after the call, not the spare's
+    assert "m" in [o["name"] for o in msg["objects"]], msg
+    r = session.execute("print(n, m)")
+    assert r["ok"] and r["stdout"] == "41 7\n", r
