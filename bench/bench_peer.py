@@ -119,29 +119,27 @@ async def interleaved(ours_params_, peer_params_, n: int, errlog) -> dict[str, l
         for _, s, setup in servers:
             for code in setup:
                 await timed_call(s, "execute", {"code": code})
-        for label, code in (("execute (warm)", PLATE), ("execute x = 1 (warm)", "x = 1\n")):
+        async def warm(label: str, code: str) -> None:  # each call after think time, servers alternating
             for i in range(WARMUPS + n):
                 for who, s, _ in servers:
                     await anyio.sleep(PAUSE)
                     dt = await timed_call(s, "execute", {"code": code})
                     if i >= WARMUPS:
                         out.setdefault(f"{label} | {who}", []).append(dt)
+
+        await warm("execute (warm)", PLATE)
+        await warm("execute x = 1 (warm)", "x = 1\n")
         for i in range(n):
             for who, s, _ in servers:
                 out.setdefault(f"execute (back to back) | {who}", []).append(
                     await timed_call(s, "execute", {"code": PLATE}))
         # a developer's machine is rarely idle: the warm plate again with one core kept busy
-        busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # noqa: ASYNC220 - returns at once
         try:
-            for i in range(WARMUPS + n):
-                for who, s, _ in servers:
-                    await anyio.sleep(PAUSE)
-                    dt = await timed_call(s, "execute", {"code": PLATE})
-                    if i >= WARMUPS:
-                        out.setdefault(f"{BUSY} | {who}", []).append(dt)
+            await warm(BUSY, PLATE)
         finally:
             busy.kill()
-            busy.wait()
+            busy.wait()  # killed: reaped at once
     return out
 
 
