@@ -45,58 +45,12 @@ nothing (a computation); OCP is imported by the modules it uses: jailed processe
 """
 from __future__ import annotations
 
-import itertools
-import math
-
 import numpy as np
 
-from jail.cad.features_faces import FaceInfo, add, canonical_dir, cross, dot, edge_points, mul, unit
+from jail.cad import features_walls as fw
+from jail.cad.features_faces import FaceInfo, dot
 from jail.cad.features_find import part_scale
 from jail.cad.features_material import Material
-
-SQUARE_TO = 1e-6        # a wall's normal is square to its floor's within this (a sine)
-CORNER_SPAN = 0.6 * math.pi  # a corner radius turns by a quarter; a slot's round end by a half
-QUICK_EDGES = 8  # a face's edges read one by one before all its points
-
-
-class _Frame:
-    """Coordinates of a floor: ``n`` out of the floor, ``a`` a wall's normal, ``e`` along the wall;
-    ``h0`` the floor's level along ``n``."""
-
-    def __init__(self, n, a, h0: float):
-        self.n, self.a, self.e, self.h0 = n, a, unit(cross(n, a)), h0
-
-    def point(self, across: float, along: float, up: float):
-        return add(add(mul(self.a, across), mul(self.e, along)), mul(self.n, self.h0 + up))
-
-
-def _edge(fi: FaceInfo, k, cache: dict) -> list:
-    """Points along ``fi``'s edge ``k`` (its index in the shape), read once."""
-    pts = cache.get(("e", k))
-    if pts is None:
-        pts = cache[("e", k)] = edge_points(fi.edges[k])
-    return pts
-
-
-def _points(fi: FaceInfo, cache: dict) -> np.ndarray:
-    """Points along a face's edges (an array of rows), read once."""
-    pts = cache.get(fi.index)
-    if pts is None:
-        pts = cache[fi.index] = np.array([p for k in fi.edges for p in _edge(fi, k, cache)] or [fi.mid], float)
-    return pts
-
-
-def _points_of(faces, cache: dict) -> np.ndarray:
-    return np.vstack([_points(w, cache) for w in faces])
-
-
-def _span(pts: np.ndarray, d) -> tuple[float, float]:
-    v = pts @ np.asarray(d, float)
-    return float(v.min()), float(v.max())
-
-
-def _shared_points(a: FaceInfo, b: FaceInfo, cache: dict) -> list:
-    return [p for k in a.edges.keys() & b.edges.keys() for p in _edge(a, k, cache)]
 
 
 def _rising(floor: FaceInfo, infos, used: set, tol: float, cache: dict) -> list[tuple[FaceInfo, FaceInfo | None]]:
@@ -109,102 +63,21 @@ def _rising(floor: FaceInfo, infos, used: set, tol: float, cache: dict) -> list[
             continue
         if g.kind == "plane":
             cands, via = [g], None
-        elif (g.kind == "cylinder" and g.concave and abs(dot(g.axis, n)) < SQUARE_TO
-              and g.span <= CORNER_SPAN):
+        elif (g.kind == "cylinder" and g.concave and abs(dot(g.axis, n)) < fw.SQUARE_TO
+              and g.span <= fw.CORNER_SPAN):
             cands, via = [infos[k] for k in g.neighbours if k != floor.index], g
         else:
             continue
         for w in cands:
-            if (w.kind != "plane" or w.normal is None or w.index in used or abs(dot(w.normal, n)) > SQUARE_TO
-                    or (via is not None and abs(dot(w.normal, via.axis)) > SQUARE_TO)):
+            if (w.kind != "plane" or w.normal is None or w.index in used or abs(dot(w.normal, n)) > fw.SQUARE_TO
+                    or (via is not None and abs(dot(w.normal, via.axis)) > fw.SQUARE_TO)):
                 continue
-            if _rises(w, n, h0, tol, cache):
+            if fw.rises(w, n, h0, tol, cache):
                 out.append((w, via))
     return out
 
 
-def _rises(w: FaceInfo, n, h0: float, tol: float, cache: dict) -> bool:
-    """Does ``w`` lie wholly on the open side of the floor plane (``n``, level ``h0``), and off it?
-    Its first few edges are read one by one, stopping at a point behind the plane (a plate's face
-    with 3 750 holes is no wall of its side face: its first edge says so), then all its points."""
-    for k in itertools.islice(w.edges, QUICK_EDGES):
-        if any(dot(p, n) - h0 < -tol for p in _edge(w, k, cache)):
-            return False
-    lo, hi = _span(_points(w, cache), n)
-    return lo - h0 >= -tol and hi - h0 > tol
-
-
-def _planes(walls) -> dict:
-    """Walls by their plane (normal, offset): a wall split in two is one."""
-    out: dict = {}
-    for w, via in walls:
-        key = (tuple(round(x, 6) for x in w.normal), round(dot(w.normal, w.mid), 5))
-        out.setdefault(key, []).append((w, via))
-    return out
-
-
-def _round_end(faces, infos, n) -> bool:
-    """Does a wall meet a half cylinder along ``n`` (a slot's or a stadium's round end)?"""
-    return any(infos[j].kind == "cylinder" and infos[j].concave and abs(abs(dot(infos[j].axis, n)) - 1) < 1e-9
-               and infos[j].span > CORNER_SPAN for w in faces for j in w.neighbours)
-
-
-def _end(faces, infos, fr: _Frame, s_end: float, sign: float, tol: float,
-         cache: dict) -> tuple[str, float, set]:
-    """What a wall (its faces) meets at the end ``s_end`` along ``fr.e`` (``sign``: which end):
-    ("square", how far past the end the floor may run: a corner radius, a corner chamfer or a slanted
-    end wall's reach, else 0; the end wall and its corner face) for an end wall facing back (directly,
-    slanted, or through a corner radius), else ("open", 0, none)."""
-    for w in faces:
-        for j in w.neighbours:
-            g = infos[j]
-            pts = _shared_points(w, g, cache)
-            if not pts or any(abs(dot(p, fr.e) - s_end) > tol for p in pts):
-                continue  # not across this end
-            if g.kind == "plane" and dot(g.normal, fr.e) * sign < -1 + 1e-6:
-                return "square", 0.0, {j}
-            if g.kind == "plane" and dot(g.normal, fr.e) * sign < -SQUARE_TO:  # a slanted end wall, a chamfer
-                return "square", max(0.0, _span(_points(g, cache), mul(fr.e, sign))[1] - sign * s_end), {j}
-            if g.kind == "cylinder" and g.concave and abs(abs(dot(g.axis, fr.n)) - 1) < 1e-9:
-                return "square", g.r0, {j} | (g.neighbours - {w.index})  # a corner radius into the end wall
-    return "open", 0.0, set()
-
-
-def _ends(walls, infos, fr: _Frame, s: tuple[float, float], tol: float, cache: dict,
-          run_on: float = 0.0) -> tuple[list[str], tuple[float, float], set]:
-    """Both ends' kinds; the floor's span along the walls that they allow: out to the end walls
-    past their corner radii, and ``run_on`` past an open end (a step's floor runs on into the
-    floor of the step it meets at a corner: a shoulder all round a block); the faces that stop
-    the ends. ``walls``: each wall's faces (one, a step's; two, a channel's): an end is square
-    when it closes every wall, else open."""
-    kinds, reach, stops = [], [], set()
-    for x, sign in ((s[0], -1.0), (s[1], 1.0)):
-        read = [_end(faces, infos, fr, x, sign, tol, cache) for faces in walls]
-        square = all(k == "square" for k, _, _ in read)
-        kinds.append("square" if square else "open")
-        reach.append(x + sign * (max(r for _, r, _ in read) if square else run_on))
-        if square:
-            stops.update(*(f for _, _, f in read))
-    return kinds, (reach[0], reach[1]), stops
-
-
-def _cut(fr: _Frame, mid_across: float, s: tuple[float, float], ends: list[str], width: float,
-         depth: float, extra: dict) -> dict:
-    """The reply's entry: ``direction`` towards the open end when one is open (else along the walls,
-    canonical), ``ends`` in that order; ``center`` mid-length where the cut is entered."""
-    e = fr.e
-    d = canonical_dir(e)
-    if ends.count("open") == 1:
-        d = e if ends[1] == "open" else mul(e, -1.0)
-    if dot(d, e) < 0:
-        ends = ends[::-1]
-    out = {"center": fr.point(mid_across, (s[0] + s[1]) / 2, depth), "axis": mul(fr.n, -1.0), "direction": d,
-           "width": width, "length": s[1] - s[0], "depth": depth, "ends": ends}
-    out.update(extra)
-    return out
-
-
-def _mouth(walls, infos, fr: _Frame, depth: float, tol: float) -> float:
+def _mouth(walls, infos, fr: fw.Frame, depth: float, tol: float) -> float:
     """The area of the faces a cut is entered from: planes facing as its floor, at its walls' tops
     (next to them, or past a chamfer or a rounding along them)."""
     seen: dict = {}
@@ -234,11 +107,11 @@ def _walls(floor: FaceInfo, infos, used: set, tol: float, cache: dict) -> dict:
     crossing cuts, not two blocks in a row)."""
     h0 = dot(floor.mid, floor.normal)
     out = {}
-    for k, ws in _planes(_rising(floor, infos, used, tol, cache)).items():
+    for k, ws in fw.planes(_rising(floor, infos, used, tol, cache)).items():
         faces = [w for w, _ in ws]
-        fr = _Frame(floor.normal, faces[0].normal, h0)
-        span = _span(_points_of(faces, cache), fr.e)
-        covered = sum(hi - lo for lo, hi in (_span(_points(w, cache), fr.e) for w in faces))
+        fr = fw.Frame(floor.normal, faces[0].normal, h0)
+        span = fw.span(fw.points_of(faces, cache), fr.e)
+        covered = sum(hi - lo for lo, hi in (fw.span(fw.points(w, cache), fr.e) for w in faces))
         if covered >= 0.5 * (span[1] - span[0]):
             out[k] = (ws, fr, dot(faces[0].mid, fr.a), span)
     return out
@@ -308,41 +181,35 @@ def _choose(cands: list[tuple], used: set) -> tuple[list[dict], list[dict]]:
     return channels, steps
 
 
-def _floor_within(floor: FaceInfo, fr: _Frame, s: tuple[float, float], tol: float, cache: dict) -> bool:
-    """Does the floor run along the walls no further than ``s``?"""
-    lo, hi = _span(_points(floor, cache), fr.e)
-    return lo >= s[0] - tol and hi <= s[1] + tol
-
-
-def _height(walls, infos, fr: _Frame, cache: dict) -> tuple[float, bool]:
+def _height(walls, infos, fr: fw.Frame, cache: dict) -> tuple[float, bool]:
     """How far the walls rise above the floor, past a chamfer or a rounding along their tops (a
     plane leaning back from the cut, a convex cylinder along it, no taller than the wall, leading to
     a face square to the cut's axis); and whether their tops meet only such faces (False: a face
     slanting off, not a strip: a V groove's other side, the land between two V grooves, a slope the
     cut runs into)."""
-    pts = [_points_of(walls, cache)]
-    top = _span(pts[0], fr.n)[1]
+    pts = [fw.points_of(walls, cache)]
+    top = fw.span(pts[0], fr.n)[1]
     plain = True
     for w in walls:
         for j in w.neighbours:
             g = infos[j]
             lean = 0.0 if g.normal is None or g.kind != "plane" else dot(g.normal, fr.n)
-            if not (SQUARE_TO < lean < 1 - SQUARE_TO or (g.kind == "cylinder" and g.concave is False
-                                                         and abs(dot(g.axis, fr.n)) < SQUARE_TO)):
+            if not (fw.SQUARE_TO < lean < 1 - fw.SQUARE_TO or (g.kind == "cylinder" and g.concave is False
+                                                               and abs(dot(g.axis, fr.n)) < fw.SQUARE_TO)):
                 continue
-            shared = _shared_points(w, g, cache)
+            shared = fw.shared_points(w, g, cache)
             if not shared or any(abs(dot(p, fr.n) - top) > 1e-6 * max(1.0, abs(top)) + 1e-6 for p in shared):
                 continue  # not along the wall's top
-            g_pts = _points(g, cache)
-            hi = _span(g_pts, fr.n)[1]
+            g_pts = fw.points(g, cache)
+            hi = fw.span(g_pts, fr.n)[1]
             if hi - top <= top - fr.h0 and _leads_to_mouth(g, w, infos, fr, hi, cache):
                 pts.append(g_pts)  # a strip no taller than the wall: a chamfer or a rounding
             elif g.kind == "plane":
                 plain = False
-    return _span(np.vstack(pts), fr.n)[1] - fr.h0, plain
+    return fw.span(np.vstack(pts), fr.n)[1] - fr.h0, plain
 
 
-def _leads_to_mouth(g: FaceInfo, wall: FaceInfo, infos, fr: _Frame, hi: float, cache: dict) -> bool:
+def _leads_to_mouth(g: FaceInfo, wall: FaceInfo, infos, fr: fw.Frame, hi: float, cache: dict) -> bool:
     """Is ``g`` (a face along a wall's top) a strip: a chamfer or a rounding, meeting at its top
     (``hi`` along the cut's axis) a plane square to the axis?"""
     for k in g.neighbours:
@@ -353,19 +220,10 @@ def _leads_to_mouth(g: FaceInfo, wall: FaceInfo, infos, fr: _Frame, hi: float, c
     return False
 
 
-def _full_height(walls, fr: _Frame, s: tuple[float, float], tol: float, cache: dict) -> bool:
-    """Does the wall stand its full height at both ends of ``s`` (an upright band, not a disc's
-    segment meeting the floor along its chord)?"""
-    pts = _points_of(walls, cache)
-    along, up = pts @ np.asarray(fr.e, float), pts @ np.asarray(fr.n, float)
-    slack = 1e-3 * (up.max() - fr.h0) + tol
-    return all(bool((up[np.abs(along - x) <= slack] >= up.max() - slack).any()) for x in s)
-
-
-def _full_width(floor: FaceInfo, fr: _Frame, s: tuple[float, float], far: float, tol: float, cache: dict) -> bool:
+def _full_width(floor: FaceInfo, fr: fw.Frame, s: tuple[float, float], far: float, tol: float, cache: dict) -> bool:
     """Does the floor's far side (``far`` across from the wall) run the wall's length ``s``: a band,
     not a triangle meeting the wall at a point?"""
-    pts = _points(floor, cache)
+    pts = fw.points(floor, cache)
     across, along = pts @ np.asarray(fr.a, float), pts @ np.asarray(fr.e, float)
     edge = along[across >= far - 1e-3 * (far - float(across.min())) - tol]
     return bool(edge.size) and float(edge.min()) <= s[0] + tol and float(edge.max()) >= s[1] - tol
@@ -374,17 +232,17 @@ def _full_width(floor: FaceInfo, fr: _Frame, s: tuple[float, float], far: float,
 def _channel(floor, infos, mat, fr, faces_a, faces_b, c_a, gap, sa, sb, tol, cache) -> tuple[dict, set] | None:
     """The channel (or T-slot) the walls ``faces_a`` and ``faces_b`` make on ``floor``, and the other
     faces it takes (a T-slot's lips and mouth walls); None for none."""
-    if _round_end(faces_a + faces_b, infos, fr.n):
+    if fw.round_end(faces_a + faces_b, infos, fr.n):
         return None
     s = (max(sa[0], sb[0]), min(sa[1], sb[1]))
-    if not _floor_within(floor, fr, (s[0] - gap / 2, s[1] + gap / 2), tol * 10, cache):
+    if not fw.floor_within(floor, fr, (s[0] - gap / 2, s[1] + gap / 2), tol * 10, cache):
         return None  # its floor runs on past the walls (further than an end's corner radius could)
-    ends, reach, _ = _ends((faces_a, faces_b), infos, fr, s, tol * 10, cache)
-    if "open" not in ends or not _floor_within(floor, fr, reach, tol * 10, cache):
+    ends, reach, _ = fw.ends((faces_a, faces_b), infos, fr, s, tol * 10, cache)
+    if "open" not in ends or not fw.floor_within(floor, fr, reach, tol * 10, cache):
         return None  # closed at both ends (a pocket), or its floor runs on past the walls
     h_a, h_b = (_height(faces, infos, fr, cache)[0] for faces in (faces_a, faces_b))
     depth, mid, s_mid = min(h_a, h_b), c_a + gap / 2, (s[0] + s[1]) / 2
-    if not all(_full_height(f, fr, (lo, hi), tol * 10, cache) for f, (lo, hi) in ((faces_a, sa), (faces_b, sb))):
+    if not all(fw.full_height(f, fr, (lo, hi), tol * 10, cache) for f, (lo, hi) in ((faces_a, sa), (faces_b, sb))):
         return None  # a wall is no upright band
     step = max(1e-4, 1e-3 * min(gap, depth))
     if mat.inside(fr.point(mid, s_mid, depth / 2)):
@@ -392,7 +250,7 @@ def _channel(floor, infos, mat, fr, faces_a, faces_b, c_a, gap, sa, sb, tol, cac
     if mat.inside(fr.point(c_a - step, s_mid, h_a + step)) or mat.inside(fr.point(c_a + gap + step, s_mid, h_b + step)):
         # material over a wall: a pocket's walls read sideways, or a T-slot's cavity under its lips
         return _tee(infos, mat, fr, (faces_a, faces_b), c_a, gap, depth, s, ends, tol, cache)
-    on_a, on_b = (sum(_span(_points(faces[0], cache), fr.e)) / 2 for faces in (faces_a, faces_b))  # on each wall
+    on_a, on_b = (sum(fw.span(fw.points(faces[0], cache), fr.e)) / 2 for faces in (faces_a, faces_b))  # on each wall
     backed = [mat.inside(fr.point(c_a - 0.99 * gap, on_a, depth / 2)),
               mat.inside(fr.point(c_a + gap + 0.99 * gap, on_b, depth / 2)),
               mat.inside(fr.point(mid, s_mid, -0.99 * depth))]
@@ -400,11 +258,11 @@ def _channel(floor, infos, mat, fr, faces_a, faces_b, c_a, gap, sa, sb, tol, cac
         return None  # a U-shaped profile, or the gap between two ribs, not a cut
     if not mat.open_along(fr.point(mid, s_mid, depth), fr.n):
         return None  # entered from a cavity under an overhang (a T-slot's undercut), not from outside
-    return _cut(fr, mid, s, ends, gap, depth,
+    return fw.cut(fr, mid, s, ends, gap, depth,
                 {"through": False, "open_end": True, "arc": None, "counterbore": None}), set()
 
 
-def _lip(walls, infos, fr: _Frame, h: float, side: float, tol: float, cache: dict) -> tuple | None:
+def _lip(walls, infos, fr: fw.Frame, h: float, side: float, tol: float, cache: dict) -> tuple | None:
     """Over a T-slot cavity's wall (its faces, ``side`` +1 for the wall at -a, -1 for the other):
     the lip (a plane facing the floor along the wall's top, level ``h``) and the mouth wall rising
     from the lip's inner edge (a plane facing as the cavity wall, across the slot). As (the mouth
@@ -421,14 +279,14 @@ def _lip(walls, infos, fr: _Frame, h: float, side: float, tol: float, cache: dic
                 if (k == w.index or m.kind != "plane" or m.normal is None
                         or dot(m.normal, fr.a) * side < 1 - 1e-6):
                     continue
-                if abs(_span(_points(m, cache), fr.n)[0] - fr.h0 - h) > tol:
+                if abs(fw.span(fw.points(m, cache), fr.n)[0] - fr.h0 - h) > tol:
                     continue  # it rises from the lip
                 top = _height([m], infos, fr, cache)[0]
                 return dot(m.mid, fr.a), top, {j, k}
     return None
 
 
-def _tee(infos, mat, fr: _Frame, walls, c_a: float, gap: float, h: float, s: tuple[float, float], ends, tol: float,
+def _tee(infos, mat, fr: fw.Frame, walls, c_a: float, gap: float, h: float, s: tuple[float, float], ends, tol: float,
          cache: dict) -> tuple[dict, set] | None:
     """A T-slot read from its cavity (the floor and the walls ``walls`` facing each other ``gap``
     apart, ``h`` high): lips over both walls (material over them: the caller's probes) and a
@@ -444,16 +302,16 @@ def _tee(infos, mat, fr: _Frame, walls, c_a: float, gap: float, h: float, s: tup
         return None  # the mouth lies within the cavity, narrower, and rises above it
     if mat.inside(fr.point(mid, s_mid, (h + depth) / 2)) or not mat.open_along(fr.point(mid, s_mid, depth), fr.n):
         return None  # the mouth is no open gap to the outside
-    found = _cut(fr, mid, s, ends, width, depth, {"through": False, "open_end": True, "arc": None,
+    found = fw.cut(fr, mid, s, ends, width, depth, {"through": False, "open_end": True, "arc": None,
                                                   "counterbore": None, "tee": {"width": gap, "height": h}})
     return found, faces_a | faces_b
 
 
 def _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache) -> tuple[dict, set] | None:
     """The step ``faces_a`` make on ``floor``, and the end walls that stop it; None for no step."""
-    if _round_end(faces_a, infos, fr.n):
+    if fw.round_end(faces_a, infos, fr.n):
         return None
-    far = _span(_points(floor, cache), fr.a)[1]
+    far = fw.span(fw.points(floor, cache), fr.a)[1]
     width = far - c_a
     if width <= tol or width > sa[1] - sa[0] + tol:
         return None  # wider than long (the plate round a small block)
@@ -462,13 +320,13 @@ def _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache) -> tuple[dict, se
         return None  # the wall's top meets a slope (two faces of a V groove), no face across the cut
     # past an open end, into the step round the corner: a lip or a shoulder, as deep as it is wide
     run_on = max(width, (sa[1] - sa[0]) / 2) if depth >= width - tol else 0.0
-    if not _floor_within(floor, fr, (sa[0] - run_on, sa[1] + run_on), tol * 10, cache) or not _full_height(
+    if not fw.floor_within(floor, fr, (sa[0] - run_on, sa[1] + run_on), tol * 10, cache) or not fw.full_height(
             faces_a, fr, sa, tol * 10, cache):
         return None  # its floor runs on too far (round a pad), or the wall is no upright band
     if not _full_width(floor, fr, sa, far, tol * 10, cache):
         return None  # the floor is no band along the wall (a stopped V groove's end face)
-    ends, reach, stops = _ends((faces_a,), infos, fr, sa, tol * 10, cache, run_on=run_on)
-    if "open" not in ends or not _floor_within(floor, fr, reach, tol * 10, cache):
+    ends, reach, stops = fw.ends((faces_a,), infos, fr, sa, tol * 10, cache, run_on=run_on)
+    if "open" not in ends or not fw.floor_within(floor, fr, reach, tol * 10, cache):
         return None  # closed at both ends (a pocket's or a channel's end), or its floor runs on past the wall
     s_mid = (sa[0] + sa[1]) / 2
     step = max(1e-4, 1e-3 * min(width, depth))
@@ -480,4 +338,4 @@ def _step(floor, infos, mat, fr, faces_a, c_a, sa, tol, cache) -> tuple[dict, se
         return None  # an L-shaped profile, not a cut
     if not mat.open_along(fr.point(c_a + width / 2, s_mid, depth), fr.n):
         return None  # entered from a cavity under an overhang (a T-slot's undercut), not from outside
-    return _cut(fr, c_a + width / 2, sa, ends, width, depth, {"side": fr.a}), stops
+    return fw.cut(fr, c_a + width / 2, sa, ends, width, depth, {"side": fr.a}), stops

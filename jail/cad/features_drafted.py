@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import math
 
-from jail.cad.features_channels import (_cut, _ends, _floor_within, _Frame, _full_height, _planes, _points,
-                                        _points_of, _rises, _shared_points, _span)
+from jail.cad import features_walls as fw
 from jail.cad.features_faces import FaceInfo, add, dot, mul, norm, sub, unit
 from jail.cad.features_find import part_scale
 from jail.cad.features_material import Material
@@ -81,32 +80,32 @@ def _pairs(fi: FaceInfo, infos, used: set, tol: float, cache: dict):
     n, h0 = fi.normal, dot(fi.mid, fi.normal)
     walls = [(infos[j], None) for j in sorted(fi.neighbours)
              if _plane(infos[j], used) and MIN_LEAN < abs(dot(infos[j].normal, n)) < math.sin(math.radians(MAX_DRAFT))
-             and _rises(infos[j], n, h0, tol, cache)]
-    groups = [[w for w, _ in ws] for ws in _planes(walls).values()]
+             and fw.rises(infos[j], n, h0, tol, cache)]
+    groups = [[w for w, _ in ws] for ws in fw.planes(walls).values()]
     for i, a in enumerate(groups):
         for b in groups[i + 1:]:
             if abs(dot(a[0].normal, n) - dot(b[0].normal, n)) < SAME:
                 yield a, b, fi, n
 
 
-def _across(fi: FaceInfo, fr: _Frame, up: float) -> float:
+def _across(fi: FaceInfo, fr: fw.Frame, up: float) -> float:
     """Where a planar wall is across at level ``up`` along the axis (exact: its plane, whichever
     points its edges were sampled at)."""
     return (dot(fi.normal, fi.mid) - dot(fi.normal, fr.n) * up) / dot(fi.normal, fr.a)
 
 
-def _strip(g: FaceInfo, fr: _Frame) -> bool:
+def _strip(g: FaceInfo, fr: fw.Frame) -> bool:
     """A chamfer or a rounding along the cut: a plane leaning towards the axis, a convex cylinder along it."""
     if g.kind == "plane" and g.normal is not None:
         return 1e-6 < dot(g.normal, fr.n) < 1 - 1e-6
     return g.kind == "cylinder" and g.concave is False and abs(dot(g.axis, fr.e)) > 1 - 1e-9
 
 
-def _facing(g: FaceInfo, fr: _Frame) -> bool:
+def _facing(g: FaceInfo, fr: fw.Frame) -> bool:
     return g.kind == "plane" and g.normal is not None and dot(g.normal, fr.n) > 1 - 1e-6
 
 
-def _faces_way(w: FaceInfo, floor: FaceInfo | None, infos, fr: _Frame, cache: dict) -> bool:
+def _faces_way(w: FaceInfo, floor: FaceInfo | None, infos, fr: fw.Frame, cache: dict) -> bool:
     """Has ``w`` a neighbour plane (not the floor) facing along the axis, as the face a cut is made in,
     or a chamfer or rounding with one beyond it? (The quick test, before any point is read; a strip
     no taller than the wall is no larger than twice its area: a block's top, next to hundreds of
@@ -119,7 +118,7 @@ def _faces_way(w: FaceInfo, floor: FaceInfo | None, infos, fr: _Frame, cache: di
     return cache[key]
 
 
-def _level(pts, fr: _Frame, tol: float) -> float | None:
+def _level(pts, fr: fw.Frame, tol: float) -> float | None:
     """The one level along the axis of ``pts`` (an edge square to it), or None."""
     if not pts:
         return None
@@ -127,7 +126,7 @@ def _level(pts, fr: _Frame, tol: float) -> float | None:
     return ups[0] if max(ups) - min(ups) <= tol else None
 
 
-def _mouth(faces: list[FaceInfo], floor: FaceInfo | None, infos, fr: _Frame, top: float, s: tuple[float, float],
+def _mouth(faces: list[FaceInfo], floor: FaceInfo | None, infos, fr: fw.Frame, top: float, s: tuple[float, float],
            tol: float, cache: dict) -> float | None:
     """The level along the axis of the face a wall (its ``faces``) is cut into: planes square to the
     axis meeting its top edge (level ``top``) all along the cut (``s`` along it), directly or past a
@@ -140,14 +139,14 @@ def _mouth(faces: list[FaceInfo], floor: FaceInfo | None, infos, fr: _Frame, top
     for w in faces:
         for j in w.neighbours:
             g = infos[j]
-            pts = [] if g is floor else _shared_points(w, g, cache)
+            pts = [] if g is floor else fw.shared_points(w, g, cache)
             at = _level(pts, fr, tol)
             if at is None or abs(at - top) > tol:
                 continue  # not along the wall's top
             if _facing(g, fr):
                 level = top
             elif _strip(g, fr):
-                beyond = [_level(_shared_points(g, infos[k], cache), fr, tol) for k in g.neighbours
+                beyond = [_level(fw.shared_points(g, infos[k], cache), fr, tol) for k in g.neighbours
                           if k != w.index and _facing(infos[k], fr)]
                 level = next((x for x in beyond if x is not None and top < x <= 2 * top - fr.h0 + tol), None)
                 if level is None:
@@ -161,10 +160,10 @@ def _mouth(faces: list[FaceInfo], floor: FaceInfo | None, infos, fr: _Frame, top
     return levels[0]
 
 
-def _covered(faces: list[FaceInfo], fr: _Frame, cache: dict) -> tuple[float, float] | None:
+def _covered(faces: list[FaceInfo], fr: fw.Frame, cache: dict) -> tuple[float, float] | None:
     """A wall's span along the cut, when its pieces cover half of it (two walls in a row are none)."""
-    span = _span(_points_of(faces, cache), fr.e)
-    covered = sum(hi - lo for lo, hi in (_span(_points(w, cache), fr.e) for w in faces))
+    span = fw.span(fw.points_of(faces, cache), fr.e)
+    covered = sum(hi - lo for lo, hi in (fw.span(fw.points(w, cache), fr.e) for w in faces))
     return span if covered >= 0.5 * (span[1] - span[0]) else None
 
 
@@ -180,20 +179,20 @@ def _read(a: list[FaceInfo], b: list[FaceInfo], floor: FaceInfo | None, n, infos
     flat_a = unit(sub(a[0].normal, mul(n, lean_a)))  # a's normal across the cut, into it
     if dot(flat_a, unit(sub(b[0].normal, mul(n, lean_b)))) > -1 + 1e-9:
         return None  # not facing each other across one line
-    fr = _Frame(n, flat_a, 0.0)
+    fr = fw.Frame(n, flat_a, 0.0)
     if abs(dot(b[0].normal, fr.e)) > SAME or not all(any(_faces_way(w, floor, infos, fr, cache) for w in x)
                                                      for x in (a, b)):
         return None  # not along one line; a wall with no face square to the axis beside it (the quick test)
-    (a_lo, a_hi), (b_lo, b_hi) = _span(_points_of(a, cache), n), _span(_points_of(b, cache), n)
+    (a_lo, a_hi), (b_lo, b_hi) = fw.span(fw.points_of(a, cache), n), fw.span(fw.points_of(b, cache), n)
     h0 = dot(floor.mid, n) if floor is not None else min(a_lo, b_lo)
     if abs(a_lo - h0) > tol * 10 or abs(b_lo - h0) > tol * 10 or a_hi - h0 <= tol or b_hi - h0 <= tol:
         return None  # the walls start from the bottom
-    fr = _Frame(n, flat_a, h0)
+    fr = fw.Frame(n, flat_a, h0)
     sa, sb = _covered(a, fr, cache), _covered(b, fr, cache)
     if sa is None or sb is None:
         return None  # pieces of planes in a row, no wall
     s = (max(sa[0], sb[0]), min(sa[1], sb[1]))
-    if s[1] - s[0] <= tol or not all(_full_height(w, fr, sw, tol * 10, cache) for w, sw in ((a, sa), (b, sb))):
+    if s[1] - s[0] <= tol or not all(fw.full_height(w, fr, sw, tol * 10, cache) for w, sw in ((a, sa), (b, sb))):
         return None  # the walls run side by side, each standing its full height at both ends
     top_a, top_b = (_mouth(w, floor, infos, fr, hi, s, tol * 10, cache) for w, hi in ((a, a_hi), (b, b_hi)))
     if top_a is None or top_b is None or abs(top_a - top_b) > tol * 10:
@@ -206,10 +205,10 @@ def _read(a: list[FaceInfo], b: list[FaceInfo], floor: FaceInfo | None, n, infos
     # the walls' ends are sampled points where they meet a curved face (a pocket's corner radius the
     # cut runs into): allow for the samples, a thousandth of the cut's size, as much upright as turned
     slack = tol * 10 + 1e-3 * (width + depth)
-    if floor is not None and not _floor_within(floor, fr, (s[0] - bottom / 2, s[1] + bottom / 2), slack, cache):
+    if floor is not None and not fw.floor_within(floor, fr, (s[0] - bottom / 2, s[1] + bottom / 2), slack, cache):
         return None  # the floor runs on past the walls
-    ends, reach, _ = _ends((a, b), infos, fr, s, tol * 10, cache)
-    if floor is not None and not _floor_within(floor, fr, reach, slack, cache):
+    ends, reach, _ = fw.ends((a, b), infos, fr, s, tol * 10, cache)
+    if floor is not None and not fw.floor_within(floor, fr, reach, slack, cache):
         return None
     mid, s_mid = (a_top + b_top) / 2, (s[0] + s[1]) / 2
     reach_out = max(width, depth)
@@ -224,5 +223,5 @@ def _read(a: list[FaceInfo], b: list[FaceInfo], floor: FaceInfo | None, n, infos
     if not mat.open_along(fr.point(mid, s_mid, depth), n):
         return None  # entered from a cavity under an overhang, not from outside
     draft = math.degrees(math.asin(max(-1.0, min(1.0, lean_a))))
-    return _cut(fr, mid, s, ends, width, depth, {"through": False, "open_end": "open" in ends, "arc": None,
+    return fw.cut(fr, mid, s, ends, width, depth, {"through": False, "open_end": "open" in ends, "arc": None,
                                                  "counterbore": None, "draft": draft})
