@@ -22,7 +22,7 @@ import math
 import time
 from typing import Any
 
-__all__ = ["num", "Meter", "local_measures", "measure_uncached", "LIGHT_FACES", "VALIDATE_MAX", "rotate_caches", "light_summary",
+__all__ = ["num", "Meter", "local_measures", "LIGHT_FACES", "VALIDATE_MAX", "rotate_caches", "light_summary",
            "deadline_over"]
 
 LIGHT_FACES = 2000   # past this many faces: the light summary (no validity, plain bounding box)
@@ -235,15 +235,6 @@ def _bbox(shape: Any) -> dict:
     return {"min": [num(bb.min.X), num(bb.min.Y), num(bb.min.Z)],
             "max": [num(bb.max.X), num(bb.max.Y), num(bb.max.Z)],
             "size": [num(bb.size.X), num(bb.size.Y), num(bb.size.Z)]}
-
-
-def measure_uncached(shape: Any) -> dict:
-    """A leaf shape's measures and validity, leaving no cache entry (the idle warm-up, jail/cad/warmup.py:
-    it pays the pages a summary writes, and a shape of its own must not outlive it in a cache)."""
-    d = local_measures(shape)
-    valid = shape.is_valid
-    d["valid"] = bool(valid() if callable(valid) else valid)
-    return d
 
 
 def deadline_over(deadline: float, stop=None):

@@ -19,8 +19,9 @@ What it keeps apart from the session:
 * builders: it runs in a new, empty ``contextvars.Context``, so a builder the session left open
   (``bp.__enter__()`` with no exit) is not the active one and takes none of its shapes;
 * the namespace: never written; ``holds_cad`` reads only each value's type and that type's MRO;
-* time: it starts only in a next idle for 0.1 s, stops before each step once ``stop()`` says a
-  request is waiting (a request that comes during the step waits for it: about 30 ms), and is cut
+* time: it starts only in a next idle for 0.1 s, stops before each step (and between a step's
+  stages: the part is built and measured in five) once ``stop()`` says a request is waiting (a
+  request that comes meanwhile waits for the stage it is in: a few milliseconds), and is cut
   off after ``BUDGET_CPU_S`` to ``BUDGET_CPU_S`` + 1 s of CPU (``SIGXCPU`` from a lowered soft
   ``RLIMIT_CPU``; ``setitimer`` is not in the seccomp allow list).
 
@@ -33,6 +34,7 @@ session's CPU share; the budget interrupts Python code only (a native call finis
 from __future__ import annotations
 
 import contextvars
+import inspect
 import math
 import resource
 import signal
@@ -55,14 +57,24 @@ from jail.cad import render, render_premesh, shape_measure
 def _part_with_holes():
     """A small part as a session makes one (a disc with holes on a circle and on a grid), then what a
     reply's summary does with it (counts, volume, bounding box, validity): about 28 ms of CPU in a
-    fresh fork. A flange that also had a counter-sunk hole and a chamfer cost 102 ms for 1.5 ms more."""
+    fresh fork. A flange that also had a counter-sunk hole and a chamfer cost 102 ms for 1.5 ms more.
+    In stages (a generator): a request that comes meanwhile waits for the stage, a few milliseconds,
+    not for the whole part (12-20 ms at the p50 of calls 0.14-0.15 s after a reply, bench/RESULTS.md
+    stop 46)."""
     with BuildPart() as disc:
         Cylinder(20, 5)
+        yield
         with PolarLocations(14, 3):
             Hole(2.5)
+        yield
         with GridLocations(8, 8, 2, 1):
             Hole(1)
-    return shape_measure.measure_uncached(disc.part)
+    yield
+    part = disc.part
+    shape_measure.local_measures(part)  # counts, volume, box: no cache entry of the summary's
+    yield
+    valid = part.is_valid  # a property in build123d 0.10+, a method before
+    valid() if callable(valid) else valid
 
 
 def _render_view():
@@ -117,6 +129,26 @@ def warm_read_only(stop: Callable[[], bool] = lambda: False, namespace: dict | N
     return _bounded(steps, stop, BUDGET_CPU_S)
 
 
+def _run_step(step: Callable[[], object], stop: Callable[[], bool]) -> bool:
+    """Run one step in a new, empty context; a step that is a generator runs stage by stage, with
+    ``stop()`` asked between stages (it is closed when a request waits: its ``with`` blocks exit).
+    True when the step ran to its end."""
+    ctx = contextvars.Context()
+    stages = ctx.run(step)
+    if not inspect.isgenerator(stages):
+        return True
+    try:
+        while True:
+            try:
+                ctx.run(next, stages)
+            except StopIteration:
+                return True
+            if stop():
+                return False
+    finally:
+        ctx.run(stages.close)
+
+
 def _bounded(steps: tuple[Callable[[], object], ...], stop: Callable[[], bool], budget_cpu_s: int) -> int:
     """Run ``steps`` until done or ``stop()`` is true (checked before each step); returns how many
     completed. Bounded by ``budget_cpu_s`` seconds of this process's CPU: the soft ``RLIMIT_CPU`` is
@@ -139,8 +171,8 @@ def _bounded(steps: tuple[Callable[[], object], ...], stop: Callable[[], bool], 
             for step in steps:
                 if stop():
                     break
-                contextvars.Context().run(step)
-                done += 1
+                if _run_step(step, stop):
+                    done += 1
         finally:  # a SIGXCPU that comes here is caught below; none comes once the limit is back
             resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
     except BaseException:  # noqa: BLE001 - _OverBudget, or whatever session code reached here raises

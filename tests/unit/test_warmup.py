@@ -12,7 +12,7 @@ import signal
 import time
 
 import pytest
-from build123d import Box, BuildPart, Shape
+from build123d import Box, BuildPart, Mode, Shape
 
 from jail.cad import shape_measure, summary, warmup
 
@@ -82,6 +82,29 @@ def test_a_waiting_request_stops_it_before_any_step():
     assert warmup.warm_cad(lambda: calls.append(1) or True) == 0
     assert calls == [1]
 
+
+
+def test_a_request_stops_it_between_the_part_s_stages():
+    """The part is built and measured in stages: a request that comes meanwhile waits for one stage,
+    not for the whole part. The stopped step leaves no builder of its own open and no cache entry."""
+    calls = []
+
+    def stop():
+        calls.append(1)
+        return len(calls) > 2  # no request before the step, nor after its first stage; then one
+
+    local, shapes = dict(shape_measure._LOCAL), dict(summary._SHAPE_CACHE)
+    bp = BuildPart()
+    bp.__enter__()
+    try:
+        Box(1, 1, 1)
+        assert warmup.warm_cad(stop) == 0
+        assert calls == [1, 1, 1]
+        Box(2, 2, 2, mode=Mode.ADD)  # the session's builder is still the active one
+        assert len(bp.part.solids()) == 1 and abs(bp.part.volume - 8.0) < 1e-9
+    finally:
+        bp.__exit__(None, None, None)
+    assert shape_measure._LOCAL == local and summary._SHAPE_CACHE == shapes
 
 def test_an_open_builder_takes_none_of_its_shapes():
     bp = BuildPart()
