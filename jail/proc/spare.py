@@ -9,7 +9,8 @@ acknowledges (a spare killed meanwhile costs nothing: the next then serves the o
 as without a spare); it says ``serving`` and replies on the session socket. Before a snapshot the
 next lets it go (without waiting for its teardown; the launcher knows it as dying); during a
 transaction it holds it (``hold``: no warm-up, no request) and lets it go after the reply, so the
-spare's exit does not share a core with the call (decision 0029).
+spare's exit does not share a core with a short call; held, it leaves by itself ``HOLD_S`` into a
+long call (decision 0029).
 
 A next with no request for ``IDLE_EXIT_S`` kills its spare and leaves (jail/proc/chain.py, decision
 0026): a session left idle gives back the ~27 MB a spare holds (its warm-up's pages and the buffers malloc
@@ -31,6 +32,8 @@ from jail.wire import protocol
 HEADER = struct.Struct("!QQ")  # JSON length, blob length
 IDLE_S = 0.1  # a next idle this long forks its spare
 IDLE_EXIT_S = 60.0  # a next with no request for this long leaves, with its spare (decision 0026)
+HOLD_S = 0.25  # a spare held through a transaction leaves about this far into the call (decision 0029)
+HELD = b"h"  # what ``hold`` writes: never a header's first byte (a length's top byte, 0 below 2**56)
 
 
 def _read_exact(fd: int, n: int) -> bytes | None:
@@ -92,10 +95,15 @@ class Spare:
                 warm(lambda: protocol.waiting(r))  # stops once a request is waiting
         except Exception:  # noqa: BLE001 - an optimisation only
             pass
-        head = _read_exact(r, HEADER.size)
-        if head is None:
+        first = _read_exact(r, 1)
+        if first is None or first == HELD:
+            # held through a transaction: leave when let go, or HOLD_S after the hold
+            protocol.waiting(r, HOLD_S)
             return
-        n_json, n_blob = HEADER.unpack(head)
+        rest = _read_exact(r, HEADER.size - 1)
+        if rest is None:
+            return
+        n_json, n_blob = HEADER.unpack(first + rest)
         raw = _read_exact(r, n_json)
         blob = _read_exact(r, n_blob) if n_blob else b""
         if raw is None or blob is None:
@@ -129,15 +137,15 @@ class Spare:
         return True
 
     def hold(self) -> None:
-        """Stop its warm-up and keep it waiting until ``kill``: one byte on its request pipe (a request
-        is waiting, so its warm-up stops; the rest of the header never comes). Before a transaction:
-        the spare's exit, ~15 ms of the kernel unmapping its copy of the session, then runs after the
-        reply instead of beside the call's code (decision 0029). Held, it takes no request: ``hand``
-        is never called again for this spare."""
+        """Before a transaction: stop its warm-up (a byte is waiting on its request pipe) and have it
+        leave when ``kill`` lets it go, or about ``HOLD_S`` into the call (it takes no request
+        after ``HELD``). Its exit, ~15 ms of the kernel unmapping its copy of the session, then runs
+        after the reply of a short call instead of beside its code, and a long call gets the spare's
+        memory back early (decision 0029). ``hand`` is never called again for this spare."""
         if not self.pid:
             return
         try:
-            os.write(self.w, b"h")
+            os.write(self.w, HELD)
         except OSError:
             pass
 
