@@ -297,7 +297,7 @@ def next_main(sock, profile, namespace, head_pipe_w: int, *, cold: bool = False)
         # a transaction or a snapshot: the spare holds the state from before it, so it serves nothing
         # more. Its exit unmaps its copy of the session (~15 ms of the kernel's CPU, on this core
         # when the other one is busy), so during a transaction it is only held, and let go after
-        # the reply (decision 0029)
+        # the reply (it leaves by itself spare.HOLD_S into a long call; decision 0029)
         if op.kind == ops.TRANSACTION:
             spare.hold()
             result, blob = op.handler(msg, ctx), b""
