@@ -284,8 +284,10 @@ def face_inventory(shape) -> tuple[list, list]:
 
 
 def is_valid(shape) -> bool:
-    """BRepCheck's verdict: the full validity check (the slow part of a measure; ``validate`` and
-    ``measure(check=True)`` run it)."""
+    """BRepCheck's verdict: the full validity check (the slow part of a measure; ``validate``,
+    ``measure(check=True)`` and the reply's summary run it). Serial on purpose: build123d's
+    ``is_valid`` asks for the parallel mode, which in the jail (OCCT's pool pinned to one thread)
+    only adds its bookkeeping: on the bench plate, after its volume, p50 2.53 against 2.41 ms."""
     from OCP.BRepCheck import BRepCheck_Analyzer
     return bool(BRepCheck_Analyzer(shape).IsValid())
 

@@ -22,6 +22,8 @@ import math
 import time
 from typing import Any
 
+from jail.cad import measure
+
 __all__ = ["num", "Meter", "local_measures", "LIGHT_FACES", "VALIDATE_MAX", "rotate_caches", "light_summary",
            "deadline_over"]
 
@@ -135,8 +137,7 @@ class Meter:
         """``counts``, ``volume``/``area``/``length``, ``bbox`` and maybe ``valid`` of a build123d shape.
         Raises TimeoutError when the pass's budget ran out part-way through a compound."""
         from build123d import Compound
-        from jail.cad.measure import is_empty_shape
-        if is_empty_shape(shape) or shape.wrapped is None:  # an empty build123d object (Part(): unset)
+        if measure.is_empty_shape(shape) or shape.wrapped is None:  # an empty build123d object (Part(): unset)
             return {"counts": {"solids": 0, "faces": 0, "edges": 0}, "empty": True}
         if isinstance(shape, Compound):
             children = list(shape)
@@ -194,8 +195,7 @@ class Meter:
         if "valid" not in local and self.validate_left > 0:
             self.validate_left -= 1
             self.checks += 1
-            valid = shape.is_valid
-            local["valid"] = bool(valid() if callable(valid) else valid)
+            local["valid"] = measure.is_valid(w)
         d = {k: v for k, v in local.items() if k != "bbox"}
         b = local.get("bbox")
         if rigid and b is not None and trsf.Form() in (gp_TrsfForm.gp_Identity, gp_TrsfForm.gp_Translation):
