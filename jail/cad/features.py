@@ -5,10 +5,12 @@ Runs in a jailed, disposable next like ``measure``: the object is resolved by na
 are recognised (``features_find``, ``features_slots``, ``features_grooves``, ``features_pockets``,
 ``features_channels``: channels and T-slots are slots; ``features_drafted``: V grooves and
 dovetails are slots with a draft) and patterns
-searched (``features_patterns``). The reply is
-plain JSON: every number rounded and finite (``measure.f``), every list capped
-(``FEATURES_LIST_CAP``, the count before the cap in ``truncated``), the nine top-level keys always
-present (an empty list for a kind not asked for).
+searched (``features_patterns``). A solid whose faces are mostly flat triangles (``faceted``: a
+mesh made solid, an STL through ``Solid``/``insert``) is said to be one, and its triangles are
+never chamfers (the slivers between two nearly coplanar facets read as 0.6 x 0.001 chamfers). The
+reply is plain JSON: every number rounded and finite (``measure.f``), every list capped
+(``FEATURES_LIST_CAP``, the count before the cap in ``truncated``), the nine kinds' keys always
+present (an empty list for a kind not asked for), and ``faceted``.
 
 Does not guarantee honest numbers once user code ran in this process; the launcher rebuilds the
 reply field by field (launcher/replies/features.py) and checks it against the tool's schema.
@@ -28,6 +30,7 @@ from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
 KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "steps", "patterns")
 CENTERS_CAP = 20  # centres listed per fillet/chamfer group (keeps a full reply well under the cap)
 SECTOR_SIZES = ("inner_radius", "outer_radius", "angle")  # a ring sector pocket's numbers besides its centre
+FACETED_MIN = 20  # flat triangles (and at least half the faces) before a solid reads as a mesh made solid
 
 
 def _v(p) -> list:
@@ -196,6 +199,11 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     channels, steps = features_channels.find(infos, mat, used) if mat.solids else ([], [])
     sl, st = sorted(sl + channels + slanted, key=_order), sorted(steps, key=_order)
     fl = ff.fillets(infos, used)
+    triangles = {fi.index for fi in infos if fi.kind == "plane" and len(fi.edges) == 3}
+    facets = None
+    if len(triangles) >= FACETED_MIN and 2 * len(triangles) >= len(infos):
+        facets = {"faces": len(infos), "triangles": len(triangles)}
+        used = used | triangles  # a facet is no chamfer
     ch = ff.chamfers(infos, used)
     items = [dict(h, sig=_sig(h)) for h in hs]
     pats = fp.find(items, "holes")
@@ -206,7 +214,7 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     pats += _with_turned([dict(p, diameter=p["width"], sig=_pocket_sig(p)) for p in pk], "pockets",
                          lambda p: _pocket_sig(p, turned=True))
     return {"holes": hs, "bosses": bs, "fillets": fl, "chamfers": ch, "slots": sl, "pockets": pk, "grooves": gr,
-            "steps": st, "patterns": pats}
+            "steps": st, "patterns": pats, "faceted": facets}
 
 
 def features(namespace: dict, name: str, kinds=None) -> dict:
@@ -239,6 +247,7 @@ def features(namespace: dict, name: str, kinds=None) -> dict:
             truncated[k] = len(items)
         out[k] = [conv[k](x) for x in items[:FEATURES_LIST_CAP]]
     out["truncated"] = truncated
+    out["faceted"] = raw["faceted"]
     return out
 
 

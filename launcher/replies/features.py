@@ -8,7 +8,8 @@ counted in ``truncated``). Nothing the jail sends is copied as text: the only st
 enum values. :func:`check` validates the rebuilt dict against the schema once more (the MCP
 server sends it as ``structuredContent``, which clients validate).
 
-Blocks: non-finite or huge numbers, wrong types, unknown keys, oversized lists, text of any kind.
+Blocks: non-finite or huge numbers, wrong types, unknown keys, oversized lists, text of any kind,
+a ``faceted`` count with more triangles than faces.
 Does not block: a session that lies about its own model (wrong but well-formed numbers).
 """
 from __future__ import annotations
@@ -210,6 +211,10 @@ OUTPUT_SCHEMA = _obj({
     "patterns": _list(PATTERN),
     "truncated": {"type": "object", "additionalProperties": _COUNT,
                   "description": "kinds whose list was cut, with how many were found"},
+    "faceted": {"anyOf": [_obj({"faces": _COUNT, "triangles": _COUNT},
+                               "most faces are flat triangles: a mesh made solid (an STL), whose round holes, "
+                               "bosses and rounds are facets that features does not read"),
+                          {"type": "null"}]},
 })
 _VALIDATOR = []  # built on first use (launcher.tools imports this module)
 
@@ -455,8 +460,21 @@ def features_reply(r, name: str) -> dict:
     out["patterns"] = [_pattern(x, f"patterns[{i}]", n_items)
                        for i, x in enumerate(r.get("patterns", [])[:FEATURES_LIST_CAP])]
     out["truncated"] = truncated
+    out["faceted"] = _faceted(r.get("faceted"), "faceted")
     check(out)
     return out
+
+
+def _faceted(v, w) -> dict | None:
+    """``{"faces", "triangles"}`` (no more triangles than faces) or None."""
+    if v is None:
+        return None
+    d = _dict(v, w)
+    faces = _int(d.get("faces"), w + ".faces")
+    triangles = _int(d.get("triangles"), w + ".triangles")
+    if triangles > faces:
+        _Path(w + ".triangles").refuse("is more than faces")
+    return {"faces": faces, "triangles": triangles}
 
 
 def check(data) -> None:

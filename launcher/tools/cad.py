@@ -523,6 +523,10 @@ def features_content(result: dict) -> list[dict]:
                      "found")
     if f["truncated"]:
         lines.append("lists cut: " + ", ".join(f"{k} ({n} found)" for k, n in f["truncated"].items()))
+    if f["faceted"]:
+        lines.append(f"faceted: {f['faceted']['triangles']} of {f['faceted']['faces']} faces are flat triangles, "
+                     "as in a mesh made solid (an STL): its round holes, bosses and rounds are facets, which "
+                     "features does not read")
     return [content.text("\n".join(lines))]
 
 
@@ -539,7 +543,8 @@ FEATURES = Tool(
     "sockets, a wheel's sector windows; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed; round a shaft, in a bore or in a face), steps (a rebate or shoulder: a floor and one wall along an edge; "
     "width, depth, length, side), and "
     "patterns of holes, bosses, slots or pockets (bolt circles, arcs, grids, staggered rows and bundles, "
-    "linear arrays, radial). The numbers are in structuredContent; the text is a summary. Read-only: runs in "
+    "linear arrays, radial). A mesh made solid (mostly flat triangles, an STL) is said to be one: faceted. "
+    "The numbers are in structuredContent; the text is a summary. Read-only: runs in "
     "a disposable jailed process.",
     params={"object_name": OBJECT,
             "kinds": {"type": "array", "items": {"type": "string", "enum": list(FEATURE_KINDS)},

@@ -111,6 +111,10 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
     "step_nan": (f"r['steps'] = [dict(dict({STEP}), width=float('nan'))]; return r", "error"),
     "step_text": (f"r['steps'] = [dict(dict({STEP}), depth={ANSI!r})]; return r", "steps[0].depth"),
     "many_steps": (f"r['steps'] = [dict({STEP})] * 500; return r", "ok"),
+    "faceted_more_triangles": ("r['faceted'] = {'faces': 3, 'triangles': 5}; return r", "faceted.triangles"),
+    "faceted_text": (f"r['faceted'] = {ANSI!r}; return r", "faceted"),
+    "faceted_float": ("r['faceted'] = {'faces': 3.5, 'triangles': 1}; return r", "faceted.faces"),
+    "faceted_keys": (f"r['faceted'] = {{'faces': 9, 'triangles': 9, {ANSI!r}: 1}}; return r", "ok"),
     # members repeated and shared by two radial patterns: a valid reply, one text line per pattern
     "radial_overlap": ("p = dict(r['patterns'][0], type='radial', members=[0, 0, 1]); "
                        "r['patterns'] = [p, dict(p, members=[1, 2, 6])]; return r", "ok"),

@@ -177,6 +177,18 @@ def test_v_grooves_dovetails_and_t_slots_through_the_client(client):
     assert "slots: 1 x length 60 width 8 T-slot (cavity 16 wide, 6 high) open at both ends depth 10" in text, text
 
 
+def test_a_mesh_made_solid_says_it_is_faceted(client):
+    """The plate's mesh made a solid in the session (an STL's way): no holes, and ``faceted`` says why."""
+    code = PLATE_CODE + ("vs, ts = plate.tessellate(0.5, 0.5)\n"
+                         "mesh = Solid(Shell([Face(Wire.make_polygon([vs[i] for i in t], close=True)) for t in ts]))\n")
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "mesh"})
+    n = data["faceted"]["faces"]
+    assert data["faceted"] == {"faces": n, "triangles": n} and n >= 20 and data["holes"] == [], data
+    assert f"faceted: {n} of {n} faces are flat triangles" in text
+    assert features(client, {"object_name": "plate"})[0]["faceted"] is None
+
+
 def test_errors_are_errors_without_structured_content(client):
     msg = client.error("features", {"object_name": "nothing_here"})
     assert "no object named" in msg

@@ -335,6 +335,31 @@ def test_chamfer_size_on_mitred_and_cut_strips(make, want):
         assert (s2 is None) == (w2 is None) and (w2 is None or s2 == pytest.approx(w2, abs=1e-6)), got
 
 
+def faceted(part, deflection: float = 0.5):
+    """``part`` as an STL made solid: one flat triangle per facet of its mesh, sewn."""
+    from build123d import Face, Shell, Solid, Wire
+    vs, ts = part.tessellate(deflection, 0.5)
+    return Solid(Shell([Face(Wire.make_polygon([vs[i] for i in t], close=True)) for t in ts]))
+
+
+def test_a_mesh_made_solid_says_so_and_its_facets_are_never_chamfers(monkeypatch):
+    """A solid of flat triangles (an STL made solid) reports ``faceted``, and says in its text that its
+    holes are facets; a facet is never a chamfer (build123d's low-poly benchy example read as nine
+    chamfers such as 0.61 x 0.001: two nearly coplanar facets)."""
+    from jail.cad import features_find
+    mesh = faceted(plate())
+    d = run(mesh)
+    assert d["faceted"]["triangles"] == d["faceted"]["faces"] >= features.FACETED_MIN and not d["holes"], d
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(d, "m")})
+    assert f"faceted: {d['faceted']['faces']} of {d['faceted']['faces']} faces are flat triangles" in text
+    box = chamfer(Box(30, 30, 10).edges(), length=1)  # 8 corner triangles among 26 faces: no mesh
+    b = run(box)
+    assert b["faceted"] is None and [(g["size"], g["count"]) for g in b["chamfers"]] == [(pytest.approx(1.0), 12)]
+    # whatever the facets' shapes: a face that looks like a chamfer strip is not one when it is a facet
+    monkeypatch.setattr(features_find, "_chamfer_legs", lambda fi, infos: (0.6, 0.001))
+    assert run(mesh)["chamfers"] == []
+
+
 def test_objects_without_a_solid_are_refused_with_what_to_do():
     from build123d import Circle
     sk = Circle(10) - Circle(3)
@@ -356,7 +381,7 @@ def test_nothing_found_says_what_was_looked_for(kinds, line):
 
 def test_kinds_and_errors():
     d = run(plate(), kinds=["fillets"])
-    assert set(d) == {*features.KINDS, "truncated"} and d["holes"] == [] and d["fillets"]
+    assert set(d) == {*features.KINDS, "truncated", "faceted"} and d["holes"] == [] and d["fillets"]
     with pytest.raises(MeasureError, match="kinds"):
         features.features({"p": Box(1, 1, 1)}, "p", ["bogus"])
     with pytest.raises(MeasureError, match="no object named"):
