@@ -278,6 +278,49 @@ def round_tubes(infos: list[FaceInfo], tol: float) -> list[dict]:
     return out
 
 
+def step_rounds(infos: list[FaceInfo], walls: list[FaceInfo], tol: float) -> set[int]:
+    """The coaxial tori that round a step inside a hole (a counterbore's, a stepped bore's), as
+    indices: the round in the floor's corner (concave) or on the narrow bore's mouth (convex). One
+    end is on the end of a wall in ``walls`` (concave cylinders and cones) at that wall's radius,
+    the other where another wall on the same axis ends, or another such round (the step's flat
+    floor between them). Joined to the hole's run they keep it one hole, as an unrounded step is;
+    without them the wide bore's run ended at the round, and the narrow bore beyond it made it
+    "through" (or the floor made it blind). A blind hole's rounded floor, a hole's rounded mouth
+    on the part's face (nothing on the axis ends beyond) are none. They are still listed as
+    fillets (the corner's radius)."""
+    def frame(fi, others) -> list[tuple[int, tuple]]:
+        """(index, its two (t, r) ends) of each of ``others`` on ``fi``'s axis, in ``fi``'s frame."""
+        out = []
+        for w in others:
+            if w.index == fi.index or abs(abs(dot(w.axis, fi.axis)) - 1) > 1e-9:
+                continue
+            d = sub(w.origin, fi.origin)
+            if norm(sub(d, mul(fi.axis, dot(d, fi.axis)))) > tol:
+                continue
+            shift = dot(d, fi.axis)
+            out.append((w.index, ((w.t0 + shift, w.r0), (w.t1 + shift, w.r1))))
+        return out
+
+    tori = [fi for fi in infos if fi.kind == "torus" and fi.concave is not None]
+    on_wall: dict[int, tuple] = {}  # a torus with an end on a wall's end: (that end, the other end, the wall)
+    for fi in tori:
+        ends = frame(fi, walls)
+        for a, b in (((fi.t0, fi.r0), (fi.t1, fi.r1)), ((fi.t1, fi.r1), (fi.t0, fi.r0))):
+            on = {i for i, es in ends if any(abs(t - a[0]) <= tol and abs(r - a[1]) <= tol for t, r in es)}
+            if on:
+                on_wall[fi.index] = (b[0], on)
+                break
+    out: set[int] = set()
+    partners = walls + [fi for fi in tori if fi.index in on_wall]
+    for fi in tori:
+        if fi.index not in on_wall:
+            continue
+        t_other, on = on_wall[fi.index]
+        if any(i not in on and any(abs(t - t_other) <= tol for t, _ in es) for i, es in frame(fi, partners)):
+            out.add(fi.index)
+    return out
+
+
 # ------------------------------------------------------------------ holes
 def _along_wall(infos, seg: dict, origin, axis, tol: float) -> dict[int, int]:
     """The faces next to a hole's wall (the segment ``seg``) along edges that run its whole length
@@ -381,8 +424,10 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     round_in = {fi.index for tb in round_tubes(infos, tol * 10) if tb["internal"] for fi in tb["faces"]}
     # a face over more than a quarter turn: a double D's two walls are 94 degrees each at least (a
     # pocket's 90-degree corner is none)
-    cands = [fi for fi in infos if fi.index not in used and ((fi.kind in ("cylinder", "cone") and fi.concave
-             and fi.span >= 0.52 * math.pi) or fi.index in round_in)]
+    walls = [fi for fi in infos if fi.index not in used and fi.kind in ("cylinder", "cone") and fi.concave
+             and fi.span >= 0.52 * math.pi]
+    rounds = step_rounds([fi for fi in infos if fi.index not in used], walls, tol * 10)
+    cands = walls + [fi for fi in infos if fi.index in round_in | rounds and fi.index not in used]
     out = []
     for origin, axis, run, cyl, ta, tb in _coaxial_runs(
             cands, tol, lambda s, o, a: _gap(infos, s, o, a, tol * 10), drafted=True):
@@ -439,7 +484,12 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             countersink = {"diameter": 2 * p0["r_near"], "angle": math.degrees(2 * half)}
         wide = [p for p in parts if p["kind"] == "cylinder" and p["r_near"] > rmain + tol * 10]
         if wide and wide[0]["s0"] <= (parts[0]["s1"] if countersink else 0.0) + tol * 10:
-            counterbore = {"diameter": 2 * wide[0]["r_near"], "depth": wide[0]["s1"] - inset}
+            # to its floor: past a round or a chamfer in its floor's corner (in the run: it starts
+            # at the wall's end, at the wall's radius)
+            floor = max([wide[0]["s1"]] + [p["s1"] for p in parts if p["kind"] in ("torus", "cone")
+                                           and abs(p["s0"] - wide[0]["s1"]) <= tol * 10
+                                           and abs(p["r_near"] - wide[0]["r_far"]) <= tol * 10])
+            counterbore = {"diameter": 2 * wide[0]["r_near"], "depth": floor - inset}
         wall_end = max(p["s1"] for p in parts if p["wall"])
         # a chamfer round a flat floor (a cone narrowing to a circle, not to a point: no drill's) is
         # part of the depth
@@ -458,8 +508,8 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                     "keyway": next((s["bridge"]["keyway"] for s in cyl if s.get("bridge", {}).get("keyway")), None),
                     "flat": next((s["bridge"]["flat"] for s in cyl if s.get("bridge", {}).get("flat")), None),
                     "partial": any(s.get("bridge", {}).get("partial", False) for s in cyl)})
-        for s in run:
-            used.update(fi.index for fi in s["faces"])
+        for s in run:  # a step's round stays a fillet too (the corner radius)
+            used.update(fi.index for fi in s["faces"] if fi.index not in rounds)
     return out
 
 

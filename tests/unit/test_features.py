@@ -335,6 +335,43 @@ def test_chamfer_size_on_mitred_and_cut_strips(make, want):
         assert (s2 is None) == (w2 is None) and (w2 is None or s2 == pytest.approx(w2, abs=1e-6)), got
 
 
+def _circle_edge(part, r: float, z: float):
+    from build123d import GeomType
+    return part.edges().filter_by(GeomType.CIRCLE).filter_by(
+        lambda e: abs(e.radius - r) < 1e-6 and abs(e.center().Z - z) < 1e-6)
+
+
+def _stepped(from_top: bool = True, blind: bool = False):
+    """An 80x80x30 block (z from -15 to 15): a d=40 counterbore 10 deep, from the top or the bottom,
+    over a d=20 hole, through or (from the top) 10 deeper."""
+    z = 15 if from_top else -15
+    p = Box(80, 80, 30) - Pos(0, 0, z) * Cylinder(20, 20)
+    return p - (Cylinder(10, 10) if blind else Cylinder(10, 30))
+
+
+@pytest.mark.parametrize("name,make,through,entry,fillets", [
+    ("round in the floor's corner", lambda: fillet(_circle_edge(_stepped(), 20, 5), 2), True, 15, [(2.0, False)]),
+    ("from the bottom", lambda: fillet(_circle_edge(_stepped(False), 20, -5), 2), True, -15, [(2.0, False)]),
+    ("blind", lambda: fillet(_circle_edge(_stepped(blind=True), 20, 5), 2), False, 15, [(2.0, False)]),
+    ("round on the narrow bore's mouth", lambda: fillet(_circle_edge(_stepped(), 10, 5), 1), True, 15, [(1.0, True)]),
+    ("both rounds", lambda: fillet(_circle_edge(fillet(_circle_edge(_stepped(), 20, 5), 2), 10, 5), 1), True, 15,
+     [(1.0, True), (2.0, False)]),
+    ("chamfer in the floor's corner", lambda: chamfer(_circle_edge(_stepped(), 20, 5), 2), True, 15, []),
+])
+def test_a_counterbore_with_rounded_corners_is_one_hole(name, make, through, entry, fillets):
+    """A counterbore whose floor's corner is rounded (a turned part's usual corner radius, as in
+    Too Tall Toby's ppp0107), or the narrow bore's mouth: one hole with its counterbore 10 deep.
+    Before, the round cut the hole in two: "through d=40" and "through d=20", or d=40 entered at
+    the round's far end."""
+    d = run(make())
+    assert len(d["holes"]) == 1, (name, d["holes"])
+    h = d["holes"][0]
+    assert h["through"] is through and h["diameter"] == pytest.approx(20) and (through or h["depth"] == pytest.approx(20))
+    assert h["counterbore"] == {"diameter": pytest.approx(40), "depth": pytest.approx(10)}, (name, h)
+    assert near(h["center"], (0, 0, entry)) and h["axis"] == [0, 0, -1 if entry > 0 else 1], (name, h)
+    assert [(g["radius"], g["convex"]) for g in d["fillets"]] == [(pytest.approx(r), c) for r, c in fillets], name
+
+
 def faceted(part, deflection: float = 0.5):
     """``part`` as an STL made solid: one flat triangle per facet of its mesh, sewn."""
     from build123d import Face, Shell, Solid, Wire
