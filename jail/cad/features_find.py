@@ -744,9 +744,12 @@ def _groove_flank(fi: FaceInfo, infos) -> bool:
     return False
 
 
+CHAMFER_LEGS_MAX = 5.0  # a chamfer's longer leg at most this many times its shorter (an angle of 11.3 degrees)
+
+
 def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
     """Planar chamfers (``_chamfer_legs``, not a remnant of a face cut through: ``_remnant``) and
-    conical ones, grouped by size."""
+    conical ones, grouped by size; legs more than ``CHAMFER_LEGS_MAX`` apart are none."""
     groups: dict = {}
     planes: dict = {}
     for fi in infos:
@@ -767,6 +770,8 @@ def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
         if legs is None:
             continue
         a, b = sorted(legs, reverse=True)
+        if b * CHAMFER_LEGS_MAX < a:
+            continue  # legs more than 5:1 apart: a loft's flat side, a mesh's sliver, not a chamfer
         equal = abs(a - b) <= 1e-4 * max(a, 1e-9) + 1e-7
         used.add(fi.index)
         size, size2 = (a, b) if not equal else ((a + b) / 2, None)

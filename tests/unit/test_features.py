@@ -335,6 +335,25 @@ def test_chamfer_size_on_mitred_and_cut_strips(make, want):
         assert (s2 is None) == (w2 is None) and (w2 is None or s2 == pytest.approx(w2, abs=1e-6)), got
 
 
+def test_drafted_flat_walls_are_no_chamfers_but_a_four_to_one_chamfer_is():
+    """The flat walls of a drafted (4 degrees) cast flange, between its hull's round ends, read as
+    "chamfers: 2 x 9 x 0.63" (build123d's cast_bearing_unit example): legs more than 5:1 apart are
+    no chamfer; a chamfer of 2 x 0.5 is one."""
+    from build123d import BuildSketch, GridLocations, Plane, draft, make_hull
+    with BuildPart() as unit:
+        with BuildSketch():
+            housing = Circle(28.5)
+            with GridLocations(76.5, 0, 2, 1):
+                Circle(11)
+            make_hull()
+        extrude(amount=11)
+        extrude(housing, amount=26)
+        draft(unit.faces().filter_by(Axis.Z, reverse=True), Plane.XY, 4)
+    assert run(unit.part)["chamfers"] == []
+    d = run(chamfer(Box(30, 30, 10).edges().group_by(Axis.Z)[-1], length=2, length2=0.5))
+    assert [(g["size"], g["size2"], g["count"]) for g in d["chamfers"]] == [(pytest.approx(2), pytest.approx(0.5), 4)]
+
+
 def _circle_edge(part, r: float, z: float):
     from build123d import GeomType
     return part.edges().filter_by(GeomType.CIRCLE).filter_by(
