@@ -439,7 +439,7 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         # a fillet round a blind end's floor (a concave coaxial torus): the end is past it (a probe
         # just beyond the wall would be in the hole still, and call it through)
         near = {j for fi in faces for j in fi.neighbours}
-        fa, fb = (past_end(infos, origin, axis, t, sign, tol * 10, (FLOOR_ROUND,), near)
+        fa, fb = (past_end(infos, origin, axis, t, sign, tol * 10, (FLOOR_ROUND, FLOOR_BALL), near)
                   for t, sign in ((ta, -1.0), (tb, 1.0)))
         open_a, open_b = (
             open_beyond(infos, faces, origin, axis, t, sign,
@@ -584,6 +584,34 @@ def fillet_foot(infos, origin, axis, t, outward: float, tol: float, near=None, c
 
 # ------------------------------------------------------------------ ends and sides
 FLOOR_ROUND, FLOOR_CHAMFER, MOUTH_CHAMFER, MOUTH_ROUND = "floor round", "floor chamfer", "mouth chamfer", "mouth round"
+FLOOR_BALL = "floor ball"
+
+
+def ball_floor(infos, origin, axis, t: float, outward: float, tol: float, near=None) -> float:
+    """``t`` (the end of a wall round the line through ``origin`` along ``axis``) moved to the far pole
+    of a concave sphere centred on that line whose cap starts there and only narrows (a ball-end
+    mill's floor; the wall's end is its rim), else ``t``. Without it the probe beyond the wall's end was in the
+    cap's air, and a ball-ended blind hole read "through"."""
+    from OCP.BRepAdaptor import BRepAdaptor_Surface
+    from OCP.GeomAbs import GeomAbs_Sphere
+    for fi in (infos if near is None else (infos[j] for j in near)):
+        if fi.kind != "other" or not fi.concave:
+            continue
+        ad = BRepAdaptor_Surface(TopoDS.Face(fi.face))
+        if ad.GetType() != GeomAbs_Sphere:
+            continue
+        sph = ad.Sphere()
+        c = sph.Location()
+        w = sub((c.X(), c.Y(), c.Z()), origin)
+        tc = dot(w, axis)
+        if norm(sub(w, mul(axis, tc))) > tol:
+            continue
+        pole = tc + outward * sph.Radius()
+        # the cap beyond the wall's end, its centre not: it only narrows (a floor); a centre beyond
+        # makes it bulge wider than the hole (a spherical cavity the hole opens into)
+        if (pole - t) * outward > tol and (tc - t) * outward <= tol:
+            return pole
+    return t
 
 
 def past_end(infos, origin, axis, t: float, outward: float, tol: float, kinds, near=None,
@@ -593,11 +621,14 @@ def past_end(infos, origin, axis, t: float, outward: float, tol: float, kinds, n
     floor or a fillet round a boss' foot (``FLOOR_ROUND``: a concave coaxial torus), a chamfered
     floor (``FLOOR_CHAMFER``: a coaxial cone narrowing outwards), a chamfered mouth
     (``MOUTH_CHAMFER``: one widening outwards) or a rounded mouth or top (``MOUTH_ROUND``: convex
-    coaxial tori going ``round_span`` round together). ``near``: the indices of the faces to look
-    at, else every face. ``t`` itself when none starts there."""
+    coaxial tori going ``round_span`` round together) or a ball-end's floor (``FLOOR_BALL``: a concave
+    sphere on the axis, ``ball_floor``). ``near``: the indices of the faces to look at, else every
+    face. ``t`` itself when none starts there."""
     for kind in kinds:
         if kind == FLOOR_ROUND:
             moved = fillet_foot(infos, origin, axis, t, outward, tol, near)
+        elif kind == FLOOR_BALL:
+            moved = ball_floor(infos, origin, axis, t, outward, tol, near)
         elif kind == MOUTH_ROUND:
             moved = fillet_foot(infos, origin, axis, t, outward, tol, near, convex=True, round_span=round_span)
         else:

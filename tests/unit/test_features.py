@@ -417,6 +417,20 @@ def test_no_area_is_computed_for_a_face_nothing_compares(monkeypatch):
     assert not [k for k in counting.kinds if "Plane" not in k and "Cylinder" not in k], counting.kinds
 
 
+def test_a_ball_ended_blind_hole_is_blind_and_a_hole_into_a_spherical_cavity_through():
+    """A ball-end mill's floor (a concave hemisphere on the axis) closes a blind hole: its depth runs
+    to the pole. Before, the probe beyond the wall's end was in the cap's air and it read "through".
+    A sphere that bulges wider than the hole beyond its end is a cavity it opens into: through."""
+    from build123d import Sphere
+    ball = Box(60, 40, 20) - Pos(0, 0, 5) * Cylinder(4, 10) - Sphere(4)
+    (h,) = run(ball)["holes"]
+    assert h["through"] is False and h["depth"] == pytest.approx(14) and h["diameter"] == pytest.approx(8), h
+    assert near(h["center"], (0, 0, 10)) and h["axis"] == [0, 0, -1]
+    cavity = Box(30, 30, 30) - Sphere(8) - Cylinder(3, 20, align=(Align.CENTER, Align.CENTER, Align.MIN))
+    (h,) = run(cavity)["holes"]
+    assert h["through"] is True and near(h["center"], (0, 0, 15)), h
+
+
 def faceted(part, deflection: float = 0.5):
     """``part`` as an STL made solid: one flat triangle per facet of its mesh, sewn."""
     from build123d import Face, Shell, Solid, Wire
