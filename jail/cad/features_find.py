@@ -474,7 +474,7 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             a, b = s_of(s["t0"]), s_of(s["t1"])
             r_near, r_far = (s["r0"], s["r1"]) if a <= b else (s["r1"], s["r0"])
             parts.append({"kind": s["kind"], "s0": min(a, b), "s1": max(a, b), "r_near": r_near,
-                          "r_far": r_far, "wall": id(s) in wall})
+                          "r_far": r_far, "wall": id(s) in wall, "faces": s["faces"]})
         parts.sort(key=lambda p: p["s0"])
         through = open_a and open_b
         countersink = counterbore = None
@@ -508,8 +508,14 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                     "keyway": next((s["bridge"]["keyway"] for s in cyl if s.get("bridge", {}).get("keyway")), None),
                     "flat": next((s["bridge"]["flat"] for s in cyl if s.get("bridge", {}).get("flat")), None),
                     "partial": any(s.get("bridge", {}).get("partial", False) for s in cyl)})
+        # a through hole's exit chamfer (a cone widening out of the far end) has no field of the hole's:
+        # it stays a chamfer (the entry's is the countersink)
+        end = max(p["s1"] for p in parts)
+        exit_cone = {fi.index for p in parts if through and p["kind"] == "cone" and not p["wall"]
+                     and p["s1"] >= end - tol * 10 and p["r_far"] > p["r_near"] + tol * 10
+                     and p is not parts[0] for fi in p["faces"]}
         for s in run:  # a step's round stays a fillet too (the corner radius)
-            used.update(fi.index for fi in s["faces"] if fi.index not in rounds)
+            used.update(fi.index for fi in s["faces"] if fi.index not in rounds and fi.index not in exit_cone)
     return out
 
 

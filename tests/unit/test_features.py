@@ -431,6 +431,20 @@ def test_a_ball_ended_blind_hole_is_blind_and_a_hole_into_a_spherical_cavity_thr
     assert h["through"] is True and near(h["center"], (0, 0, 15)), h
 
 
+def test_a_through_hole_s_exit_chamfer_is_listed_as_a_chamfer():
+    """A through hole chamfered at both ends: the entry's cone is its countersink, the exit's (which
+    the hole has no field for) stays a chamfer; before, it was taken into the hole and said nowhere."""
+    from build123d import GeomType
+    b = Box(60, 40, 20) - Cylinder(5, 20)
+    ends = b.edges().filter_by(GeomType.CIRCLE).filter_by(lambda e: abs(e.radius - 5) < 1e-6)
+    d = run(chamfer(ends, 1))
+    (h,) = d["holes"]
+    assert h["through"] and h["countersink"] == {"diameter": pytest.approx(12), "angle": pytest.approx(90)}, h
+    assert [(g["size"], g["size2"], g["count"]) for g in d["chamfers"]] == [(pytest.approx(1), None, 1)], d
+    cb = run(Box(60, 40, 20) - Cylinder(5, 20))  # no chamfer: none said
+    assert cb["chamfers"] == [] and cb["holes"][0]["countersink"] is None
+
+
 def faceted(part, deflection: float = 0.5):
     """``part`` as an STL made solid: one flat triangle per facet of its mesh, sewn."""
     from build123d import Face, Shell, Solid, Wire
