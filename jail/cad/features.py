@@ -23,7 +23,7 @@ from jail.cad import (features_channels, features_drafted, features_find as ff, 
                       features_patterns as fp, features_pockets, features_slots)
 from jail.cad.features_faces import cross, dot, faces_of, sub
 from jail.cad.features_material import Material
-from jail.cad.measure import MeasureError, f, is_mesh, mesh_error, select_one
+from jail.cad.measure import MeasureError, f, is_mesh, is_valid, mesh_error, select_one
 from jail.cad.names import cap
 from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
 
@@ -252,10 +252,8 @@ def features(namespace: dict, name: str, kinds=None) -> dict:
 
 
 def _valid(shape) -> bool:
-    from OCP.BRepCheck import BRepCheck_Analyzer
-
     try:
-        return bool(BRepCheck_Analyzer(shape).IsValid())
+        return is_valid(shape)
     except Exception:  # noqa: BLE001 - too broken to check
         return False
 

@@ -71,6 +71,16 @@ def unit(a):
     return (a[0] / n, a[1] / n, a[2] / n) if n > 1e-300 else (0.0, 0.0, 0.0)
 
 
+def along_axis(p, origin, axis, tol: float) -> float | None:
+    """Where ``p`` lies along the line through ``origin`` along the unit ``axis`` (t from
+    ``origin``), or None when it is farther than ``tol`` from that line: whether a surface of
+    revolution's origin (a sphere's centre) is on a hole's axis, and the shift to bring its axial
+    extent into the hole's frame."""
+    w = sub(p, origin)
+    t = dot(w, axis)
+    return t if norm(sub(w, mul(axis, t))) <= tol else None
+
+
 def canonical_dir(d):
     """``d`` or ``-d``, whichever has its first clearly non-zero component positive."""
     for c in d:

@@ -34,7 +34,7 @@ from OCP.GeomAPI import GeomAPI_IntCS
 from OCP.TopoDS import TopoDS
 from OCP.gp import gp_Dir, gp_Lin, gp_Pnt
 
-from jail.cad.features_faces import (DRAFT_MAX, TWO_PI, TopAbs_VERTEX, FaceInfo, add, cross, dot, edge_points, end_open, mul, norm, sub, unique, unit)
+from jail.cad.features_faces import (DRAFT_MAX, TWO_PI, TopAbs_VERTEX, FaceInfo, add, along_axis, cross, dot, edge_points, end_open, mul, norm, sub, unique, unit)
 from jail.cad.features_material import Material
 
 FULL = 0.98 * TWO_PI
@@ -206,10 +206,9 @@ def axis_crossing(infos, run, origin, axis, t_end: float, radius: float, tol: fl
         for fi in s["faces"]:
             for j in sorted(fi.neighbours - mine):
                 g = infos[j]
-                if g.kind in ("cone", "cylinder") and abs(abs(dot(g.axis, axis)) - 1) < 1e-9:
-                    w = sub(g.origin, origin)
-                    if norm(sub(w, mul(axis, dot(w, axis)))) <= tol:
-                        continue
+                if (g.kind in ("cone", "cylinder") and abs(abs(dot(g.axis, axis)) - 1) < 1e-9
+                        and along_axis(g.origin, origin, axis, tol) is not None):
+                    continue
                 spans = [_edge_span(fi.edges[k], origin, axis) for k in fi.edges.keys() & g.edges.keys()]
                 if not spans:
                     continue
@@ -294,10 +293,9 @@ def step_rounds(infos: list[FaceInfo], walls: list[FaceInfo], tol: float) -> set
         for w in others:
             if w.index == fi.index or abs(abs(dot(w.axis, fi.axis)) - 1) > 1e-9:
                 continue
-            d = sub(w.origin, fi.origin)
-            if norm(sub(d, mul(fi.axis, dot(d, fi.axis)))) > tol:
+            shift = along_axis(w.origin, fi.origin, fi.axis, tol)
+            if shift is None:
                 continue
-            shift = dot(d, fi.axis)
             out.append((w.index, ((w.t0 + shift, w.r0), (w.t1 + shift, w.r1))))
         return out
 
@@ -572,10 +570,9 @@ def fillet_foot(infos, origin, axis, t, outward: float, tol: float, near=None, c
     for fi in (infos if near is None else (infos[j] for j in near)):
         if fi.kind != "torus" or fi.concave is None or fi.concave == convex or abs(abs(dot(fi.axis, axis)) - 1) > 1e-9:
             continue
-        w = sub(fi.origin, origin)
-        if norm(sub(w, mul(axis, dot(w, axis)))) > tol:
+        shift = along_axis(fi.origin, origin, axis, tol)
+        if shift is None:
             continue
-        shift = dot(w, axis)
         lo, hi = fi.t0 + shift, fi.t1 + shift
         if outward < 0 and abs(hi - t) <= max(tol, 1e-6 * fi.minor):
             if not convex:
@@ -608,9 +605,8 @@ def ball_floor(infos, origin, axis, t: float, outward: float, tol: float, near=N
             continue
         sph = ad.Sphere()
         c = sph.Location()
-        w = sub((c.X(), c.Y(), c.Z()), origin)
-        tc = dot(w, axis)
-        if norm(sub(w, mul(axis, tc))) > tol:
+        tc = along_axis((c.X(), c.Y(), c.Z()), origin, axis, tol)
+        if tc is None:
             continue
         pole = tc + outward * sph.Radius()
         # the cap beyond the wall's end, its centre not: it only narrows (a floor); a centre beyond
@@ -653,10 +649,9 @@ def entry_cone(infos, origin, axis, t_end: float, outward: float, tol: float, na
     for fi in (infos if near is None else (infos[j] for j in near)):
         if fi.kind != "cone" or abs(abs(dot(fi.axis, axis)) - 1) > 1e-9:
             continue
-        w = sub(fi.origin, origin)
-        if norm(sub(w, mul(axis, dot(w, axis)))) > tol:
+        shift = along_axis(fi.origin, origin, axis, tol)
+        if shift is None:
             continue
-        shift = dot(w, axis)
         lo, hi = fi.t0 + shift, fi.t1 + shift
         if outward > 0 and abs(lo - t_end) <= tol and (fi.r1 > fi.r0) != narrowing:
             return hi

@@ -23,7 +23,7 @@ from __future__ import annotations
 from OCP.BRep import BRep_Tool
 from OCP.TopoDS import TopoDS
 
-from jail.cad.features_faces import FaceInfo, add, dot, edge_points, mul, norm, sub, unit
+from jail.cad.features_faces import FaceInfo, add, along_axis, dot, edge_points, mul, norm, sub, unit
 from jail.cad.features_find import (FLOOR_ROUND, FULL, MOUTH_CHAMFER, MOUTH_ROUND, faces_across, lines, part_scale,
                                     past_end, round_tubes, segments)
 from jail.cad.features_material import Material
@@ -49,8 +49,7 @@ def _on_axis(fi: FaceInfo, origin, axis, tol: float) -> bool:
     """A surface of revolution whose axis is the line through ``origin`` along ``axis``."""
     if abs(abs(dot(fi.axis, axis)) - 1) > 1e-9:
         return False
-    w = sub(fi.origin, origin)
-    return norm(sub(w, mul(axis, dot(w, axis)))) <= tol
+    return along_axis(fi.origin, origin, axis, tol) is not None
 
 
 def _coaxial(fi: FaceInfo, origin, axis, tol: float) -> bool:

@@ -338,7 +338,6 @@ def test_a_transaction_holds_the_spare_and_lets_it_go_after_its_reply(session):
     assert_usable(session)
 
 
-
 def test_a_long_call_gets_its_held_spare_s_memory_back(session):
     """A held spare leaves by itself about ``HOLD_S`` into the call: a long call (one that may need
     the memory) does not keep it to its reply. Seen from the call's code, it is then a zombie (its
@@ -357,6 +356,7 @@ print(held_state, state() if held_pid else "gone")
     assert wait_until(lambda: not alive(spare[0]), 5)
     assert wait_until(lambda: only_sanctioned(session), 10)
     assert_usable(session)
+
 
 def test_a_failed_transaction_lets_its_held_spare_go(session):
     session.ensure_next()
