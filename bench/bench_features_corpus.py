@@ -65,6 +65,8 @@ def _hole(h: dict) -> str:
     s = f"d{h['diameter']:.4g} " + ("thru" if h["through"] else f"depth {h['depth']:.4g}")
     if h["counterbore"]:
         s += f" cb d{h['counterbore']['diameter']:.4g} x {h['counterbore']['depth']:.4g}"
+    for b in h.get("bores", ()):
+        s += f" bore d{b['diameter']:.4g} {b['start']:.4g}-{b['end']:.4g}"
     if h["countersink"]:
         s += f" csk d{h['countersink']['diameter']:.4g} {h['countersink']['angle']:.4g}°"
     return s

@@ -45,6 +45,7 @@ def _hole(h: dict) -> dict:
     return {"center": _v(h["center"]), "axis": _v(h["axis"]), "diameter": f(h["diameter"]),
             "depth": None if h["depth"] is None else f(h["depth"]), "through": bool(h["through"]),
             "countersink": _opt(h["countersink"]), "counterbore": _opt(h["counterbore"]),
+            "bores": [_opt(b) for b in h.get("bores") or []],
             "length": f(h["length"]), "keyway": _opt(h["keyway"]),
             "flat": None if h["flat"] is None else {"count": int(h["flat"]["count"]),
                                                         "across": f(h["flat"]["across"])},
@@ -119,6 +120,7 @@ def _pattern(p: dict) -> dict:
 
 def _sig(h: dict) -> tuple:
     return (h["through"], h["countersink"] is not None, h["counterbore"] is not None,
+            tuple(round(b["diameter"], 3) for b in h.get("bores") or ()),
             None if h["depth"] is None else round(h["depth"], 3),
             None if h["keyway"] is None else (round(h["keyway"]["width"], 3), round(h["keyway"]["depth"], 3)),
             None if h["flat"] is None else (h["flat"]["count"], round(h["flat"]["across"], 3)),

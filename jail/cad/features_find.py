@@ -11,7 +11,8 @@ Slots, grooves and pockets have their own modules (``features_slots``, ``feature
   coaxial torus, :func:`past_end`) is probed with a point on the axis just beyond it (``features_material``: a ray, or OCCT's classifier), or read from the face across it
   where that face says (``open_beyond``: a mouth in a plane, a floor): outside the material = open.
   Both ends open = through; one = blind, entered from the open end. A cone at the entry that widens
-  towards it is a countersink, a wider cylinder at the entry a counterbore. A run with no cylinder
+  towards it is a countersink, a wider cylinder at the entry a counterbore, further wider cylinders
+  that reach an end past nothing narrower a stepped hole's ``bores``. A run with no cylinder
   whose wall is a cone at most ``DRAFT_MAX`` off its axis is a drafted hole (a moulded part's):
   ``draft`` is that angle, positive when it narrows deeper in, negative when it widens (an
   undercut), the diameter the wall's at the entry.
@@ -488,6 +489,7 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                                            and abs(p["s0"] - wide[0]["s1"]) <= tol * 10
                                            and abs(p["r_near"] - wide[0]["r_far"]) <= tol * 10])
             counterbore = {"diameter": 2 * wide[0]["r_near"], "depth": floor - inset}
+        bores = _bores(parts, [p for p in wide if not (counterbore and p is wide[0])], through, inset, tol * 10)
         wall_end = max(p["s1"] for p in parts if p["wall"])
         # a chamfer round a flat floor (a cone narrowing to a circle, not to a point: no drill's) is
         # part of the depth
@@ -502,7 +504,8 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                     "draft": (math.degrees(draft(cyl[0])) * (1.0 if main["r_far"] <= main["r_near"] else -1.0)
                               if drafted else None),
                     "depth": None if through else bottom, "through": through, "countersink": countersink,
-                    "counterbore": counterbore, "length": abs(t_out - t_in) if through else bottom,
+                    "counterbore": counterbore, "bores": bores,
+                    "length": abs(t_out - t_in) if through else bottom,
                     "keyway": next((s["bridge"]["keyway"] for s in cyl if s.get("bridge", {}).get("keyway")), None),
                     "flat": next((s["bridge"]["flat"] for s in cyl if s.get("bridge", {}).get("flat")), None),
                     "partial": any(s.get("bridge", {}).get("partial", False) for s in cyl)})
@@ -514,6 +517,41 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                      and p is not parts[0] for fi in p["faces"]}
         for s in run:  # a step's round stays a fillet too (the corner radius)
             used.update(fi.index for fi in s["faces"] if fi.index not in rounds and fi.index not in exit_cone)
+    return out
+
+
+def _corner(parts, p, at: str, tol: float) -> float:
+    """Where a bore ends once a round or a chamfer in its floor's corner is counted (a coaxial torus
+    or cone starting at the bore's end, at its radius): ``at`` "s1" (a floor deeper in) or "s0"."""
+    if at == "s1":
+        return max([p["s1"]] + [q["s1"] for q in parts if q["kind"] in ("torus", "cone")
+                                and abs(q["s0"] - p["s1"]) <= tol and abs(q["r_near"] - p["r_far"]) <= tol])
+    return min([p["s0"]] + [q["s0"] for q in parts if q["kind"] in ("torus", "cone")
+                            and abs(q["s1"] - p["s0"]) <= tol and abs(q["r_far"] - p["r_near"]) <= tol])
+
+
+def _bores(parts: list[dict], wide: list[dict], through: bool, inset: float, tol: float) -> list[dict]:
+    """A stepped hole's bores besides its counterbore: cylinders wider than its diameter that reach
+    the entry (or a through hole's far end) past nothing narrower (a groove in the bore, narrower
+    on both sides, is none: it is a groove). Each is ``{diameter, start, end}``, measured along the
+    axis from the entry, past a round or a chamfer in its floor's corner; the same radius over
+    adjoining faces is one bore."""
+    out: list[dict] = []
+    for p in sorted(wide, key=lambda p: p["s0"]):
+        r = p["r_near"]
+        near = [q for q in parts if q["s1"] <= p["s0"] + tol]
+        far = [q for q in parts if q["s0"] >= p["s1"] - tol]
+        to_entry = all(min(q["r_near"], q["r_far"]) >= r - tol for q in near)
+        to_exit = through and all(min(q["r_near"], q["r_far"]) >= r - tol for q in far)
+        if not (to_entry or to_exit):
+            continue
+        start = (_corner(parts, p, "s0", tol) if to_exit and not to_entry else p["s0"]) - inset
+        end = (_corner(parts, p, "s1", tol) if to_entry else p["s1"]) - inset
+        last = out[-1] if out else None
+        if last and abs(last["diameter"] - 2 * r) <= 2 * tol and start <= last["end"] + tol:
+            last["end"] = max(last["end"], end)
+        else:
+            out.append({"diameter": 2 * r, "start": max(start, 0.0), "end": end})
     return out
 
 

@@ -22,6 +22,7 @@ from launcher.replies.cad import ReplyRefused
 KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "steps", "patterns")
 SLOT_ENDS = ("round", "square", "open")
 CENTERS_CAP = 20
+BORES_CAP = 8  # a stepped hole's bores listed (more: the first ones)
 POCKET_SHAPES = ("rectangle", "regular", "L", "sector", "other")
 LIMIT = 1e12
 
@@ -55,6 +56,12 @@ HOLE = _obj({
     "countersink": {"anyOf": [_obj({"diameter": _POS, "angle": dict(_POS, description="included angle, degrees")}),
                               {"type": "null"}]},
     "counterbore": {"anyOf": [_obj({"diameter": _POS, "depth": _POS}), {"type": "null"}]},
+    "bores": dict(_list(_obj({"diameter": _POS,
+                              "start": dict(_POS, description="from the entry, along the axis (mm)"),
+                              "end": dict(_POS, description="from the entry, along the axis (mm)")}), BORES_CAP),
+                  description="a stepped hole's bores besides its counterbore, wider than its diameter, in order "
+                              "from the entry (a through hole's may reach its far end: a counterbore from the other "
+                              "side)"),
     "length": dict(_POS, description="axial length of the whole hole (mm)"),
     "keyway": {"anyOf": [_obj({"width": _POS, "depth": dict(_POS, description="from the hole's wall to the "
                                                               "keyway's floor (mm)")}),
@@ -282,9 +289,23 @@ def _hole(h, w) -> dict:
             "through": _bool(h.get("through"), w + ".through"),
             "countersink": _sub(h.get("countersink"), w + ".countersink", ("diameter", "angle")),
             "counterbore": _sub(h.get("counterbore"), w + ".counterbore", ("diameter", "depth")),
+            "bores": _bores(h.get("bores"), w + ".bores"),
             "length": _num(h.get("length"), w + ".length", 0.0),
             "keyway": _sub(h.get("keyway"), w + ".keyway", ("width", "depth")), "flat": _flat(h.get("flat"), w + ".flat"),
             "partial": _bool(h.get("partial"), w + ".partial"), "draft": _angle(h.get("draft"), w + ".draft")}
+
+
+def _bores(v, w) -> list:
+    """Up to BORES_CAP ``{diameter, start, end}``, each starting no deeper than it ends."""
+    if not isinstance(v, list):
+        _Path(w).refuse("is not a list")
+    out = []
+    for i, b in enumerate(v[:BORES_CAP]):
+        d = _sub(_dict(b, f"{w}[{i}]"), f"{w}[{i}]", ("diameter", "start", "end"))
+        if d["start"] > d["end"]:
+            _Path(f"{w}[{i}].start").refuse("is past its end")
+        out.append(d)
+    return out
 
 
 def _flat(v, w) -> dict | None:

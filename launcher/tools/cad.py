@@ -340,6 +340,8 @@ def _hole_kind(h: dict) -> str:
         s += f" countersink d={_g(h['countersink']['diameter'])} {_g(h['countersink']['angle'])}°"
     if h["counterbore"]:
         s += f" counterbore d={_g(h['counterbore']['diameter'])} depth {_g(h['counterbore']['depth'])}"
+    for b in h["bores"]:
+        s += f", bore d={_g(b['diameter'])} at depth {_g(b['start'])} to {_g(b['end'])}"
     if h["keyway"]:
         s += f" keyway width {_g(h['keyway']['width'])} depth {_g(h['keyway']['depth'])}"
     if h["flat"]:
@@ -535,7 +537,7 @@ FEATURES = Tool(
     "Find one object's holes, bosses, fillets, chamfers, slots, pockets, grooves, steps and patterns from its exact "
     "geometry "
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
-    "{diameter, depth}, keyway {width, depth}, flat (a D or double D), partial: its wall open on one side, draft), bosses (base centre, axis, diameter, height, draft), fillets (radius, convex or concave, "
+    "{diameter, depth}, a stepped bore's further bores {diameter, start, end}, keyway {width, depth}, flat (a D or double D), partial: its wall open on one side, draft), bosses (base centre, axis, diameter, height, draft), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
     "slots (round, square or open ends: a U channel across a block is open at both; straight or arc, counterbored; "
     "V grooves and dovetails: draft; T-slots: tee), "

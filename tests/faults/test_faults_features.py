@@ -115,6 +115,13 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
     "faceted_text": (f"r['faceted'] = {ANSI!r}; return r", "faceted"),
     "faceted_float": ("r['faceted'] = {'faces': 3.5, 'triangles': 1}; return r", "faceted.faces"),
     "faceted_keys": (f"r['faceted'] = {{'faces': 9, 'triangles': 9, {ANSI!r}: 1}}; return r", "ok"),
+    "bores_text": (f"r['holes'][0]['bores'] = {ANSI!r}; return r", "holes[0].bores"),
+    "bores_missing": ("r['holes'][0].pop('bores', None); return r", "holes[0].bores"),
+    "bores_backwards": ("r['holes'][0]['bores'] = [dict(diameter=20, start=9, end=6)]; return r",
+                        "holes[0].bores[0].start"),
+    "bores_nan": ("r['holes'][0]['bores'] = [dict(diameter=float('nan'), start=1, end=2)]; return r", "error"),
+    "bores_many": (f"r['holes'][0]['bores'] = [{{'diameter': 20, 'start': 1, 'end': 2, {ANSI!r}: 1}}] * 500; "
+                   "return r", "ok"),
     # members repeated and shared by two radial patterns: a valid reply, one text line per pattern
     "radial_overlap": ("p = dict(r['patterns'][0], type='radial', members=[0, 0, 1]); "
                        "r['patterns'] = [p, dict(p, members=[1, 2, 6])]; return r", "ok"),
@@ -153,6 +160,9 @@ def test_hostile_features_reply(client, case):
             assert data["slots"][0]["tee"] == {"width": 16, "height": 6} and "T-slot (cavity 16 wide, 6 high)" in text
         if case == "slot_draft_odd_v":
             assert data["slots"][0]["draft"] == 45 and "draft 45°" in text and " V " not in text, text
+        if case == "bores_many":  # capped, extra keys dropped, one clean line
+            assert data["holes"][0]["bores"] == [{"diameter": 20, "start": 1, "end": 2}] * 8
+            assert text.count(", bore d=20 at depth 1 to 2") == 8, text
         if case == "many_steps":
             assert len(data["steps"]) == 100 and data["truncated"] == {"steps": 500} and "steps (500 found)" in text
     else:

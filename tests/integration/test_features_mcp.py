@@ -196,3 +196,18 @@ def test_errors_are_errors_without_structured_content(client):
     assert "'ring' has no solid: features finds holes" in client.error("features", {"object_name": "ring"})
     res = client.call("features", {"object_name": "plate", "kinds": ["holes", "gears"]})
     assert res.is_error and res.structured_content is None
+
+
+def test_a_stepped_bore_through_the_client(client):
+    """A bore stepped three times from the top and counterbored from the bottom: every bore, in
+    the structured reply (the SDK checks it against the schema) and in one text line."""
+    code = ("from build123d import Align\n" + inspect.getsource(unit._bore)
+            + "stepped = Box(60, 60, 30) - _bore(0, 12, 4) - _bore(0, 8, 10) - _bore(0, 4, 30)"
+              " - _bore(0, 6, 5, top=False)\n")
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "stepped", "kinds": ["holes"]})
+    (h,) = data["holes"]
+    assert (h["diameter"], h["counterbore"], h["bores"]) == (8, {"diameter": 24, "depth": 4}, [
+        {"diameter": 16, "start": 4, "end": 10}, {"diameter": 12, "start": 25, "end": 30}]), h
+    assert text == ("stepped:\nholes: 1 x through d=8 counterbore d=24 depth 4, bore d=16 at depth 4 to 10, "
+                    "bore d=12 at depth 25 to 30 -Z at (0, 0, 15)"), text

@@ -79,6 +79,7 @@ def check_plate(d):
     assert cb["through"] and cb["counterbore"] == {"diameter": pytest.approx(11, abs=1e-4),
                                                    "depth": pytest.approx(4, abs=1e-4)}
     assert cb["countersink"] is None
+    assert [h["bores"] for h in d["holes"]] == [[]] * 7
     assert d["bosses"] == []
     assert [(g["radius"], g["convex"], g["count"]) for g in d["fillets"]] == [(5.0, True, 4)]
     circles = [p for p in d["patterns"] if p["type"] == "bolt_circle"]
@@ -387,8 +388,81 @@ def test_a_counterbore_with_rounded_corners_is_one_hole(name, make, through, ent
     h = d["holes"][0]
     assert h["through"] is through and h["diameter"] == pytest.approx(20) and (through or h["depth"] == pytest.approx(20))
     assert h["counterbore"] == {"diameter": pytest.approx(40), "depth": pytest.approx(10)}, (name, h)
+    assert h["bores"] == [], (name, h)
     assert near(h["center"], (0, 0, entry)) and h["axis"] == [0, 0, -1 if entry > 0 else 1], (name, h)
     assert [(g["radius"], g["convex"]) for g in d["fillets"]] == [(pytest.approx(r), c) for r, c in fillets], name
+
+
+def _bore(x: float, r: float, h: float, top: bool = True):
+    """A cylinder cut ``h`` deep into a 30-high block (z from -15 to 15) from its top or bottom."""
+    return Pos(x, 0, 15 if top else -15) * Cylinder(r, h, align=(Align.CENTER, Align.CENTER,
+                                                                  Align.MAX if top else Align.MIN))
+
+
+def _three_steps(corner=None):
+    """d=30 6 deep, d=20 to 20 deep, d=10 through, from the top; ``corner``: round (fillet) or
+    chamfer the d=20 bore's floor corner by 1."""
+    p = Box(60, 60, 30) - _bore(0, 15, 6) - _bore(0, 10, 20) - _bore(0, 5, 30)
+    if corner:
+        p = corner(_circle_edge(p, 10, -5), 1)
+    return p
+
+
+@pytest.mark.parametrize("name,make,want", [
+    ("three steps", _three_steps, (10, 30, 6, [(20, 6, 20)])),
+    ("a round in the middle step's corner", lambda: _three_steps(fillet), (10, 30, 6, [(20, 6, 20)])),
+    ("a chamfer in the middle step's corner", lambda: _three_steps(chamfer), (10, 30, 6, [(20, 6, 20)])),
+    ("counterbored from both sides", lambda: Box(60, 60, 30) - _bore(0, 20, 10) - _bore(0, 15, 30)
+     - _bore(0, 20, 10, top=False), (30, 40, 10, [(40, 20, 30)])),
+    ("four bores, both sides", lambda: Box(60, 60, 30) - _bore(0, 12, 4) - _bore(0, 8, 10) - _bore(0, 4, 30)
+     - _bore(0, 6, 5, top=False), (8, 24, 4, [(16, 4, 10), (12, 25, 30)])),
+    ("blind, two steps", lambda: Box(60, 60, 30) - _bore(0, 9, 4) - _bore(0, 6, 10) - _bore(0, 4, 20),
+     (8, 18, 4, [(12, 4, 10)])),
+    ("a groove in the bore", lambda: Box(60, 60, 30) - _bore(0, 5, 30) - Pos(0, 0, 3) * Cylinder(6, 2),
+     (10, None, None, [])),
+])
+def test_a_stepped_bore_lists_every_bore(name, make, want, tmp_path):
+    """A bore stepped three times read as its narrowest bore and its counterbore: the middle step
+    (d=20 here, a bearing's seat) was nowhere. Every wider bore that reaches the entry, or a through
+    hole's far end, past nothing narrower is in ``bores`` (from the entry, past a floor round or
+    chamfer); a groove in the bore is none. The same from a STEP file, and in the text."""
+    diameter, cb_d, cb_depth, bores = want
+    part = make()
+    export_step(part, str(tmp_path / "s.step"))
+    for d in (run(part), run(import_step(str(tmp_path / "s.step")))):
+        assert len(d["holes"]) == 1, (name, d["holes"])
+        h = d["holes"][0]
+        assert h["diameter"] == pytest.approx(diameter) and near(h["center"], (0, 0, 15)), (name, h)
+        assert h["counterbore"] == (None if cb_d is None else {"diameter": pytest.approx(cb_d),
+                                                                "depth": pytest.approx(cb_depth)}), (name, h)
+        assert h["bores"] == [{"diameter": pytest.approx(bd), "start": pytest.approx(a), "end": pytest.approx(b)}
+                              for bd, a, b in bores], (name, h)
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(run(part), "p")})
+    for bd, a, b in bores:
+        assert f", bore d={bd:g} at depth {a:g} to {b:g}" in text, text
+
+
+def test_a_stepped_bore_s_bores_are_rebuilt_and_checked():
+    """The launcher keeps at most BORES_CAP bores and refuses one that is not a list of
+    {diameter, start, end} numbers, or starts past its end, naming where."""
+    d = run(_three_steps())
+    h = d["holes"][0]
+    assert R.features_reply(d, "p")["holes"][0]["bores"] == h["bores"]
+    many = json.loads(json.dumps(d))
+    many["holes"][0]["bores"] = h["bores"] * (R.BORES_CAP + 5)
+    assert len(R.features_reply(many, "p")["holes"][0]["bores"]) == R.BORES_CAP
+    for bad, where in ((None, r"holes\[0\]\.bores"), ("d=20", r"holes\[0\]\.bores"), ([7], r"holes\[0\]\.bores\[0\]"),
+                       ([{"diameter": 20, "start": 9, "end": 6}], r"holes\[0\]\.bores\[0\]\.start"),
+                       ([{"diameter": 20, "start": 6}], r"holes\[0\]\.bores\[0\]\.end"),
+                       ([{"diameter": float("inf"), "start": 6, "end": 9}], r"holes\[0\]\.bores\[0\]\.diameter"),
+                       ([{"diameter": -1, "start": 6, "end": 9}], r"holes\[0\]\.bores\[0\]\.diameter")):
+        broken = json.loads(json.dumps(d))
+        broken["holes"][0]["bores"] = bad
+        with pytest.raises(ReplyRefused, match=where):
+            R.features_reply(broken, "p")
+    extra = json.loads(json.dumps(d))
+    extra["holes"][0]["bores"][0]["note"] = "\x1b[2J"
+    assert R.features_reply(extra, "p")["holes"][0]["bores"] == h["bores"]
 
 
 def test_no_area_is_computed_for_a_face_nothing_compares(monkeypatch):
