@@ -11,7 +11,8 @@ Slots, grooves and pockets have their own modules (``features_slots``, ``feature
   coaxial torus, :func:`past_end`) is probed with a point on the axis just beyond it (``features_material``: a ray, or OCCT's classifier), or read from the face across it
   where that face says (``open_beyond``: a mouth in a plane, a floor): outside the material = open.
   Both ends open = through; one = blind, entered from the open end. A cone at the entry that widens
-  towards it is a countersink, a wider cylinder at the entry a counterbore, further wider cylinders
+  towards it is a countersink (at least ``COUNTERSINK_MIN`` times the bore it leads into; narrower,
+  a chamfer round the mouth), a wider cylinder at the entry a counterbore, further wider cylinders
   that reach an end past nothing narrower a stepped hole's ``bores``. A run with no cylinder
   whose wall is a cone at most ``DRAFT_MAX`` off its axis is a drafted hole (a moulded part's):
   ``draft`` is that angle, positive when it narrows deeper in, negative when it widens (an
@@ -39,6 +40,10 @@ from jail.cad.features_faces import (DRAFT_MAX, TWO_PI, TopAbs_VERTEX, FaceInfo,
 from jail.cad.features_material import Material
 
 FULL = 0.98 * TWO_PI
+# a cone widening to a hole's entry is a countersink when at least this many times as wide as the
+# bore it leads into (a flat head's seat: ISO 7046 heads are 1.6-2x their clearance holes); a
+# narrower one is an edge broken round the mouth, a chamfer (1 mm on a d=10 hole: 1.2x)
+COUNTERSINK_MIN = 1.5
 
 
 def part_scale(infos) -> float:
@@ -476,13 +481,16 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                           "r_far": r_far, "wall": id(s) in wall, "faces": s["faces"]})
         parts.sort(key=lambda p: p["s0"])
         through = open_a and open_b
-        countersink = counterbore = None
+        countersink = counterbore = mouth_chamfer = None
         p0 = parts[0]
         if p0["kind"] == "cone" and not p0["wall"] and p0["s0"] <= tol * 10 and p0["r_near"] > p0["r_far"] + tol:
-            half = math.atan2(p0["r_near"] - p0["r_far"], max(p0["s1"] - p0["s0"], 1e-12))
-            countersink = {"diameter": 2 * p0["r_near"], "angle": math.degrees(2 * half)}
+            if p0["r_near"] >= COUNTERSINK_MIN * p0["r_far"]:
+                half = math.atan2(p0["r_near"] - p0["r_far"], max(p0["s1"] - p0["s0"], 1e-12))
+                countersink = {"diameter": 2 * p0["r_near"], "angle": math.degrees(2 * half)}
+            else:  # an edge broken round the mouth (or a counterbore's): a chamfer
+                mouth_chamfer = p0
         wide = [p for p in parts if p["kind"] == "cylinder" and p["r_near"] > rmain + tol * 10]
-        if wide and wide[0]["s0"] <= (parts[0]["s1"] if countersink else 0.0) + tol * 10:
+        if wide and wide[0]["s0"] <= (p0["s1"] if countersink or mouth_chamfer else 0.0) + tol * 10:
             # to its floor: past a round or a chamfer in its floor's corner (in the run: it starts
             # at the wall's end, at the wall's radius)
             floor = max([wide[0]["s1"]] + [p["s1"] for p in parts if p["kind"] in ("torus", "cone")
@@ -509,14 +517,15 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                     "keyway": next((s["bridge"]["keyway"] for s in cyl if s.get("bridge", {}).get("keyway")), None),
                     "flat": next((s["bridge"]["flat"] for s in cyl if s.get("bridge", {}).get("flat")), None),
                     "partial": any(s.get("bridge", {}).get("partial", False) for s in cyl)})
-        # a through hole's exit chamfer (a cone widening out of the far end) has no field of the hole's:
-        # it stays a chamfer (the entry's is the countersink)
+        # a through hole's exit chamfer (a cone widening out of the far end), and a chamfer round the
+        # mouth, have no field of the hole's: they stay chamfers
         end = max(p["s1"] for p in parts)
-        exit_cone = {fi.index for p in parts if through and p["kind"] == "cone" and not p["wall"]
-                     and p["s1"] >= end - tol * 10 and p["r_far"] > p["r_near"] + tol * 10
-                     and p is not parts[0] for fi in p["faces"]}
+        as_chamfers = {fi.index for p in parts if through and p["kind"] == "cone" and not p["wall"]
+                       and p["s1"] >= end - tol * 10 and p["r_far"] > p["r_near"] + tol * 10
+                       and p is not parts[0] for fi in p["faces"]}
+        as_chamfers |= {fi.index for fi in (mouth_chamfer or {}).get("faces", ())}
         for s in run:  # a step's round stays a fillet too (the corner radius)
-            used.update(fi.index for fi in s["faces"] if fi.index not in rounds and fi.index not in exit_cone)
+            used.update(fi.index for fi in s["faces"] if fi.index not in rounds and fi.index not in as_chamfers)
     return out
 
 

@@ -505,18 +505,44 @@ def test_a_ball_ended_blind_hole_is_blind_and_a_hole_into_a_spherical_cavity_thr
     assert h["through"] is True and near(h["center"], (0, 0, 15)), h
 
 
-def test_a_through_hole_s_exit_chamfer_is_listed_as_a_chamfer():
-    """A through hole chamfered at both ends: the entry's cone is its countersink, the exit's (which
-    the hole has no field for) stays a chamfer; before, it was taken into the hole and said nowhere."""
+def _chamfered(r: float, size: float, ends=(10,), counterbore=None):
+    """A d=2r hole through a 20-high block (z from -10 to 10), its mouth chamfered by ``size`` at
+    each z of ``ends``; ``counterbore`` (radius, depth): the hole counterbored from the top, the
+    counterbore's mouth chamfered instead."""
     from build123d import GeomType
-    b = Box(60, 40, 20) - Cylinder(5, 20)
-    ends = b.edges().filter_by(GeomType.CIRCLE).filter_by(lambda e: abs(e.radius - 5) < 1e-6)
-    d = run(chamfer(ends, 1))
+    b = Box(60, 40, 20) - Cylinder(r, 20)
+    if counterbore:
+        b -= Pos(0, 0, 10) * Cylinder(counterbore[0], 2 * counterbore[1])
+    rc = counterbore[0] if counterbore else r
+    return chamfer(b.edges().filter_by(GeomType.CIRCLE).filter_by(
+        lambda e: abs(e.radius - rc) < 1e-6 and any(abs(e.center().Z - z) < 1e-6 for z in ends)), size)
+
+
+@pytest.mark.parametrize("name,make,countersink,counterbore,chamfers", [
+    ("1 mm on a d=10 hole, both ends", lambda: _chamfered(5, 1, (10, -10)), None, None, [(1, 2)]),
+    ("0.5 mm on a d=6 hole's exit", lambda: _chamfered(3, 0.5, (-10,)), None, None, [(0.5, 1)]),
+    ("a d=12 seat on a d=6 hole (2x)", lambda: _chamfered(3, 3), (12, 90), None, []),
+    ("1 mm on a d=4 hole (1.5x)", lambda: _chamfered(2, 1), (6, 90), None, []),
+    ("a counterbore's mouth", lambda: _chamfered(5, 1, counterbore=(8, 5)), None, (16, 5), [(1, 1)]),
+])
+def test_an_entry_chamfer_is_a_chamfer_and_a_countersink_a_countersink(name, make, countersink, counterbore,
+                                                                        chamfers):
+    """A cone widening to a hole's mouth is its countersink when at least 1.5x as wide as the bore
+    it leads into (a flat head's seat); a narrower one is an edge broken round the mouth: a
+    chamfer, listed with the chamfers, as a through hole's exit cone is. Before, a 1 mm chamfer on
+    a d=10 hole read "countersink d=12 90°", and a counterbore's chamfered mouth a countersink."""
+    d = run(make())
     (h,) = d["holes"]
-    assert h["through"] and h["countersink"] == {"diameter": pytest.approx(12), "angle": pytest.approx(90)}, h
-    assert [(g["size"], g["size2"], g["count"]) for g in d["chamfers"]] == [(pytest.approx(1), None, 1)], d
-    cb = run(Box(60, 40, 20) - Cylinder(5, 20))  # no chamfer: none said
-    assert cb["chamfers"] == [] and cb["holes"][0]["countersink"] is None
+    # entered from its wider end, as ever: a hole chamfered at one end only, from that end
+    assert h["through"] and near(h["center"], (0, 0, -10 if name.endswith("exit") else 10)), (name, h)
+    assert h["countersink"] == (None if countersink is None else {
+        "diameter": pytest.approx(countersink[0]), "angle": pytest.approx(countersink[1])}), (name, h)
+    assert h["counterbore"] == (None if counterbore is None else {
+        "diameter": pytest.approx(counterbore[0]), "depth": pytest.approx(counterbore[1])}), (name, h)
+    assert [(g["size"], g["size2"], g["count"]) for g in d["chamfers"]] == [
+        (pytest.approx(size), None, n) for size, n in chamfers], (name, d["chamfers"])
+    plain = run(Box(60, 40, 20) - Cylinder(5, 20))  # no chamfer: none said
+    assert plain["chamfers"] == [] and plain["holes"][0]["countersink"] is None
 
 
 def faceted(part, deflection: float = 0.5):
