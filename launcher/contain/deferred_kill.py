@@ -16,24 +16,19 @@ closing its pidfd, and the number being reused, never send it to another process
 """
 from __future__ import annotations
 
-import heapq
-import itertools
 import os
 import signal
-import threading
-import time
+
+from launcher.due_queue import DueQueue
 
 DELAY_S = 0.05  # after the reply has gone (a reply takes a few milliseconds to leave and be read)
 
 
-class _Reaper:
-    """One thread: SIGKILLs each pidfd handed to ``later`` once its time has come."""
+class _Reaper(DueQueue):
+    """One thread: SIGKILLs each pidfd handed to ``later`` once its time has come (under the queue's
+    lock: once ``pending()`` says 0, every kill has been sent)."""
 
-    def __init__(self):
-        self._cv = threading.Condition()
-        self._due: list[tuple[float, int, int]] = []  # (when, tie-break, pidfd of our own)
-        self._seq = itertools.count()
-        self._thread: threading.Thread | None = None
+    name, idle_s, locked = "deferred-kill", 1.0, True
 
     def later(self, pidfd: int, delay: float = DELAY_S) -> bool:
         """SIGSTOP the process of ``pidfd`` now, SIGKILL it after ``delay``; False when it could not
@@ -47,44 +42,17 @@ class _Reaper:
         except OSError:
             os.close(own)
             return False
-        with self._cv:
-            heapq.heappush(self._due, (time.monotonic() + delay, next(self._seq), own))
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, daemon=True, name="deferred-kill")
-                self._thread.start()
-            self._cv.notify()
+        self.add(own, delay)  # a pidfd of our own
         return True
 
     def flush(self) -> None:
         """Kill every process still waiting now (tests)."""
         with self._cv:
-            due, self._due = self._due, []
-            for _, _, fd in due:
+            for fd in self.drain():
                 _kill(fd)
-            self._cv.notify()  # the thread may be waiting for a time that is no longer due
 
-    def pending(self) -> int:
-        with self._cv:
-            return len(self._due)
-
-    def _run(self) -> None:
-        """Until nothing has been due for a second (then the thread ends, like the watchdog's: a
-        launcher with no session has no thread of its own)."""
-        while True:
-            with self._cv:
-                if not self._due:
-                    self._cv.wait(1.0)
-                    if not self._due:
-                        self._thread = None
-                        return
-                    continue
-                when, _, fd = self._due[0]
-                left = when - time.monotonic()
-                if left > 0:
-                    self._cv.wait(left)
-                    continue
-                heapq.heappop(self._due)
-                _kill(fd)  # under the lock: once pending() says 0, every kill has been sent
+    def act(self, fd: int) -> None:
+        _kill(fd)
 
 
 def _kill(fd: int) -> None:

@@ -14,11 +14,10 @@ pending, so the watchdog never does a session's promotion; ``close`` may skip it
 """
 from __future__ import annotations
 
-import heapq
-import itertools
 import logging
 import threading
-import time
+
+from launcher.due_queue import DueQueue
 
 log = logging.getLogger("build123d_launcher.session")
 
@@ -82,55 +81,29 @@ class SessionLock:
             log.exception("the work after a call failed")
 
 
-class _Finisher:
+class _Finisher(DueQueue):
     """One daemon thread for the whole launcher: takes each lock handed to ``soon`` a moment later,
     which runs its session's pending work (unless a call took the lock first and ran it). It waits at
     most ``RETRY_S`` for a held lock and looks again later: one session's long call never holds
     up the other sessions' work."""
 
-    def __init__(self):
-        self._cv = threading.Condition()
-        self._due: list[tuple[float, int, SessionLock]] = []
-        self._seq = itertools.count()
-        self._thread: threading.Thread | None = None
+    name, idle_s = "after-call", 5.0
 
     def soon(self, lock: SessionLock, delay: float = FINISH_AFTER_S) -> None:
-        with self._cv:
-            heapq.heappush(self._due, (time.monotonic() + delay, next(self._seq), lock))
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, daemon=True, name="after-call")
-                self._thread.start()
-            self._cv.notify()
+        self.add(lock, delay)
 
     def flush(self) -> None:
         """Run every session's pending work now, in the calling thread (tests that count what the
         launcher holds: a promotion retires an old head and takes a next)."""
-        with self._cv:
-            due, self._due = self._due, []
-        for _, _, lock in sorted(due):
+        for lock in self.drain():
             lock.settle()
 
-    def _run(self) -> None:
-        while True:
-            with self._cv:
-                while not self._due:
-                    if not self._cv.wait(timeout=5.0) and not self._due:
-                        self._thread = None  # idle: the thread ends (it starts again with the next call)
-                        return
-                when, _, lock = self._due[0]
-                left = when - time.monotonic()
-                if left > 0:
-                    self._cv.wait(timeout=left)
-                    continue
-                heapq.heappop(self._due)
-            try:
-                # never waits for a session's call: its thread ran the work when it took the lock
-                if lock.pending() and lock.acquire(timeout=RETRY_S):
-                    lock.release()
-                elif lock.pending():  # its holder had not let go yet: again a moment later
-                    self.soon(lock, RETRY_S)
-            except Exception:  # noqa: BLE001 - never end the thread
-                log.exception("the after-call thread failed")
+    def act(self, lock: SessionLock) -> None:
+        # never waits for a session's call: its thread ran the work when it took the lock
+        if lock.pending() and lock.acquire(timeout=RETRY_S):
+            lock.release()
+        elif lock.pending():  # its holder had not let go yet: again a moment later
+            self.soon(lock, RETRY_S)
 
 
 FINISHER = _Finisher()
