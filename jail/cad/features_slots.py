@@ -1,7 +1,9 @@
 """Recognise slots: two concave half cylinders facing each other (straight, or an arc: a kidney
 slot), a counterbored one, and slots open at one end.
 
-* **Straight**: two half cylinders of one radius, parallel, facing each other. Through when the
+* **Straight**: two half cylinders of one radius, parallel, facing each other (or two half cones
+  at most ``DRAFT_MAX`` off their axes, the same radii at the same levels: a drafted slot, ``draft``
+  as a pocket's, ``length`` and ``width`` at the mouth; not read open at one end). Through when the
   material is absent just beyond both ends of the walls (probed on the centre line, past a
   rounding or chamfer round the floor); else entered from the open end, ``center`` and ``depth``
   from where it opens (past a chamfer or a rounding round its edge, or where its centre line meets
@@ -26,8 +28,8 @@ import math
 
 from jail.cad.features_faces import (TopAbs_EDGE, FaceInfo, add, canonical_dir, cross, dot, edge_points, mul, norm,
                                      sub, unique, unit)
-from jail.cad.features_find import (FLOOR_CHAMFER, FLOOR_ROUND, MOUTH_CHAMFER, MOUTH_ROUND, axis_crossing, entry_first,
-                                    part_scale, past_end, sides_of)
+from jail.cad.features_find import (FLOOR_CHAMFER, FLOOR_ROUND, MOUTH_CHAMFER, MOUTH_ROUND, axis_crossing, draft,
+                                    entry_first, part_scale, past_end, sides_of)
 from jail.cad.features_material import Material
 
 
@@ -47,14 +49,14 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     open end. ``center`` and ``depth`` start at the entry, past a chamfer round the edge. Then
     slots open at one end (:func:`_open_slot`) from the half cylinders left."""
     tol = 1e-6 * part_scale(infos) + 1e-6
-    halves = [fi for fi in infos if fi.index not in used and fi.kind == "cylinder" and fi.concave
-              and abs(fi.span - math.pi) <= 0.02 * math.pi]
+    halves = [fi for fi in infos if fi.index not in used and fi.concave and abs(fi.span - math.pi) <= 0.02 * math.pi
+              and (fi.kind == "cylinder" or (fi.kind == "cone" and draft(vars(fi)) is not None))]
     out, taken = [], set()
     for i, a in enumerate(halves):
         if a.index in taken:
             continue
         for b in halves[i + 1:]:
-            if b.index in taken or abs(a.r0 - b.r0) > tol * 10 or abs(abs(dot(a.axis, b.axis)) - 1) > 1e-9:
+            if b.index in taken or not _same_end(a, b, tol * 10):
                 continue
             pa = add(a.origin, mul(a.axis, (a.t0 + a.t1) / 2))
             pb_t = dot(sub(pa, b.origin), b.axis)
@@ -84,13 +86,14 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             through = open_lo and open_hi
             from_lo = entry_first(a.axis) if through else open_lo
             t_in = lo if from_lo else hi
-            out.append({"center": add(line, mul(a.axis, t_in)), "length": d + 2 * a.r0, "width": 2 * a.r0,
+            r_in, lean = _mouth(a, from_lo)
+            out.append({"center": add(line, mul(a.axis, t_in)), "length": d + 2 * r_in, "width": 2 * r_in,
                         "axis": mul(a.axis, 1.0 if from_lo else -1.0),
                         "direction": canonical_dir(unit(sub(pb, pa))),
                         "depth": None if through else hi - lo, "through": through, "open_end": False,
                         "arc": None if arc is None else {"center": add(arc["center"], mul(a.axis, t_in)),
                                                          "radius": arc["radius"], "sweep": arc["sweep"]},
-                        "counterbore": None, "ends": ["round", "round"],
+                        "counterbore": None, "ends": ["round", "round"], "draft": lean,
                         "exit": add(line, mul(a.axis, hi if from_lo else lo))})
             if arc is not None:
                 used.update(arc["walls"])
@@ -99,12 +102,33 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             break
     out = _counterbored(out, tol * 10)
     for a in halves:
-        if a.index not in taken:
+        if a.index not in taken and a.kind == "cylinder":  # a drafted one (a half cone): not read
             found = _open_slot(infos, a, mat, tol)
             if found is not None:
                 out.append(found)
                 used.add(a.index)
     return out
+
+
+def _same_end(a: FaceInfo, b: FaceInfo, tol: float) -> bool:
+    """``a`` and ``b`` could be a slot's two ends: the same kind, parallel axes (canonical: the same
+    sense), and the same radius at the same levels along them (a drafted slot's two half cones)."""
+    if a.kind != b.kind or abs(abs(dot(a.axis, b.axis)) - 1) > 1e-9:
+        return False
+    if a.kind == "cylinder":
+        return abs(a.r0 - b.r0) <= tol
+    shift = dot(sub(b.origin, a.origin), a.axis) * (1.0 if dot(a.axis, b.axis) > 0 else -1.0)
+    return all(abs(x - y) <= tol for x, y in ((a.t0, b.t0 + shift), (a.t1, b.t1 + shift), (a.r0, b.r0), (a.r1, b.r1)))
+
+
+def _mouth(a: FaceInfo, from_lo: bool) -> tuple[float, float | None]:
+    """(radius, draft) of a slot's round end ``a`` where it is entered: a drafted one's (a half cone)
+    radius at that end of its wall and its angle to the axis in degrees, positive when it narrows
+    deeper in (a moulded part's); a cylinder's radius and None."""
+    if a.kind != "cone":
+        return a.r0, None
+    r_in, r_far = (a.r0, a.r1) if from_lo else (a.r1, a.r0)
+    return r_in, math.degrees(math.atan2(r_in - r_far, max(a.t1 - a.t0, 1e-12)))
 
 
 def _counterbored(found: list[dict], tol: float) -> list[dict]:

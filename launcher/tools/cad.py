@@ -539,7 +539,7 @@ FEATURES = Tool(
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}, a stepped bore's further bores {diameter, start, end}, keyway {width, depth}, flat (a D or double D), partial: its wall open on one side, draft), bosses (base centre, axis, diameter, height, draft), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
-    "slots (round, square or open ends: a U channel across a block is open at both; straight or arc, counterbored; "
+    "slots (round, square or open ends: a U channel across a block is open at both; straight or arc, counterbored, drafted; "
     "V grooves and dovetails: draft; T-slots: tee), "
     "pockets (walls all round: windows, rectangular or L pockets, hex "
     "sockets, a wheel's sector windows; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed; round a shaft, in a bore or in a face), steps (a rebate or shoulder: a floor and one wall along an edge; "

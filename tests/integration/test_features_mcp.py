@@ -211,3 +211,13 @@ def test_a_stepped_bore_through_the_client(client):
         {"diameter": 16, "start": 4, "end": 10}, {"diameter": 12, "start": 25, "end": 30}]), h
     assert text == ("stepped:\nholes: 1 x through d=8 counterbore d=24 depth 4, bore d=16 at depth 4 to 10, "
                     "bore d=12 at depth 25 to 30 -Z at (0, 0, 15)"), text
+
+
+def test_a_drafted_slot_through_the_client(client):
+    """A round-ended slot with 5° of draft (half cones at its ends): a slot with its draft."""
+    code = ("from build123d import Align, SlotOverall, extrude\n" + inspect.getsource(unit._drafted_slots)
+            + "moulded = _drafted_slots(5, 8)\n")
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "moulded", "kinds": ["slots"]})
+    assert [(s["length"], s["width"], s["draft"], s["depth"]) for s in data["slots"]] == [(40, 10, 5, 8)], data
+    assert text == "moulded:\nslots: 1 x length 40 width 10 draft 5° depth 8 -Z at (0, 0, 10)", text

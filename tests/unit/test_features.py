@@ -145,6 +145,38 @@ def test_slot_chamfers_and_linear_array():
     assert len(lin) == 1 and lin[0]["count"] == 3 and lin[0]["pitch"] == pytest.approx(20)
 
 
+def _drafted_slots(taper: float, depth: float, rows=1):
+    """SlotOverall(40, 10) cuts ``depth`` deep into an 80x60x20 block's top (z = 10) with ``taper``
+    (build123d's: positive narrows deeper in); ``rows`` of them 20 apart along Y."""
+    from build123d import SlotOverall
+    part = Box(80, 60, 20)
+    for i in range(rows):
+        part -= Pos(0, 20 * (i - (rows - 1) / 2), 10) * extrude(SlotOverall(40, 10), amount=-depth, taper=taper)
+    return part
+
+
+@pytest.mark.parametrize("taper,depth,through", [(5, 8, False), (3, 20, True), (-4, 8, False), (1, 8, False)])
+def test_a_drafted_slot_is_a_slot_with_its_draft(taper, depth, through, tmp_path):
+    """A round-ended slot with drafted walls (a moulded part's; its ends are half cones) read as
+    nothing. It is a slot with ``draft`` (positive when it narrows deeper in, negative an undercut),
+    its length and width the mouth's, the same from a STEP file; three in a row are a pattern."""
+    part = _drafted_slots(taper, depth)
+    export_step(part, str(tmp_path / "s.step"))
+    for d in (run(part), run(import_step(str(tmp_path / "s.step")))):
+        (sl,) = d["slots"]
+        assert (sl["length"], sl["width"], sl["draft"], sl["through"], sl["depth"]) == (
+            pytest.approx(40), pytest.approx(10), pytest.approx(taper), through,
+            None if through else pytest.approx(depth)), sl
+        assert near(sl["center"], (0, 0, 10)) and sl["axis"] == [0, 0, -1] and sl["ends"] == ["round", "round"], sl
+        assert d["holes"] == d["pockets"] == d["chamfers"] == [], d
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(run(part), "p")})
+    want = f"dovetail {90 + taper:g}°" if taper < 0 else f"draft {taper:g}°"
+    assert f"slots: 1 x length 40 width 10 {want} " in text, text
+    rows = run(_drafted_slots(2, 5, rows=3))
+    assert [s["draft"] for s in rows["slots"]] == [pytest.approx(2)] * 3
+    assert [(p["type"], p["count"]) for p in rows["patterns"]] == [("linear", 3)], rows["patterns"]
+
+
 def slotted(depth, entry_chamfer):
     with BuildPart() as s:
         Box(50, 30, 10)
