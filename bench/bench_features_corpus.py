@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -108,6 +109,7 @@ def _read(f: Path, tmp: Path, stub: Path) -> dict:
     found = {k: len(d[k]) for k in KINDS if d[k]}
     return {"object": name, "volume": vol, "faces": len(shape.faces()), "ms": round(ms, 1), "found": found,
             "holes": [_hole(h) for h in d["holes"]], "faceted": d["faceted"],
+            "pockets": [p["shape"] for p in d["pockets"]],
             "fillets": [f"r{g['radius']:.4g}x{g['count']}" for g in d["fillets"]],
             "chamfers": [f"{g['size']:.4g}" + (f"x{g['size2']:.4g}" if g["size2"] else "") + f" x{g['count']}"
                          for g in d["chamfers"]]}
@@ -151,7 +153,11 @@ def line(rel: str, r: dict) -> str:
     parts = []
     if r["holes"]:
         parts.append("holes: " + ", ".join(r["holes"][:6]) + (" ..." if len(r["holes"]) > 6 else ""))
-    parts += [f"{k} {n}" for k, n in r["found"].items() if k not in ("holes", "fillets", "chamfers")]
+    for k, n in r["found"].items():
+        if k == "pockets":  # by shape: a sector read as one, or no longer, shows
+            parts.append("pockets " + ", ".join(f"{s} x{c}" for s, c in sorted(Counter(r["pockets"]).items())))
+        elif k not in ("holes", "fillets", "chamfers"):
+            parts.append(f"{k} {n}")
     if r["fillets"]:
         parts.append("fillets " + ", ".join(r["fillets"][:6]))
     if r["chamfers"]:

@@ -57,6 +57,7 @@ from jail.cad.features_material import Material
 CORNER = TWO_PI / 3 + 1e-6  # a corner radius turns the wall by at most a triangle's 120 degrees
 ARC_MAX = 1.02 * math.pi  # a curved wall (a wheel's window's rim, a D's round end) turns by half a turn at most
 MAX_WALLS = 64
+SECTOR_RADIAL = math.cos(math.radians(45))  # a ring sector's side is at most this far off the radius at its middle
 DRAFTED_EDGE = math.cos(2 * DRAFT_MAX)  # a drafted pocket's corner edge is this close to its axis
 _SIN_DRAFT = math.sin(DRAFT_MAX)
 
@@ -416,7 +417,10 @@ def _curved_shape(loop: list[FaceInfo], d, tol: float) -> dict:
         sides = [cross(d, _flat(w.normal, d)) for w in planes]
         sides = [t if dot(t, sub(w.mid, o)) > 0 else mul(t, -1.0) for t, w in zip(sides, planes)]
         coaxial = all(norm(sub(_flat_part(a.origin, d), _flat_part(outer.origin, d))) <= tol * 10 for a in inner)
-        if coaxial and dot(*sides) > -1 + 1e-6:
+        # each side runs out from the axis, near a radius (a spoke of even width: off it by half its
+        # width), not across (two straight walls meeting off the axis and an arc: no sector)
+        radial = all(dot(t, _flat(sub(w.mid, o), d)) >= SECTOR_RADIAL for t, w in zip(sides, planes))
+        if coaxial and radial and dot(*sides) > -1 + 1e-6:
             r_in, r_out = (inner[0].r0 if inner else 0.0), outer.r0
             angle = math.acos(max(-1.0, min(1.0, dot(*sides))))
             mid = unit(add(*sides))

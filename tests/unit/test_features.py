@@ -1839,6 +1839,19 @@ def test_a_wheels_windows_are_sector_pockets_not_fillets(make, count, angle, cor
         R.features_reply(bad, "w")
 
 
+def test_two_straight_walls_meeting_off_the_axis_and_an_arc_are_no_sector():
+    """A pocket outlined by two straight walls meeting at a corner and an arc back to the start read
+    as "sector r=0..14.7 108°": its walls were not checked to run out from the arc's axis. A ring
+    sector's sides run near a radius (a spoke of even width's off it by half its width); these
+    cross it: shape "other", three sides, one curved, its outline's extents."""
+    from build123d import Polyline, ThreePointArc, make_face
+    outline = make_face(Polyline((0, 0), (20, 0), (25, 15)) + ThreePointArc((25, 15), (10, 20), (0, 0)))
+    d = run(Box(80, 60, 20) - Pos(-10, -10, 10) * extrude(outline, amount=-5))
+    (p,) = d["pockets"]
+    assert (p["shape"], p["sides"], p["curved"], p["sector"], p["depth"]) == ("other", 3, 1, None, pytest.approx(5)), p
+    assert (p["length"], p["width"]) == (pytest.approx(26.1414, abs=1e-3), pytest.approx(20.4395, abs=1e-3)), p
+
+
 def test_a_spherical_face_next_to_a_pocket_wall_is_no_wall():
     """A ball-end dimple cut into a pocket's wall (a sphere face: no axis) made the pocket finder
     fail with a TypeError once curved walls were read (build123d's joints example)."""
