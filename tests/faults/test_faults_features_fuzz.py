@@ -7,7 +7,9 @@ far end``).
 
 Normal run: 40 parts, 20 with straight cuts (channels, slots, rebates) and 20 with other profiles
 (V grooves, dovetails, drafted channels, T-slots), and 42 read upright and turned; ``--soak``: 800 + 400 +
-400 more, and 300 + 150 + 150 more turned (about 4 minutes).
+400 more, and 300 + 150 + 150 more turned (about 4 minutes). Random stepped bores (one to three
+bores from the top, maybe one from the bottom, maybe a round or chamfer in a floor's corner) must
+read exactly as cut, upright and turned: 30, and 300 more with ``--soak``.
 """
 from __future__ import annotations
 
@@ -93,3 +95,66 @@ def test_random_parts_give_replies_the_launcher_accepts(soak):
         read += sum(len(out[k]) for k in SIZES)
     print(f"{len(seeds)} random parts, {read} features read, {broken} broken solids said so")
     assert read > len(seeds) // 2  # the parts do have features: the test reads something
+
+
+def _stepped_bore(seed: int):
+    """A 60x60x40 block (z from -20 to 20) with one stepped bore on the Z axis: a narrow bore, through
+    or blind, under one to three wider bores cut from the top, deeper as they narrow, and (through)
+    maybe one from the bottom, narrower than the top's widest. Returns the part and what ``features``
+    must read: (diameter, counterbore (diameter, depth) or None, [(diameter, start, end)], through)."""
+    import random
+
+    from build123d import Align, Box, Cylinder, Pos
+    rng = random.Random(seed)
+    top = Align.CENTER, Align.CENTER, Align.MAX
+    r_main = rng.uniform(2, 5)
+    radii = sorted((r_main + rng.uniform(0.5, 2) * (i + 1) for i in range(rng.randint(1, 3))), reverse=True)
+    depths = sorted(rng.sample(range(2, 26), len(radii)))
+    through = rng.random() < 0.7
+    part = Box(60, 60, 40)
+    part -= Pos(0, 0, 20) * Cylinder(r_main, 40 if through else depths[-1] + rng.uniform(2, 10), align=top)
+    for r, d in zip(radii, depths):
+        part -= Pos(0, 0, 20) * Cylinder(r, d, align=top)
+    bores = [(2 * r, a, b) for r, a, b in zip(radii[1:], depths, depths[1:])]
+    if rng.random() < 0.4:  # a round or a chamfer in one floor's corner: the depths stay the floors'
+        from build123d import GeomType, chamfer, fillet
+        i = rng.randrange(len(radii))
+        size = 0.4 * min(radii[i] - (radii[i + 1] if i + 1 < len(radii) else r_main),
+                         depths[i] - (depths[i - 1] if i else 0))
+        edges = part.edges().filter_by(GeomType.CIRCLE).filter_by(
+            lambda e: abs(e.radius - radii[i]) < 1e-6 and abs(e.center().Z - (20 - depths[i])) < 1e-6)
+        part = (fillet if rng.random() < 0.5 else chamfer)(edges, size)
+    if through and rng.random() < 0.5:
+        r_b, d_b = rng.uniform(r_main + 0.5, radii[0] - 0.5), rng.uniform(1, 38 - depths[-1])
+        if radii[0] - r_main > 1.0:
+            part -= Pos(0, 0, -20) * Cylinder(r_b, d_b, align=(Align.CENTER, Align.CENTER, Align.MIN))
+            bores.append((2 * r_b, 40 - d_b, 40))
+    return part, (2 * r_main, (2 * radii[0], depths[0]), bores, through)
+
+
+def test_random_stepped_bores_read_every_bore_upright_and_turned(soak):
+    """Stop 48's ``bores`` on random stepped bores: exactly the bores cut, each with its diameter and
+    its start and end from the entry, the widest from the top its counterbore, the same turned at
+    random and moved 500 mm off the origin."""
+    import random
+
+    from build123d import Pos, Rot
+    seeds = list(range(30)) + (list(range(5000, 5300)) if soak else [])
+    for seed in seeds:
+        part, (diameter, cb, bores, through) = _stepped_bore(seed)
+        rng = random.Random(seed)
+        moved = (Pos(rng.uniform(-500, 500), rng.uniform(-500, 500), rng.uniform(-500, 500))
+                 * Rot(rng.uniform(0, 360), rng.uniform(0, 360), rng.uniform(0, 360)) * part)
+        readings = []
+        for p in (part, moved):
+            out = R.features_reply(json.loads(json.dumps(features.features({"p": p}, "p"), allow_nan=False)), "p")
+            (h,) = out["holes"]
+            assert h["through"] is through and abs(h["diameter"] - diameter) < 1e-4, (seed, h)
+            assert h["counterbore"] is not None and max(abs(h["counterbore"]["diameter"] - cb[0]),
+                                                        abs(h["counterbore"]["depth"] - cb[1])) < 1e-4, (seed, h)
+            got = [(b["diameter"], b["start"], b["end"]) for b in h["bores"]]
+            assert len(got) == len(bores) and all(max(abs(x - y) for x, y in zip(g, w)) < 1e-4
+                                                  for g, w in zip(got, bores)), (seed, got, bores)
+            readings.append(got)
+        assert readings[0] == readings[1] or all(max(abs(x - y) for x, y in zip(g, w)) < 1e-4
+                                                 for g, w in zip(*readings)), seed
