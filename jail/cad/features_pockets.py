@@ -33,7 +33,7 @@ loop, :func:`_curved_shape` reads it): a wheel's windows between its spokes are 
 (shape "sector", with ``sector``), a D-shaped pocket's round end one curved side (``curved``
 counts them). Not drafted.
 
-Not found: walls with no straight wall among them (an oval), walls split along their length, a
+Not found: walls with no straight wall among them (an ellipse's: ``features_ovals``), walls split along their length, a
 round pocket (a hole) or a slot (found as such first). Faces that another feature took
 (``used``) are never walls.
 

@@ -34,6 +34,9 @@ STEP = ("center=[35, 0, 10], axis=[0, 0, -1], direction=[0, 1, 0], side=[1, 0, 0
 SLOT = ("center=[0, 0, 15], length=60, width=16, axis=[0, 0, -1], direction=[0, 1, 0], depth=8, through=False, "
         "open_end=True, arc=None, counterbore=None, ends=['open', 'open']")  # a valid V groove's, less its draft
 
+POCKET = ("center=[0, 0, 10], axis=[0, 0, -1], depth=5, through=False, width=16, length=30, direction=[1, 0, 0], "
+          "sides=1, shape='oval', corner_radius=None, draft=None, curved=1, island=None, sector=None")  # a valid oval
+
 CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substring of the error)
     "nan": ("r['holes'][0]['diameter'] = float('nan'); return r", "error"),
     "inf_center": ("r['holes'][0]['center'] = [float('inf'), 0, 0]; return r", "error"),
@@ -122,6 +125,10 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
     "bores_nan": ("r['holes'][0]['bores'] = [dict(diameter=float('nan'), start=1, end=2)]; return r", "error"),
     "bores_many": (f"r['holes'][0]['bores'] = [{{'diameter': 20, 'start': 1, 'end': 2, {ANSI!r}: 1}}] * 500; "
                    "return r", "ok"),
+    "oval": (f"r['pockets'] = [dict({POCKET})]; return r", "ok"),
+    "oval_no_side": (f"r['pockets'] = [dict(dict({POCKET}), sides=0)]; return r", "pockets[0].sides"),
+    "one_sided_rectangle": (f"r['pockets'] = [dict(dict({POCKET}), shape='rectangle')]; return r", "pockets[0].sides"),
+    "oval_shape_text": (f"r['pockets'] = [dict(dict({POCKET}), shape={ANSI!r})]; return r", "pockets[0].shape"),
     # members repeated and shared by two radial patterns: a valid reply, one text line per pattern
     "radial_overlap": ("p = dict(r['patterns'][0], type='radial', members=[0, 0, 1]); "
                        "r['patterns'] = [p, dict(p, members=[1, 2, 6])]; return r", "ok"),
@@ -163,6 +170,9 @@ def test_hostile_features_reply(client, case):
         if case == "bores_many":  # capped, extra keys dropped, one clean line
             assert data["holes"][0]["bores"] == [{"diameter": 20, "start": 1, "end": 2}] * 8
             assert text.count(", bore d=20 at depth 1 to 2") == 8, text
+        if case == "oval":
+            assert [(p["shape"], p["sides"]) for p in data["pockets"]] == [("oval", 1)]
+            assert "pockets: 1 x oval 30 x 16 along +X depth 5 -Z at (0, 0, 10)" in text, text
         if case == "many_steps":
             assert len(data["steps"]) == 100 and data["truncated"] == {"steps": 500} and "steps (500 found)" in text
     else:

@@ -221,3 +221,14 @@ def test_a_drafted_slot_through_the_client(client):
     data, text = features(client, {"object_name": "moulded", "kinds": ["slots"]})
     assert [(s["length"], s["width"], s["draft"], s["depth"]) for s in data["slots"]] == [(40, 10, 5, 8)], data
     assert text == "moulded:\nslots: 1 x length 40 width 10 draft 5° depth 8 -Z at (0, 0, 10)", text
+
+
+def test_oval_pockets_through_the_client(client):
+    """Elliptical cuts: pockets of shape "oval" with one side, which the listed schema admits (the
+    SDK checks the reply against it), one text line each."""
+    code = ("from build123d import Ellipse, Rot, extrude\n" + inspect.getsource(unit._ovals) + "ovals = _ovals()\n")
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "ovals", "kinds": ["pockets"]})
+    assert sorted((p["shape"], p["sides"], p["width"], p["length"]) for p in data["pockets"]) == (
+        [("oval", 1, 4, 8)] * 3 + [("oval", 1, 16, 30)] * 2), data
+    assert "pockets: 1 x oval 30 x 16 along +Y through -Z at (20, 10, 10)" in text, text

@@ -1447,6 +1447,48 @@ def test_hostile_pocket_fields_refuse_the_reply(key, value):
         R.features_reply(d, "plate")
 
 
+def _ovals():
+    """An 80x60x20 block (z from -10 to 10): ellipses 30 x 16 cut from the top, 5 deep at (-20, 10)
+    along X and through at (20, 10) turned 90 degrees (along Y); three 8 x 4, 3 deep, 12 apart along
+    X at y = -18; an elliptical boss 10 x 6, 4 high, at (20, -18) is none; a closed elliptical
+    cavity inside is none either."""
+    from build123d import Ellipse
+    part = Box(80, 60, 20)
+    part -= Pos(-20, 10, 10) * extrude(Ellipse(15, 8), amount=-5)
+    part -= Pos(20, 10, 10) * Rot(0, 0, 90) * extrude(Ellipse(15, 8), amount=-20)
+    for x in (-32, -20, -8):
+        part -= Pos(x, -18, 10) * extrude(Ellipse(4, 2), amount=-3)
+    part += Pos(20, -18, 10) * extrude(Ellipse(5, 3), amount=4)
+    return part - Pos(0, -5, -2) * extrude(Ellipse(6, 3), amount=3)
+
+
+def test_an_ellipse_cut_is_an_oval_pocket_and_a_row_of_them_a_pattern(tmp_path):
+    """An elliptical pocket or window read as nothing: an ellipse's wall has no straight edge for the
+    pocket finder to walk. A concave wall extruded from an ellipse, all the way round, is a pocket of
+    shape "oval" (width and length its diameters, direction its major axis, one side), blind or
+    through like a hole; a row of them is a pattern; an elliptical boss and a closed cavity are
+    none. The same from a STEP file, and in the text."""
+    part = _ovals()
+    export_step(part, str(tmp_path / "o.step"))
+    for d in (run(part), run(import_step(str(tmp_path / "o.step")))):
+        got = sorted((tuple(round(x, 4) for x in p["center"]), p["shape"], p["sides"], p["curved"], p["width"],
+                      p["length"], tuple(p["direction"]), p["depth"], p["through"]) for p in d["pockets"])
+        assert got == sorted([((-20, 10, 10), "oval", 1, 1, 16, 30, (1, 0, 0), 5, False),
+                              ((20, 10, 10), "oval", 1, 1, 16, 30, (0, 1, 0), None, True)]
+                             + [((x, -18, 10), "oval", 1, 1, 4, 8, (1, 0, 0), 3, False) for x in (-32, -20, -8)]), got
+        assert [(p["of"], p["type"], p["count"]) for p in d["patterns"]] == [("pockets", "linear", 3)], d["patterns"]
+        assert d["holes"] == d["slots"] == d["bosses"] == [], d
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(run(part), "p")})
+    assert "pockets: 1 x oval 30 x 16 along +X depth 5 -Z at (-20, 10, 10)" in text, text
+    assert "pockets: 1 x oval 30 x 16 along +Y through -Z at (20, 10, 10)" in text, text
+    assert "pockets: 3 x oval 8 x 4 along +X depth 3 -Z on a linear pitch 12" in text, text
+    for key, value, where in (("sides", 0, "sides"), ("shape", "ovoid", "shape")):
+        bad = run(part)
+        bad["pockets"][0][key] = value
+        with pytest.raises(ReplyRefused, match=rf"pockets\[0\].{where}"):
+            R.features_reply(bad, "p")
+
+
 def test_a_square_ended_keyway_in_a_shaft_is_a_pocket_entered_at_the_shaft_s_top():
     """A keyway milled square-ended into a shaft (d=20) is a pocket 30 x 6 whose centre and depth
     start where its centre line meets the shaft (y = 10), not at its walls' lower corners (9.54)."""
