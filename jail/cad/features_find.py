@@ -524,6 +524,12 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                        and p["s1"] >= end - tol * 10 and p["r_far"] > p["r_near"] + tol * 10
                        and p is not parts[0] for fi in p["faces"]}
         as_chamfers |= {fi.index for fi in (mouth_chamfer or {}).get("faces", ())}
+        # and a chamfer in a wider bore's floor corner, as a round there stays a fillet
+        as_chamfers |= {fi.index for p in parts if p["kind"] == "cone" and not p["wall"]
+                        and p["r_near"] > p["r_far"] + tol * 10 and p["r_near"] > rmain + tol * 10
+                        and any(q["kind"] == "cylinder" and abs(q["s1"] - p["s0"]) <= tol * 10
+                                and abs(q["r_far"] - p["r_near"]) <= tol * 10 for q in parts)
+                        for fi in p["faces"]}
         for s in run:  # a step's round stays a fillet too (the corner radius)
             used.update(fi.index for fi in s["faces"] if fi.index not in rounds and fi.index not in as_chamfers)
     return out

@@ -474,6 +474,27 @@ def test_a_stepped_bore_lists_every_bore(name, make, want, tmp_path):
         assert f", bore d={bd:g} at depth {a:g} to {b:g}" in text, text
 
 
+def test_a_chamfer_in_a_wider_bore_s_floor_corner_is_listed_as_a_round_there_is():
+    """A round in a counterbore's or a stepped bore's floor corner is listed as a fillet and passed
+    in the bore's depth; a chamfer there was passed and listed nowhere. It is now a chamfer too. A
+    chamfer round a blind hole's own floor stays part of its depth only (no field, no chamfer)."""
+    for part, size, cb, bores in ((_three_steps(chamfer), 1, (30, 6), [(20, 6, 20)]),
+                                  (chamfer(_circle_edge(_stepped(), 20, 5), 2), 2, (40, 10), []),
+                                  (chamfer(_circle_edge(_stepped(blind=True), 20, 5), 2), 2, (40, 10), [])):
+        d = run(part)
+        (h,) = d["holes"]
+        assert h["counterbore"] == {"diameter": pytest.approx(cb[0]), "depth": pytest.approx(cb[1])}, h
+        assert [(b["diameter"], b["start"], b["end"]) for b in h["bores"]] == [
+            tuple(pytest.approx(x) for x in b) for b in bores], h
+        assert [(g["size"], g["size2"], g["count"]) for g in d["chamfers"]] == [(pytest.approx(size), None, 1)], d
+    from build123d import GeomType
+    blind = Box(40, 40, 20) - Pos(0, 0, 10) * Cylinder(5, 24)
+    blind = chamfer(blind.edges().filter_by(GeomType.CIRCLE).filter_by(lambda e: e.center().Z < 0), 1)
+    d = run(blind)
+    (h,) = d["holes"]
+    assert h["through"] is False and h["depth"] == pytest.approx(12) and d["chamfers"] == [], d
+
+
 def test_a_stepped_bore_s_bores_are_rebuilt_and_checked():
     """The launcher keeps at most BORES_CAP bores and refuses one that is not a list of
     {diameter, start, end} numbers, or starts past its end, naming where."""
