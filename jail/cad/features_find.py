@@ -493,9 +493,7 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         if wide and wide[0]["s0"] <= (p0["s1"] if countersink or mouth_chamfer else 0.0) + tol * 10:
             # to its floor: past a round or a chamfer in its floor's corner (in the run: it starts
             # at the wall's end, at the wall's radius)
-            floor = max([wide[0]["s1"]] + [p["s1"] for p in parts if p["kind"] in ("torus", "cone")
-                                           and abs(p["s0"] - wide[0]["s1"]) <= tol * 10
-                                           and abs(p["r_near"] - wide[0]["r_far"]) <= tol * 10])
+            floor = _corner(parts, wide[0], "s1", tol * 10)
             counterbore = {"diameter": 2 * wide[0]["r_near"], "depth": floor - inset}
         bores = _bores(parts, [p for p in wide if not (counterbore and p is wide[0])], through, inset, tol * 10)
         wall_end = max(p["s1"] for p in parts if p["wall"])
@@ -525,22 +523,25 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
                        and p is not parts[0] for fi in p["faces"]}
         as_chamfers |= {fi.index for fi in (mouth_chamfer or {}).get("faces", ())}
         # and a chamfer in a wider bore's floor corner, as a round there stays a fillet
-        as_chamfers |= {fi.index for p in parts if p["kind"] == "cone" and not p["wall"]
-                        and p["r_near"] > p["r_far"] + tol * 10 and p["r_near"] > rmain + tol * 10
-                        and any(q["kind"] == "cylinder" and abs(q["s1"] - p["s0"]) <= tol * 10
-                                and abs(q["r_far"] - p["r_near"]) <= tol * 10 for q in parts)
-                        for fi in p["faces"]}
+        as_chamfers |= {fi.index for w in wide for q in _in_corner(parts, w, tol * 10) if q["kind"] == "cone"
+                        and not q["wall"] and q["r_near"] > q["r_far"] + tol * 10 for fi in q["faces"]}
         for s in run:  # a step's round stays a fillet too (the corner radius)
             used.update(fi.index for fi in s["faces"] if fi.index not in rounds and fi.index not in as_chamfers)
     return out
+
+
+def _in_corner(parts, p, tol: float) -> list[dict]:
+    """The round or chamfer in bore ``p``'s floor corner, deeper in: coaxial tori or cones in the
+    run that start at its end, at its radius."""
+    return [q for q in parts if q["kind"] in ("torus", "cone") and abs(q["s0"] - p["s1"]) <= tol
+            and abs(q["r_near"] - p["r_far"]) <= tol]
 
 
 def _corner(parts, p, at: str, tol: float) -> float:
     """Where a bore ends once a round or a chamfer in its floor's corner is counted (a coaxial torus
     or cone starting at the bore's end, at its radius): ``at`` "s1" (a floor deeper in) or "s0"."""
     if at == "s1":
-        return max([p["s1"]] + [q["s1"] for q in parts if q["kind"] in ("torus", "cone")
-                                and abs(q["s0"] - p["s1"]) <= tol and abs(q["r_near"] - p["r_far"]) <= tol])
+        return max([p["s1"]] + [q["s1"] for q in _in_corner(parts, p, tol)])
     return min([p["s0"]] + [q["s0"] for q in parts if q["kind"] in ("torus", "cone")
                             and abs(q["s1"] - p["s0"]) <= tol and abs(q["r_far"] - p["r_near"]) <= tol])
 

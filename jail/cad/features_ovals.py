@@ -24,16 +24,9 @@ from OCP.BRepTools import BRepTools
 from OCP.GeomAbs import GeomAbs_Ellipse, GeomAbs_SurfaceOfExtrusion
 from OCP.TopoDS import TopoDS
 
-from jail.cad.features_faces import TWO_PI, FaceInfo, add, canonical_dir, dot, edge_points, mul, norm, sub
-from jail.cad.features_find import entry_first, open_beyond, part_scale
+from jail.cad.features_faces import TWO_PI, FaceInfo, _xyz, add, canonical_dir, dot, edge_points, mul, norm, sub
+from jail.cad.features_find import FULL, entry_first, open_beyond, part_scale
 from jail.cad.features_material import Material
-
-FULL = 0.98 * TWO_PI
-
-
-def _xyz(p) -> tuple:
-    return p.X(), p.Y(), p.Z()
-
 
 def _ellipse(fi: FaceInfo) -> dict | None:
     """The ellipse ``fi`` is extruded from, as ``{centre, d, major, minor, x, span}`` (``centre`` a
