@@ -3,7 +3,8 @@
 Runs in a jailed, disposable next like ``measure``: the object is resolved by name with
 ``measure.select_one`` (same messages), its OCCT faces are read (``features_faces``), features
 are recognised (``features_find``, ``features_slots``, ``features_grooves``, ``features_pockets``,
-``features_ovals``: an ellipse's wall is a pocket of shape "oval",
+``features_ovals``: an ellipse's wall is a pocket of shape "oval", ``features_outlines``: a spline's
+of shape "freeform",
 ``features_channels``: channels and T-slots are slots; ``features_drafted``: V grooves and
 dovetails are slots with a draft) and patterns
 searched (``features_patterns``). A solid whose faces are mostly flat triangles (``faceted``: a
@@ -21,7 +22,7 @@ from __future__ import annotations
 import math
 
 from jail.cad import (features_channels, features_drafted, features_find as ff, features_grooves,
-                      features_ovals, features_patterns as fp, features_pockets, features_slots)
+                      features_outlines, features_ovals, features_patterns as fp, features_pockets, features_slots)
 from jail.cad.features_faces import cross, dot, faces_of, sub
 from jail.cad.features_material import Material
 from jail.cad.measure import MeasureError, f, is_mesh, is_valid, mesh_error, select_one
@@ -198,6 +199,7 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     sl = features_slots.slots(infos, mat, used) if mat.solids else []
     gr = sorted(face_gr + features_grooves.grooves(infos, used), key=_order)
     pk = sorted(features_pockets.pockets(infos, mat, used) + features_ovals.ovals(infos, mat, used)
+                + features_outlines.outlines(infos, mat, used)
                 if mat.solids else [], key=_order)
     slanted = features_drafted.find(infos, mat, used) if mat.solids else []  # before steps: a V's walls are none
     channels, steps = features_channels.find(infos, mat, used) if mat.solids else ([], [])

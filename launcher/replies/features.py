@@ -23,7 +23,8 @@ KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves"
 SLOT_ENDS = ("round", "square", "open")
 CENTERS_CAP = 20
 BORES_CAP = 8  # a stepped hole's bores listed (more: the first ones)
-POCKET_SHAPES = ("rectangle", "regular", "L", "sector", "oval", "other")
+POCKET_SHAPES = ("rectangle", "regular", "L", "sector", "oval", "freeform", "other")
+ONE_WALL = ("oval", "freeform")  # shapes whose one wall may go all the way round (an ellipse, a closed spline)
 LIMIT = 1e12
 
 # ------------------------------------------------------------------ the schema
@@ -130,11 +131,14 @@ POCKET = _obj({"center": dict(_VEC, description="centre of the outline where the
                "length": dict(_POS, description="extent square to width, along direction (mm)"),
                "direction": dict(_VEC, description="unit vector along length"),
                "sides": {"type": "integer", "minimum": 1, "description": "number of walls, straight and curved "
-                                                                       "(corner radii not counted); an oval's: 1"},
+                                                                       "(corner radii not counted); an oval's or a "
+                                                                       "closed spline's: 1"},
                "shape": {"type": "string", "enum": list(POCKET_SHAPES),
                          "description": "rectangle (a square too), regular (a hexagon), L (six walls at right "
                                         "angles, one convex corner), sector (a wheel's window: see sector), "
-                                        "oval (an ellipse: width and length its diameters), or other"},
+                                        "oval (an ellipse: width and length its diameters), freeform (a "
+                                        "spline or other free curve among its walls: width its outline's "
+                                        "narrowest extent), or other"},
                "corner_radius": dict(_OPT_POS, description="the largest corner's; null for sharp corners"),
                "draft": dict(_DRAFT, description="drafted (tapered) walls, a moulded part's: their angle to the "
                                                  "axis, degrees, positive when it narrows deeper in, negative when "
@@ -412,8 +416,8 @@ def _pocket(p, w) -> dict:
     if shape not in POCKET_SHAPES:
         _Path(w + ".shape").refuse("is not " + ", ".join(POCKET_SHAPES))
     sides = _int(p.get("sides"), w + ".sides", 10 ** 6)
-    if sides < (1 if shape == "oval" else 2):  # an oval's one wall goes all the way round
-        _Path(w + ".sides").refuse("is under 1" if shape == "oval" else "is under 2")
+    if sides < (1 if shape in ONE_WALL else 2):  # an oval's or a closed spline's one wall goes all the way round
+        _Path(w + ".sides").refuse("is under 1" if shape in ONE_WALL else "is under 2")
     return {"center": _vec(p.get("center"), w + ".center"), "axis": _vec(p.get("axis"), w + ".axis"),
             "depth": _opt(p.get("depth"), w + ".depth"), "through": _bool(p.get("through"), w + ".through"),
             "width": _num(p.get("width"), w + ".width", 0.0), "length": _num(p.get("length"), w + ".length", 0.0),

@@ -403,6 +403,8 @@ def _pocket_kind(p: dict, along: bool = True) -> str:
         s = f"L-shaped {_g(p['length'])} x {w}"
     elif p["shape"] == "oval":
         s = f"oval {_g(p['length'])} x {w}"
+    elif p["shape"] == "freeform":
+        s = f"freeform {_g(p['length'])} x {w}"
     elif p["shape"] == "sector" and p["sector"]:
         sc = p["sector"]
         s = f"sector r={_g(sc['inner_radius'])}..{_g(sc['outer_radius'])} {_g(sc['angle'])}°"
@@ -543,7 +545,7 @@ FEATURES = Tool(
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
     "slots (round, square or open ends: a U channel across a block is open at both; straight or arc, counterbored, drafted; "
     "V grooves and dovetails: draft; T-slots: tee), "
-    "pockets (walls all round: windows, rectangular, L or oval pockets, hex "
+    "pockets (walls all round: windows, rectangular, L, oval or freeform (spline) pockets, hex "
     "sockets, a wheel's sector windows; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed; round a shaft, in a bore or in a face), steps (a rebate or shoulder: a floor and one wall along an edge; "
     "width, depth, length, side), and "
     "patterns of holes, bosses, slots or pockets (bolt circles, arcs, grids, staggered rows and bundles, "

@@ -129,6 +129,11 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
     "oval_no_side": (f"r['pockets'] = [dict(dict({POCKET}), sides=0)]; return r", "pockets[0].sides"),
     "one_sided_rectangle": (f"r['pockets'] = [dict(dict({POCKET}), shape='rectangle')]; return r", "pockets[0].sides"),
     "oval_shape_text": (f"r['pockets'] = [dict(dict({POCKET}), shape={ANSI!r})]; return r", "pockets[0].shape"),
+    "freeform": (f"r['pockets'] = [dict(dict({POCKET}), shape='freeform')]; return r", "ok"),
+    "freeform_no_side": (f"r['pockets'] = [dict(dict({POCKET}), shape='freeform', sides=0)]; return r",
+                         "pockets[0].sides"),
+    "freeform_curved_over_sides": (f"r['pockets'] = [dict(dict({POCKET}), shape='freeform', sides=2, curved=3)]; "
+                                   "return r", "pockets[0].curved"),
     # members repeated and shared by two radial patterns: a valid reply, one text line per pattern
     "radial_overlap": ("p = dict(r['patterns'][0], type='radial', members=[0, 0, 1]); "
                        "r['patterns'] = [p, dict(p, members=[1, 2, 6])]; return r", "ok"),
@@ -173,6 +178,9 @@ def test_hostile_features_reply(client, case):
         if case == "oval":
             assert [(p["shape"], p["sides"]) for p in data["pockets"]] == [("oval", 1)]
             assert "pockets: 1 x oval 30 x 16 along +X depth 5 -Z at (0, 0, 10)" in text, text
+        if case == "freeform":  # a closed spline's one wall
+            assert [(p["shape"], p["sides"]) for p in data["pockets"]] == [("freeform", 1)]
+            assert "pockets: 1 x freeform 30 x 16 along +X depth 5 -Z at (0, 0, 10)" in text, text
         if case == "many_steps":
             assert len(data["steps"]) == 100 and data["truncated"] == {"steps": 500} and "steps (500 found)" in text
     else:

@@ -9,7 +9,10 @@ Normal run: 40 parts, 20 with straight cuts (channels, slots, rebates) and 20 wi
 (V grooves, dovetails, drafted channels, T-slots), and 42 read upright and turned; ``--soak``: 800 + 400 +
 400 more, and 300 + 150 + 150 more turned (about 4 minutes). Random stepped bores (one to three
 bores from the top, maybe one from the bottom, maybe a round or chamfer in a floor's corner) must
-read exactly as cut, upright and turned: 30, and 300 more with ``--soak``.
+read exactly as cut, upright and turned: 30, and 300 more with ``--soak``. Random spline cuts (a
+closed spline, or a straight side and a spline; blind, maybe its floor rounded, or through) must
+read as one freeform pocket of their depth and extents, upright and turned: 25, and 250 more with
+``--soak``.
 """
 from __future__ import annotations
 
@@ -158,3 +161,75 @@ def test_random_stepped_bores_read_every_bore_upright_and_turned(soak):
             readings.append(got)
         assert readings[0] == readings[1] or all(max(abs(x - y) for x, y in zip(g, w)) < 1e-4
                                                  for g, w in zip(*readings)), seed
+
+
+def _spline_cut(seed: int):
+    """A 120x120x30 block (z from -15 to 15) with one cut from the top drawn by a spline: a closed
+    periodic one through 4 to 7 points round the centre at random radii, or a straight side and a
+    spline back over the points above it; blind (its floor maybe rounded) or through. Returns the
+    part, the profile's extents (x, y) and its depth (None: through)."""
+    import math
+    import random
+
+    from build123d import Box, GeomType, Line, Pos, Spline, extrude, fillet, make_face
+    rng = random.Random(seed)
+    while True:  # a profile that crosses itself makes no face: draw again
+        n = rng.randint(4, 7)
+        if rng.random() < 0.6:  # evenly round the centre, each point jittered
+            angles = [(i + rng.uniform(-0.3, 0.3)) * 2 * math.pi / n for i in range(n)]
+            pts = [(rng.uniform(15, 30) * math.cos(a), rng.uniform(15, 30) * math.sin(a)) for a in angles]
+            face = make_face(Spline(*pts, periodic=True))
+        else:
+            w = rng.uniform(20, 50)
+            xs = [-w / 2 + (i + 1 + rng.uniform(-0.3, 0.3)) * w / (n - 1) for i in range(n - 2)]
+            tops = [(x, rng.uniform(8, 30)) for x in xs]
+            face = make_face(Line((-w / 2, 0), (w / 2, 0)) + Spline((w / 2, 0), *tops[::-1], (-w / 2, 0)))
+        bb = face.bounding_box(optimal=True)
+        if face.is_valid and face.area > 0.4 * bb.size.X * bb.size.Y:
+            break
+    through = rng.random() < 0.3
+    depth = None if through else rng.uniform(3, 20)
+    part = Box(120, 120, 30) - Pos(0, 0, 15) * extrude(face, amount=-(40 if through else depth))
+    if not through and rng.random() < 0.4:
+        floor = part.edges().filter_by(GeomType.LINE, reverse=True).filter_by(
+            lambda e: abs(e.center().Z - (15 - depth)) < 1e-6)
+        try:
+            part = fillet(floor, rng.uniform(0.3, 1.5))
+        except ValueError:
+            pass  # a spline too tight for the rounding: the cut as it is
+    if not part.is_valid:  # a boolean OCCT left broken (seed 23): another draw
+        return _spline_cut(seed + 100_000)
+    return part, (bb.size.X, bb.size.Y), depth
+
+
+def test_random_spline_cuts_read_as_freeform_pockets_upright_and_turned(soak):
+    """Stop 49's freeform pockets on random spline cuts: one pocket of shape "freeform", blind at its
+    depth (past a rounded floor) or through, its width and length the profile's extents when it
+    reads along X or Y (else narrower than either), the same turned at random and moved 500 mm off
+    the origin (where it reads its narrowest width: X and Y no longer lie across it)."""
+    import random
+
+    from build123d import Pos, Rot
+    seeds = list(range(25)) + (list(range(7000, 7250)) if soak else [])
+    for seed in seeds:
+        part, (sx, sy), depth = _spline_cut(seed)
+        rng = random.Random(seed)
+        moved = (Pos(rng.uniform(-500, 500), rng.uniform(-500, 500), rng.uniform(-500, 500))
+                 * Rot(rng.uniform(0, 360), rng.uniform(0, 360), rng.uniform(0, 360)) * part)
+        readings = []
+        for p in (part, moved):
+            out = R.features_reply(json.loads(json.dumps(features.features({"p": p}, "p"), allow_nan=False)), "p")
+            (pk,) = out["pockets"]
+            assert pk["shape"] == "freeform" and pk["through"] is (depth is None), (seed, pk)
+            assert depth is None or abs(pk["depth"] - depth) < 1e-3, (seed, pk, depth)
+            readings.append((pk["width"], pk["length"], pk["depth"], pk["direction"]))
+        w, l, _, d = readings[0]
+        if max(abs(c) for c in d) > 1 - 1e-9:  # along X or Y: the profile's extents
+            assert abs(w - min(sx, sy)) <= 5e-3 * max(sx, sy) and abs(l - max(sx, sy)) <= 5e-3 * max(sx, sy), (
+                seed, readings[0], (sx, sy))
+        else:  # turned to its narrowest: narrower than across X or Y
+            assert w < min(sx, sy), (seed, readings[0], (sx, sy))
+        # turned, X and Y no longer lie across its axis: it reads its narrowest (at most 5 % narrower)
+        (w2, _, d2, _) = readings[1]
+        assert w / 1.05 - 1e-3 <= w2 <= w + 2e-4 * readings[0][1] and (d2 == readings[0][2] or abs(d2 - readings[0][2]) < 1e-3), (
+            seed, readings)

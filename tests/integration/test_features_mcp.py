@@ -232,3 +232,14 @@ def test_oval_pockets_through_the_client(client):
     assert sorted((p["shape"], p["sides"], p["width"], p["length"]) for p in data["pockets"]) == (
         [("oval", 1, 4, 8)] * 3 + [("oval", 1, 16, 30)] * 2), data
     assert "pockets: 1 x oval 30 x 16 along +Y through -Z at (20, 10, 10)" in text, text
+
+
+def test_freeform_pockets_through_the_client(client):
+    """Spline cuts: pockets of shape "freeform", a closed spline's with one side, which the listed
+    schema admits (the SDK checks the reply against it), one text line each."""
+    code = "from build123d import *\n" + inspect.getsource(unit._splines) + "splines = _splines()\n"
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "splines", "kinds": ["pockets"]})
+    assert sorted((p["shape"], p["sides"], p["width"], p["length"], p["through"]) for p in data["pockets"]) == [
+        ("freeform", 1, 28.1803, 40.1675, False), ("freeform", 2, 25, 30, True)], data
+    assert "pockets: 1 x freeform 30 x 25 along +X through -Z at (20, -12.5, 10)" in text, text

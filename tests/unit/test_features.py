@@ -1510,6 +1510,75 @@ def test_an_ellipse_cut_is_an_oval_pocket_and_a_row_of_them_a_pattern(tmp_path):
             R.features_reply(bad, "p")
 
 
+def _splines():
+    """An 80x60x20 block (z from -10 to 10) with cuts drawn by splines, from the top: a closed
+    periodic spline 40.17 x 28.18 (its extents: it bulges past its points), 5 deep at (-10, 5), its
+    floor rounded r=1; a window through at (20, -15) of one line 30 long (y = -25) and a spline back
+    over (20, 0); a spline boss on the top at (25, 18) and a spline cavity inside are none."""
+    from build123d import Line, Spline, make_face
+    blob = make_face(Spline((-20, 0), (0, 15), (20, 0), (0, -12), periodic=True))
+    part = Box(80, 60, 20) - Pos(-10, 5, 10) * extrude(blob, amount=-5)
+    part = fillet(part.edges().filter_by(GeomType.LINE, reverse=True).group_by(Axis.Z)[0], 1)
+    window = make_face(Line((-15, -10), (15, -10)) + Spline((15, -10), (0, 15), (-15, -10)))
+    part -= Pos(20, -15, 10) * extrude(window, amount=-20)
+    part += Pos(25, 18, 10) * extrude(make_face(Spline((-4, 0), (0, 3), (4, 0), (0, -3), periodic=True)), amount=4)
+    small = make_face(Spline((-8, 0), (0, 6), (8, 0), (0, -5), periodic=True))
+    return part - Pos(-20, -15, -2) * extrude(small, amount=3)
+
+
+def test_a_spline_cut_is_a_freeform_pocket(tmp_path):
+    """A pocket or window drawn with a spline read as nothing: the pocket finder walks planes and
+    arcs. Walls all round a void along one direction, one of them a curve's extrusion, are a pocket
+    of shape "freeform" (width the narrowest extent, length square to it, sides its walls),
+    blind or through like a hole, its depth past a rounded floor; a spline boss and a closed
+    cavity are none. The same from a STEP file, and in the text."""
+    part = _splines()
+    export_step(part, str(tmp_path / "s.step"))
+    for d in (run(part), run(import_step(str(tmp_path / "s.step")))):
+        got = sorted((p["shape"], p["sides"], p["curved"], p["width"], p["length"], tuple(p["direction"]), p["depth"],
+                      p["through"], tuple(p["axis"])) for p in d["pockets"])
+        assert got == [("freeform", 1, 1, pytest.approx(28.18, abs=0.01), pytest.approx(40.17, abs=0.01), (1, 0, 0),
+                        5, False, (0, 0, -1)),
+                       ("freeform", 2, 1, 25, 30, (1, 0, 0), None, True, (0, 0, -1))], got
+        blind = next(p for p in d["pockets"] if not p["through"])
+        assert near(blind["center"], (-10, 5, 10), 2) and blind["center"][2] == 10, blind
+        window = next(p for p in d["pockets"] if p["through"])
+        assert near(window["center"], (20, -12.5, 10), 1e-3), window
+        assert d["holes"] == d["slots"] == [], d
+    text = table.render_text("features", {"ok": True, "features": R.features_reply(run(part), "p")})
+    assert "pockets: 1 x freeform 40.1675 x 28.1803 along +X depth 5 -Z at (-10.08, 6.414, 10)" in text, text
+    assert "pockets: 1 x freeform 30 x 25 along +X through -Z at (20, -12.5, 10)" in text, text
+
+
+def test_freeform_pockets_turned_oblique_and_in_a_row():
+    """A spline cut along X into a block's side reads along X; an oblong turned 30 degrees reads
+    along its length (60 x 16.42), not the part's X; three alike in a row are a linear pattern."""
+    from build123d import Spline, extrude, make_face
+    blob = make_face(Spline((-20, 0), (0, 15), (20, 0), (0, -12), periodic=True))
+    side = Box(20, 80, 60) - Pos(10, 0, 0) * Rot(0, 90, 0) * extrude(blob, amount=-6)
+    (p,) = run(side)["pockets"]
+    assert (p["shape"], p["depth"], tuple(p["axis"]), tuple(p["direction"])) == ("freeform", 6, (-1, 0, 0), (0, 0, 1))
+    oblong = make_face(Spline((-30, 0), (0, 8), (30, 0), (0, -8), (-30, 0)))
+    turned = Box(100, 100, 10) - Pos(0, 0, 5) * Rot(0, 0, 30) * extrude(oblong, amount=-4)
+    (p,) = run(turned)["pockets"]
+    assert (p["length"], p["width"]) == (pytest.approx(60, abs=0.01), pytest.approx(16.4224, abs=1e-3)), p
+    assert near(p["direction"], (math.cos(math.radians(30)), math.sin(math.radians(30)), 0), 1e-3), p
+    row = Box(120, 60, 10)
+    small = make_face(Spline((-10, 0), (0, 8), (10, 0), (0, -6), periodic=True))
+    for x in (-35, 0, 35):
+        row -= Pos(x, 0, 5) * extrude(small, amount=-3)
+    d = run(row)
+    assert [p["shape"] for p in d["pockets"]] == ["freeform"] * 3, d["pockets"]
+    assert [(p["of"], p["type"], p["count"], p["pitch"]) for p in d["patterns"]] == [("pockets", "linear", 3, 35)]
+
+
+def test_a_spline_profiled_part_is_no_pocket():
+    """The outside of a part extruded from a spline goes round material, not a void: no pocket."""
+    from build123d import Spline, extrude, make_face
+    cam = extrude(make_face(Spline((-20, 0), (0, 15), (20, 0), (0, -12), periodic=True)), amount=8)
+    assert run(cam)["pockets"] == []
+
+
 def test_a_square_ended_keyway_in_a_shaft_is_a_pocket_entered_at_the_shaft_s_top():
     """A keyway milled square-ended into a shaft (d=20) is a pocket 30 x 6 whose centre and depth
     start where its centre line meets the shaft (y = 10), not at its walls' lower corners (9.54)."""

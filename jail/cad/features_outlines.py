@@ -1,0 +1,269 @@
+"""Recognise freeform pockets and windows: walls all round a void, one of them a free curve's extrusion.
+
+The pocket finder (``features_pockets``) walks walls that are planes and arcs, the oval finder
+(``features_ovals``) reads an ellipse's; a cut drawn with a spline (a recess for a hand-shaped
+part, a moulded grip, a heart) has neither, so it was not read. Here a wall is a face along one
+direction ``d``: a plane parallel to it, a cylinder round it, or a surface extruded along it from
+any curve (a spline, a Bezier, an offset curve: OCCT's surface of linear extrusion, from build123d
+and from STEP alike). From each extruded face of a curve no other finder took, the walls are
+walked across their straight edges along ``d`` (each wall has two; a closed spline's one face has a
+seam) until the walk comes back: that loop is a pocket when the void is inside the outline it
+draws (every wall's material side faces out of it, :func:`_void_inside`); round material (a
+spline boss, the outside of a part) it is none.
+
+Its ends are read as a hole's (``features_find.open_beyond``: from the face across, else probed
+just beyond, inside the outline): both open = through, one = blind, entered from the open end;
+neither = a closed cavity, not listed. It is a pocket of shape "freeform": ``sides`` its walls
+(1 for a closed spline), ``curved`` those that are not planes, ``width`` the outline's narrowest
+extent across (sampled every degree, then every hundredth round the narrowest; across the part's
+X, Y or Z when at most 5 % wider), ``length`` its extent square to that along ``direction``,
+``center`` the middle of those extents (else, for a crescent whose middle is not inside, a point
+just inside a wall) where that centre line meets the surface it opens onto, ``depth`` from there to
+the other end.
+
+Its ends and depth are taken past a rounding or chamfer round its floor or mouth
+(:func:`_past_breaks`); such a rounding along a spline is no cylinder, and is not listed as a
+fillet. Not read: a drafted freeform cut (build123d's tapered extrude makes B-spline walls), a
+wall split along its length, and an island on its floor (a round post is still a boss).
+
+Blocks nothing (a computation). OCP is imported at the top: jailed processes and tests only.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from OCP.BRep import BRep_Tool
+from OCP.BRepAdaptor import BRepAdaptor_Curve, BRepAdaptor_Surface
+from OCP.GeomAbs import GeomAbs_SurfaceOfExtrusion
+from OCP.TopoDS import TopoDS
+
+from jail.cad.features_faces import FaceInfo, _xyz, add, canonical_dir, cross, dot, edge_points, mul, norm, sub, unit
+from jail.cad.features_find import axis_crossing, entry_first, open_beyond, part_scale
+from jail.cad.features_material import Material
+from jail.cad.features_pockets import MAX_WALLS, _line_dir
+
+ANGLES = 180  # the outline's extents are compared across this many directions (every degree)
+FLAT = 2e-5  # directions this close to the narrowest width (times the outline's length) are alike
+SQUARE_SLACK = 1.05  # the extents across the part's axes are read when at most this much wider than the narrowest
+SAMPLES = 256  # points along each edge of the outline: a curve 40 mm long bulges ~0.0005 mm between two
+
+
+def _extruded(fi: FaceInfo) -> tuple | None:
+    """The canonical direction a face of kind "other" is extruded along, when it is a surface of
+    linear extrusion (of any curve)."""
+    if fi.kind != "other":
+        return None
+    ad = BRepAdaptor_Surface(TopoDS.Face(fi.face))
+    if ad.GetType() != GeomAbs_SurfaceOfExtrusion:
+        return None
+    return canonical_dir(_xyz(ad.Direction()))
+
+
+def _parallel(a, b) -> bool:
+    return abs(abs(dot(a, b)) - 1) <= 1e-9
+
+
+def _wall(fi: FaceInfo, d, used: set) -> bool:
+    """Can ``fi`` be a wall along ``d``: a plane parallel to it, a cylinder round it, a curve's extrusion along it."""
+    if fi.index in used or fi.normal is None:
+        return False
+    if fi.kind == "plane":
+        return abs(dot(fi.normal, d)) < 1e-6
+    if fi.kind == "cylinder":
+        return fi.axis is not None and _parallel(fi.axis, d)
+    e = _extruded(fi)
+    return e is not None and _parallel(e, d)
+
+
+def _along(fi: FaceInfo, d, infos: list[FaceInfo]) -> list[int] | None:
+    """The faces across ``fi``'s straight edges along ``d``, one per edge (``fi`` itself across a
+    seam); None when one of them is no wall."""
+    out = []
+    for k, edge in fi.edges.items():
+        e = _line_dir(edge)
+        if e is None or not _parallel(e, d):
+            continue
+        across = [j for j in fi.neighbours if k in infos[j].edges]
+        out += across if across else [fi.index]
+    return out
+
+
+def _loop(start: FaceInfo, d, infos: list[FaceInfo], used: set) -> list[FaceInfo] | None:
+    """The walls round a void along ``d`` from ``start``, in order; None unless they close, each
+    joined to the next across one straight edge and to the one before across another."""
+    loop, prev, cur = [start], None, start
+    while len(loop) <= MAX_WALLS:
+        sides = _along(cur, d, infos)
+        if sides == [cur.index] and cur is start:  # a closed curve's one face, round its seam
+            return loop
+        if sides is None or len(sides) != 2 or not all(_wall(infos[j], d, used) or j == start.index for j in sides):
+            return None
+        nxt = sides[1] if sides[0] == prev else sides[0]
+        if nxt == start.index:
+            return loop if len(loop) >= 2 or sides == [start.index, start.index] else None
+        if any(fi.index == nxt for fi in loop):
+            return None
+        prev, cur = cur.index, infos[nxt]
+        loop.append(cur)
+    return None
+
+
+def _section(loop: list[FaceInfo], d, u, v) -> list[tuple[tuple, tuple]]:
+    """The outline the walls draw, as 2-D segments (``x u + y v``): each wall's edges across ``d``
+    on its lower half (a straight extrusion's top and bottom edges are the same outline)."""
+    segs = []
+    for fi in loop:
+        edges = [e for e in fi.edges.values() if not _parallel(_line_dir(e) or (0.0, 0.0, 0.0), d)]
+        pts = [_samples(e) for e in edges]
+        ts = [dot(p, d) for ps in pts for p in ps]
+        if not ts:
+            continue
+        mid = (min(ts) + max(ts)) / 2
+        for ps in pts:
+            if ps and sum(dot(p, d) for p in ps) / len(ps) < mid:
+                flat = [(dot(p, u), dot(p, v)) for p in ps]
+                segs += list(zip(flat, flat[1:]))
+    return segs
+
+
+def _samples(edge) -> list[tuple]:
+    """Points along an edge's curve, ends included, ``SAMPLES`` apart in parameter (none for a degenerate edge)."""
+    e = TopoDS.Edge(edge)
+    if BRep_Tool.Degenerated_s(e):
+        return []
+    c = BRepAdaptor_Curve(e)
+    a, b = c.FirstParameter(), c.LastParameter()
+    return [_xyz(c.Value(a + (b - a) * i / SAMPLES)) for i in range(SAMPLES + 1)]
+
+
+def _inside(segs, x: float, y: float) -> bool:
+    """Is (x, y) inside the outline of ``segs`` (even-odd rule; the segments in any order)?"""
+    odd = False
+    for (x0, y0), (x1, y1) in segs:
+        if (y0 > y) != (y1 > y) and x < x0 + (y - y0) * (x1 - x0) / (y1 - y0):
+            odd = not odd
+    return odd
+
+
+def _void_inside(loop: list[FaceInfo], d, u, v, segs, step: float) -> tuple | None:
+    """A point of the void just off the first curved wall, as 2-D (x, y), when every wall's void side
+    (its normal, out of the material) lies inside the outline; else None (material inside: a boss)."""
+    first = None
+    for fi in loop:
+        n = sub(fi.normal, mul(d, dot(fi.normal, d)))
+        if norm(n) < 1e-9:
+            return None
+        p = add(fi.mid, mul(unit(n), step))
+        xy = (dot(p, u), dot(p, v))
+        if not _inside(segs, *xy):
+            return None
+        if first is None and fi.kind != "plane":
+            first = xy
+    return first
+
+
+def _extents(segs, u, v, tol: float) -> tuple[float, float, tuple, tuple]:
+    """``(width, length, direction, middle)``: the outline's narrowest extent across (of ``ANGLES``
+    directions; across the part's X, Y or Z axis instead when that is at most ``SQUARE_SLACK``
+    wider: what a bounding box says), its extent square to that along ``direction`` (3-D,
+    canonical), and the middle of both extents (2-D)."""
+    pts = np.array([p for s in segs for p in s])
+    ang = np.arange(ANGLES) * math.pi / ANGLES
+    n = np.stack([np.cos(ang), np.sin(ang)], axis=1)
+    proj = pts @ n.T
+    widths = proj.max(axis=0) - proj.min(axis=0)
+    i = int(widths.argmin())
+    # finer round the narrowest, every hundredth of a degree, and the middle of the directions
+    # within ``FLAT`` of it: a smooth outline's width hardly changes near its narrowest (an
+    # oblong's: 0.001 mm over 0.2 degrees), a corner's grows at once
+    fine = ang[i] + np.linspace(-1, 1, 201) * math.pi / ANGLES
+    nf = np.stack([np.cos(fine), np.sin(fine)], axis=1)
+    pf = pts @ nf.T
+    wf = pf.max(axis=0) - pf.min(axis=0)
+    near = np.flatnonzero(wf <= wf.min() + FLAT * float(widths.max()))
+    k = int(near[len(near) // 2]) if near[-1] - near[0] + 1 == len(near) else int(wf.argmin())
+    n, proj, widths = np.vstack([n, nf[k:k + 1]]), np.hstack([proj, pf[:, k:k + 1]]), np.append(widths, wf[k])
+    i = ANGLES
+    square = [j for j in range(ANGLES) if max(abs(c) for c in add(mul(u, n[j, 0]), mul(v, n[j, 1]))) > 1 - 1e-9]
+    if square:
+        j = min(square, key=lambda j: widths[j])
+        if widths[j] <= widths[i] * SQUARE_SLACK + tol:
+            i = j
+    a2 = (float(-n[i, 1]), float(n[i, 0]))
+    lproj = pts @ np.array(a2)
+    mid_w = (proj[:, i].max() + proj[:, i].min()) / 2
+    mid_l = (lproj.max() + lproj.min()) / 2
+    middle = (float(mid_w * n[i, 0] + mid_l * a2[0]), float(mid_w * n[i, 1] + mid_l * a2[1]))
+    direction = canonical_dir(unit(add(mul(u, a2[0]), mul(v, a2[1]))))
+    return float(widths[i]), float(lproj.max() - lproj.min()), direction, middle
+
+
+def _past_breaks(infos: list[FaceInfo], loop: list[FaceInfo], d, lo: float, hi: float,
+                 tol: float) -> tuple[float, float]:
+    """The walls' extent along ``d`` (``lo``, ``hi``) carried past a rounding or chamfer round the
+    floor or the mouth: a face next to the walls, not a plane across ``d`` (the floor, or the face
+    the mouth opens onto), lying wholly beyond an end. A probe just beyond the walls of a floor
+    rounded all round would be in the pocket still, and call it through; the depth runs from
+    the surface the mouth opens onto to the floor."""
+    mine = {fi.index for fi in loop}
+    for j in {j for fi in loop for j in fi.neighbours} - mine:
+        g = infos[j]
+        if g.kind == "plane" and g.normal is not None and abs(abs(dot(g.normal, d)) - 1) < 1e-9:
+            continue
+        ts = [dot(p, d) for e in g.edges.values() for p in edge_points(e)]
+        if not ts:
+            continue
+        if min(ts) < lo - tol and max(ts) <= lo + tol:
+            lo = min(ts)
+        if max(ts) > hi + tol and min(ts) >= hi - tol:
+            hi = max(ts)
+    return lo, hi
+
+
+def outlines(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
+    """Freeform pockets and windows (module docstring); their walls become ``used``."""
+    tol = 1e-6 * part_scale(infos) + 1e-6
+    out = []
+    for fi in infos:
+        if fi.index in used:
+            continue
+        d = _extruded(fi)
+        if d is None or not _wall(fi, d, used):
+            continue
+        loop = _loop(fi, d, infos, used)
+        if loop is None:
+            continue
+        u = unit(cross(d, (1.0, 0.0, 0.0) if abs(d[0]) < 0.9 else (0.0, 1.0, 0.0)))
+        v = cross(d, u)
+        segs = _section(loop, d, u, v)
+        if len(segs) < 3:
+            continue
+        width, length, direction, middle = _extents(segs, u, v, tol * 10)
+        if width <= tol * 10:
+            continue
+        near = _void_inside(loop, d, u, v, segs, 1e-3 * width)
+        if near is None:
+            continue
+        xy = middle if _inside(segs, *middle) else near
+        c = add(mul(u, xy[0]), mul(v, xy[1]))  # a point of the void's centre line, on the plane across d
+        ts = [dot(p, d) for w in loop for e in w.edges.values() for p in edge_points(e)]
+        lo, hi = _past_breaks(infos, loop, d, min(ts), max(ts), tol * 10)
+        step = max(1e-4, 1e-3 * width)
+        open_lo, open_hi = (open_beyond(infos, loop, c, d, t, sign,
+                                        lambda t=t, sign=sign: [add(c, mul(d, t + sign * step))], mat, tol * 10)
+                            for t, sign in ((lo, -1.0), (hi, 1.0)))
+        if not (open_lo or open_hi):
+            continue  # a closed cavity
+        through = open_lo and open_hi
+        from_lo = entry_first(d) if through else open_lo
+        # the entry where the centre line meets the surface it opens onto (a curved or tilted one:
+        # not the walls' far tip), never past the far end
+        t_in = axis_crossing(infos, [{"faces": loop}], c, d, lo if from_lo else hi, width / 2, tol * 10)[0]
+        t_in = min(max(t_in, lo), hi)
+        out.append({"center": add(c, mul(d, t_in)), "axis": mul(d, 1.0 if from_lo else -1.0),
+                    "depth": None if through else (hi - t_in if from_lo else t_in - lo), "through": through, "width": width, "length": length,
+                    "direction": direction, "sides": len(loop), "shape": "freeform", "corner_radius": None,
+                    "draft": None, "curved": sum(w.kind != "plane" for w in loop), "island": None, "sector": None})
+        used.update(w.index for w in loop)
+    return out
