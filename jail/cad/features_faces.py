@@ -136,14 +136,15 @@ def _normal_at(face, u, v):
 EDGE_SAMPLES = 16
 
 
-def edge_points(edge) -> list[tuple]:
-    """Points along an edge's curve, its ends included; none for a degenerate edge (a cone's apex)."""
+def edge_points(edge, samples: int = EDGE_SAMPLES) -> list[tuple]:
+    """Points along an edge's curve, ``samples`` apart in parameter, its ends included; none for a
+    degenerate edge (a cone's apex)."""
     e = TopoDS.Edge(edge)
     if BRep_Tool.Degenerated_s(e):
         return []
     c = BRepAdaptor_Curve(e)
     a, b = c.FirstParameter(), c.LastParameter()
-    return [_xyz(c.Value(a + (b - a) * i / EDGE_SAMPLES)) for i in range(EDGE_SAMPLES + 1)]
+    return [_xyz(c.Value(a + (b - a) * i / samples)) for i in range(samples + 1)]
 
 
 def _axial(face, origin, axis):

@@ -33,8 +33,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from OCP.BRep import BRep_Tool
-from OCP.BRepAdaptor import BRepAdaptor_Curve, BRepAdaptor_Surface
+from OCP.BRepAdaptor import BRepAdaptor_Surface
 from OCP.GeomAbs import GeomAbs_SurfaceOfExtrusion
 from OCP.TopoDS import TopoDS
 
@@ -115,7 +114,7 @@ def _section(loop: list[FaceInfo], d, u, v) -> list[tuple[tuple, tuple]]:
     segs = []
     for fi in loop:
         edges = [e for e in fi.edges.values() if not _parallel(_line_dir(e) or (0.0, 0.0, 0.0), d)]
-        pts = [_samples(e) for e in edges]
+        pts = [edge_points(e, SAMPLES) for e in edges]
         ts = [dot(p, d) for ps in pts for p in ps]
         if not ts:
             continue
@@ -125,16 +124,6 @@ def _section(loop: list[FaceInfo], d, u, v) -> list[tuple[tuple, tuple]]:
                 flat = [(dot(p, u), dot(p, v)) for p in ps]
                 segs += list(zip(flat, flat[1:]))
     return segs
-
-
-def _samples(edge) -> list[tuple]:
-    """Points along an edge's curve, ends included, ``SAMPLES`` apart in parameter (none for a degenerate edge)."""
-    e = TopoDS.Edge(edge)
-    if BRep_Tool.Degenerated_s(e):
-        return []
-    c = BRepAdaptor_Curve(e)
-    a, b = c.FirstParameter(), c.LastParameter()
-    return [_xyz(c.Value(a + (b - a) * i / SAMPLES)) for i in range(SAMPLES + 1)]
 
 
 def _inside(segs, x: float, y: float) -> bool:
@@ -221,6 +210,31 @@ def _past_breaks(infos: list[FaceInfo], loop: list[FaceInfo], d, lo: float, hi: 
     return lo, hi
 
 
+def read_ends(infos: list[FaceInfo], walls: list[FaceInfo], c, d, width: float, mat: Material,
+              tol: float) -> dict | None:
+    """``{center, axis, depth, through}`` of a pocket whose ``walls`` run along ``d`` round the
+    centre line through ``c`` (a point of the void), ``width`` across; None for a closed cavity.
+    Its ends past a rounding or chamfer (:func:`_past_breaks`) are read as a hole's
+    (``features_find.open_beyond``: from the face across, else probed on the centre line just
+    beyond): both open = through, one = blind, entered from the open end. The entry is where the
+    centre line meets the surface it opens onto (a curved or tilted one: not the walls' far tip),
+    never past the far end; ``depth`` runs from there to the other end."""
+    ts = [dot(p, d) for w in walls for e in w.edges.values() for p in edge_points(e)]
+    lo, hi = _past_breaks(infos, walls, d, min(ts), max(ts), tol * 10)
+    step = max(1e-4, 1e-3 * width)
+    open_lo, open_hi = (open_beyond(infos, walls, c, d, t, sign,
+                                    lambda t=t, sign=sign: [add(c, mul(d, t + sign * step))], mat, tol * 10)
+                        for t, sign in ((lo, -1.0), (hi, 1.0)))
+    if not (open_lo or open_hi):
+        return None
+    through = open_lo and open_hi
+    from_lo = entry_first(d) if through else open_lo
+    t_in = axis_crossing(infos, [{"faces": walls}], c, d, lo if from_lo else hi, width / 2, tol * 10)[0]
+    t_in = min(max(t_in, lo), hi)
+    return {"center": add(c, mul(d, t_in)), "axis": mul(d, 1.0 if from_lo else -1.0),
+            "depth": None if through else (hi - t_in if from_lo else t_in - lo), "through": through}
+
+
 def outlines(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     """Freeform pockets and windows (module docstring); their walls become ``used``."""
     tol = 1e-6 * part_scale(infos) + 1e-6
@@ -247,23 +261,11 @@ def outlines(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             continue
         xy = middle if _inside(segs, *middle) else near
         c = add(mul(u, xy[0]), mul(v, xy[1]))  # a point of the void's centre line, on the plane across d
-        ts = [dot(p, d) for w in loop for e in w.edges.values() for p in edge_points(e)]
-        lo, hi = _past_breaks(infos, loop, d, min(ts), max(ts), tol * 10)
-        step = max(1e-4, 1e-3 * width)
-        open_lo, open_hi = (open_beyond(infos, loop, c, d, t, sign,
-                                        lambda t=t, sign=sign: [add(c, mul(d, t + sign * step))], mat, tol * 10)
-                            for t, sign in ((lo, -1.0), (hi, 1.0)))
-        if not (open_lo or open_hi):
+        ends = read_ends(infos, loop, c, d, width, mat, tol)
+        if ends is None:
             continue  # a closed cavity
-        through = open_lo and open_hi
-        from_lo = entry_first(d) if through else open_lo
-        # the entry where the centre line meets the surface it opens onto (a curved or tilted one:
-        # not the walls' far tip), never past the far end
-        t_in = axis_crossing(infos, [{"faces": loop}], c, d, lo if from_lo else hi, width / 2, tol * 10)[0]
-        t_in = min(max(t_in, lo), hi)
-        out.append({"center": add(c, mul(d, t_in)), "axis": mul(d, 1.0 if from_lo else -1.0),
-                    "depth": None if through else (hi - t_in if from_lo else t_in - lo), "through": through, "width": width, "length": length,
-                    "direction": direction, "sides": len(loop), "shape": "freeform", "corner_radius": None,
-                    "draft": None, "curved": sum(w.kind != "plane" for w in loop), "island": None, "sector": None})
+        out.append({**ends, "width": width, "length": length, "direction": direction, "sides": len(loop),
+                    "shape": "freeform", "corner_radius": None, "draft": None,
+                    "curved": sum(w.kind != "plane" for w in loop), "island": None, "sector": None})
         used.update(w.index for w in loop)
     return out

@@ -5,15 +5,14 @@ wall has none to walk (one face, or two halves from a STEP file), so it was not 
 faces of kind "other" whose surface is an extrusion of an ellipse are grouped by their ellipse
 (centre line, radii, axes); a group that goes all the way round (its faces' parameter spans add
 up to a turn) with the material outside (the normal points at the centre line) is an oval. Its ends
-are read as a hole's (``features_find.open_beyond``: from the face across, else probed on the
-centre line just beyond): both open = through, one = blind, entered from the open end; neither =
-a closed cavity, not listed.
+are read as a freeform pocket's (``features_outlines.read_ends``: past a chamfer or rounding round
+its mouth or floor, then as a hole's): both open = through, one = blind, entered from the open
+end; neither = a closed cavity, not listed.
 
 Each is a pocket of shape "oval": ``width`` the minor diameter, ``length`` the major one along
-``direction`` (the major axis), ``sides`` 1, ``curved`` 1, ``center`` on the centre line at the
-wall's end where it is entered, ``depth`` from there to the other end. Not read: a drafted oval
-(build123d's tapered extrude of an ellipse is a B-spline), an elliptical boss, and a chamfer or a
-rounding round its mouth or floor (the depth is then the straight wall's).
+``direction`` (the major axis), ``sides`` 1, ``curved`` 1, ``center`` where the centre line
+meets the surface it opens onto, ``depth`` from there to the other end. Not read: a drafted oval
+(build123d's tapered extrude of an ellipse is a B-spline) and an elliptical boss.
 
 Blocks nothing (a computation). OCP is imported at the top: jailed processes and tests only.
 """
@@ -24,9 +23,10 @@ from OCP.BRepTools import BRepTools
 from OCP.GeomAbs import GeomAbs_Ellipse, GeomAbs_SurfaceOfExtrusion
 from OCP.TopoDS import TopoDS
 
-from jail.cad.features_faces import TWO_PI, FaceInfo, _xyz, add, canonical_dir, dot, edge_points, mul, norm, sub
-from jail.cad.features_find import FULL, entry_first, open_beyond, part_scale
+from jail.cad.features_faces import TWO_PI, FaceInfo, _xyz, canonical_dir, dot, mul, norm, sub
+from jail.cad.features_find import FULL, part_scale
 from jail.cad.features_material import Material
+from jail.cad.features_outlines import read_ends
 
 def _ellipse(fi: FaceInfo) -> dict | None:
     """The ellipse ``fi`` is extruded from, as ``{centre, d, major, minor, x, span}`` (``centre`` a
@@ -77,20 +77,12 @@ def ovals(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         if el["span"] < FULL:
             continue
         d, c = el["d"], el["centre"]
-        ts = [dot(p, d) for fi in faces for e in fi.edges.values() for p in edge_points(e)]
-        lo, hi = min(ts), max(ts)
-        step = max(1e-4, 1e-3 * el["minor"])
-        open_lo, open_hi = (open_beyond(infos, faces, c, d, t, sign,
-                                        lambda t=t, sign=sign: [add(c, mul(d, t + sign * step))], mat, tol * 10)
-                            for t, sign in ((lo, -1.0), (hi, 1.0)))
-        if not (open_lo or open_hi):
+        ends = read_ends(infos, faces, c, d, 2 * el["minor"], mat, tol)
+        if ends is None:
             continue  # a closed cavity
-        through = open_lo and open_hi
-        from_lo = entry_first(d) if through else open_lo
-        out.append({"center": add(c, mul(d, lo if from_lo else hi)), "axis": mul(d, 1.0 if from_lo else -1.0),
-                    "depth": None if through else hi - lo, "through": through, "width": 2 * el["minor"],
-                    "length": 2 * el["major"], "direction": el["x"], "sides": 1, "shape": "oval",
-                    "corner_radius": None, "draft": None, "curved": 1, "island": None, "sector": None})
+        out.append({**ends, "width": 2 * el["minor"], "length": 2 * el["major"], "direction": el["x"], "sides": 1,
+                    "shape": "oval", "corner_radius": None, "draft": None, "curved": 1, "island": None,
+                    "sector": None})
         used.update(fi.index for fi in faces)
     return out
 

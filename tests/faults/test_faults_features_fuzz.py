@@ -100,6 +100,21 @@ def test_random_parts_give_replies_the_launcher_accepts(soak):
     assert read > len(seeds) // 2  # the parts do have features: the test reads something
 
 
+def _turned_and_moved(part, seed: int):
+    """``part`` turned at random and moved up to 500 mm off the origin (the same for a seed)."""
+    import random
+
+    from build123d import Pos, Rot
+    rng = random.Random(seed)
+    return (Pos(rng.uniform(-500, 500), rng.uniform(-500, 500), rng.uniform(-500, 500))
+            * Rot(rng.uniform(0, 360), rng.uniform(0, 360), rng.uniform(0, 360)) * part)
+
+
+def _reply(part) -> dict:
+    """``features`` of ``part`` as the launcher rebuilds it (it must pass)."""
+    return R.features_reply(json.loads(json.dumps(features.features({"p": part}, "p"), allow_nan=False)), "p")
+
+
 def _stepped_bore(seed: int):
     """A 60x60x40 block (z from -20 to 20) with one stepped bore on the Z axis: a narrow bore, through
     or blind, under one to three wider bores cut from the top, deeper as they narrow, and (through)
@@ -139,18 +154,13 @@ def test_random_stepped_bores_read_every_bore_upright_and_turned(soak):
     """Stop 48's ``bores`` on random stepped bores: exactly the bores cut, each with its diameter and
     its start and end from the entry, the widest from the top its counterbore, the same turned at
     random and moved 500 mm off the origin."""
-    import random
 
-    from build123d import Pos, Rot
     seeds = list(range(30)) + (list(range(5000, 5300)) if soak else [])
     for seed in seeds:
         part, (diameter, cb, bores, through) = _stepped_bore(seed)
-        rng = random.Random(seed)
-        moved = (Pos(rng.uniform(-500, 500), rng.uniform(-500, 500), rng.uniform(-500, 500))
-                 * Rot(rng.uniform(0, 360), rng.uniform(0, 360), rng.uniform(0, 360)) * part)
         readings = []
-        for p in (part, moved):
-            out = R.features_reply(json.loads(json.dumps(features.features({"p": p}, "p"), allow_nan=False)), "p")
+        for p in (part, _turned_and_moved(part, seed)):
+            out = _reply(p)
             (h,) = out["holes"]
             assert h["through"] is through and abs(h["diameter"] - diameter) < 1e-4, (seed, h)
             assert h["counterbore"] is not None and max(abs(h["counterbore"]["diameter"] - cb[0]),
@@ -207,18 +217,13 @@ def test_random_spline_cuts_read_as_freeform_pockets_upright_and_turned(soak):
     depth (past a rounded floor) or through, its width and length the profile's extents when it
     reads along X or Y (else narrower than either), the same turned at random and moved 500 mm off
     the origin (where it reads its narrowest width: X and Y no longer lie across it)."""
-    import random
 
-    from build123d import Pos, Rot
     seeds = list(range(25)) + (list(range(7000, 7250)) if soak else [])
     for seed in seeds:
         part, (sx, sy), depth = _spline_cut(seed)
-        rng = random.Random(seed)
-        moved = (Pos(rng.uniform(-500, 500), rng.uniform(-500, 500), rng.uniform(-500, 500))
-                 * Rot(rng.uniform(0, 360), rng.uniform(0, 360), rng.uniform(0, 360)) * part)
         readings = []
-        for p in (part, moved):
-            out = R.features_reply(json.loads(json.dumps(features.features({"p": p}, "p"), allow_nan=False)), "p")
+        for p in (part, _turned_and_moved(part, seed)):
+            out = _reply(p)
             (pk,) = out["pockets"]
             assert pk["shape"] == "freeform" and pk["through"] is (depth is None), (seed, pk)
             assert depth is None or abs(pk["depth"] - depth) < 1e-3, (seed, pk, depth)

@@ -1510,6 +1510,18 @@ def test_an_ellipse_cut_is_an_oval_pocket_and_a_row_of_them_a_pattern(tmp_path):
             R.features_reply(bad, "p")
 
 
+def test_an_oval_pocket_reads_past_a_chamfered_mouth_and_a_rounded_floor():
+    """An elliptical pocket 6 deep with its mouth chamfered read 5 deep from z = 9, and with its
+    floor rounded it read as through (the probe past the walls was still in the pocket): both read
+    6 deep from the top (z = 10), as its walls are read past the edge breaks now."""
+    from build123d import Ellipse
+    part = Box(80, 60, 20) - Pos(0, 0, 10) * extrude(Ellipse(15, 8), amount=-6)
+    rims = part.edges().filter_by(GeomType.ELLIPSE).group_by(Axis.Z)
+    for cut in (chamfer(rims[-1], 1), fillet(rims[0], 1.5)):
+        (p,) = run(cut)["pockets"]
+        assert (p["shape"], p["depth"], p["through"], p["center"]) == ("oval", 6, False, [0, 0, 10]), p
+
+
 def _splines():
     """An 80x60x20 block (z from -10 to 10) with cuts drawn by splines, from the top: a closed
     periodic spline 40.17 x 28.18 (its extents: it bulges past its points), 5 deep at (-10, 5), its
