@@ -23,8 +23,9 @@ the other end.
 
 Its ends and depth are taken past a rounding or chamfer round its floor or mouth
 (:func:`_past_breaks`); such a rounding along a spline is no cylinder, and is not listed as a
-fillet. Not read: a drafted freeform cut (build123d's tapered extrude makes B-spline walls), a
-wall split along its length, and an island on its floor (a round post is still a boss).
+fillet. ``island``: what stands on a blind one's flat floor, as a pocket's (``features_pockets._islands``:
+the counter of a letter O). Not read: a drafted freeform cut (build123d's tapered extrude makes
+B-spline walls) and a wall split along its length.
 
 Blocks nothing (a computation). OCP is imported at the top: jailed processes and tests only.
 """
@@ -40,7 +41,7 @@ from OCP.TopoDS import TopoDS
 from jail.cad.features_faces import FaceInfo, _xyz, add, canonical_dir, cross, dot, edge_points, mul, norm, sub, unit
 from jail.cad.features_find import axis_crossing, entry_first, open_beyond, part_scale
 from jail.cad.features_material import Material
-from jail.cad.features_pockets import MAX_WALLS, _line_dir
+from jail.cad.features_pockets import MAX_WALLS, _islands, _line_dir
 
 ANGLES = 180  # the outline's extents are compared across this many directions (every degree)
 FLAT = 2e-5  # directions this close to the narrowest width (times the outline's length) are alike
@@ -218,9 +219,12 @@ def read_ends(infos: list[FaceInfo], walls: list[FaceInfo], c, d, width: float, 
     (``features_find.open_beyond``: from the face across, else probed on the centre line just
     beyond): both open = through, one = blind, entered from the open end. The entry is where the
     centre line meets the surface it opens onto (a curved or tilted one: not the walls' far tip),
-    never past the far end; ``depth`` runs from there to the other end."""
+    never past the far end; ``depth`` runs from there to the other end. ``floor``: None through, else
+    ``(t_walls, t_floor, down)``, where the walls end, the floor past its rounding, and +1 when it
+    is at the high end of ``d`` (``features_pockets._islands``' arguments)."""
     ts = [dot(p, d) for w in walls for e in w.edges.values() for p in edge_points(e)]
-    lo, hi = _past_breaks(infos, walls, d, min(ts), max(ts), tol * 10)
+    wall_lo, wall_hi = min(ts), max(ts)
+    lo, hi = _past_breaks(infos, walls, d, wall_lo, wall_hi, tol * 10)
     step = max(1e-4, 1e-3 * width)
     open_lo, open_hi = (open_beyond(infos, walls, c, d, t, sign,
                                     lambda t=t, sign=sign: [add(c, mul(d, t + sign * step))], mat, tol * 10)
@@ -232,7 +236,8 @@ def read_ends(infos: list[FaceInfo], walls: list[FaceInfo], c, d, width: float, 
     t_in = axis_crossing(infos, [{"faces": walls}], c, d, lo if from_lo else hi, width / 2, tol * 10)[0]
     t_in = min(max(t_in, lo), hi)
     return {"center": add(c, mul(d, t_in)), "axis": mul(d, 1.0 if from_lo else -1.0),
-            "depth": None if through else (hi - t_in if from_lo else t_in - lo), "through": through}
+            "depth": None if through else (hi - t_in if from_lo else t_in - lo), "through": through,
+            "floor": None if through else ((wall_hi, hi, 1.0) if from_lo else (wall_lo, lo, -1.0))}
 
 
 def outlines(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
@@ -264,8 +269,10 @@ def outlines(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         ends = read_ends(infos, loop, c, d, width, mat, tol)
         if ends is None:
             continue  # a closed cavity
+        floor = ends.pop("floor")
+        island = None if floor is None else _islands(infos, loop, d, *floor, direction, tol * 10)
         out.append({**ends, "width": width, "length": length, "direction": direction, "sides": len(loop),
                     "shape": "freeform", "corner_radius": None, "draft": None,
-                    "curved": sum(w.kind != "plane" for w in loop), "island": None, "sector": None})
+                    "curved": sum(w.kind != "plane" for w in loop), "island": island, "sector": None})
         used.update(w.index for w in loop)
     return out

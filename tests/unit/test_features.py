@@ -1584,6 +1584,18 @@ def test_freeform_pockets_turned_oblique_and_in_a_row():
     assert [(p["of"], p["type"], p["count"], p["pitch"]) for p in d["patterns"]] == [("pockets", "linear", 3, 35)]
 
 
+def test_a_freeform_pocket_round_a_post_has_an_island():
+    """A spline pocket 5 deep round a post 6 x 6 standing on its floor: the island is listed, as a
+    pocket's; the round post is also a boss."""
+    from build123d import Spline, make_face
+    blob = make_face(Spline((-30, 0), (0, 15), (30, 0), (0, -12), periodic=True))
+    part = Box(80, 60, 10) - Pos(0, 0, 5) * extrude(blob, amount=-5) + Cylinder(3, 10)
+    d = run(part)
+    (p,) = d["pockets"]
+    assert (p["shape"], p["depth"], p["island"]) == ("freeform", 5, {"count": 1, "width": 6, "length": 6}), p
+    assert [(b["diameter"], b["height"]) for b in d["bosses"]] == [(6, 5)], d["bosses"]
+
+
 def test_a_spline_profiled_part_is_no_pocket():
     """The outside of a part extruded from a spline goes round material, not a void: no pocket."""
     from build123d import Spline, extrude, make_face
