@@ -1558,7 +1558,7 @@ def test_a_spline_cut_is_a_freeform_pocket(tmp_path):
         assert near(window["center"], (20, -12.5, 10), 1e-3), window
         assert d["holes"] == d["slots"] == [], d
     text = table.render_text("features", {"ok": True, "features": R.features_reply(run(part), "p")})
-    assert "pockets: 1 x freeform 40.1675 x 28.1803 along +X depth 5 -Z at (-10.08, 6.414, 10)" in text, text
+    assert "pockets: 1 x freeform 40.1675 x 28.1811 along +X depth 5 -Z at (-10.08, 6.413, 10)" in text, text
     assert "pockets: 1 x freeform 30 x 25 along +X through -Z at (20, -12.5, 10)" in text, text
 
 
@@ -1594,6 +1594,38 @@ def test_a_freeform_pocket_round_a_post_has_an_island():
     (p,) = d["pockets"]
     assert (p["shape"], p["depth"], p["island"]) == ("freeform", 5, {"count": 1, "width": 6, "length": 6}), p
     assert [(b["diameter"], b["height"]) for b in d["bosses"]] == [(6, 5)], d["bosses"]
+
+
+def test_a_freeform_pocket_in_a_curved_face_reads_its_ends_from_the_faces_there():
+    """A spline pocket cut from a block's curved top (a cylinder r=100, its crown at z = 15) down to
+    a floor at z = 10: entered where its centre line meets the crown, 5 deep there, and both ends
+    read from the faces across them (the crown faces on, the floor back), with no probe: a point
+    probe on a part with a spline face asks OCCT's solid classifier (67 ms a probe on build123d's
+    maker coin)."""
+    from build123d import Spline, make_face
+    from jail.cad.features_material import Material
+    blob = make_face(Spline((-15, 0), (0, 10), (15, 0), (0, -8), periodic=True))
+    body = Box(60, 40, 30) & Pos(0, 0, -85) * Rot(0, 90, 0) * Cylinder(100, 60)
+    part = body - Pos(0, 0, 15) * extrude(blob, amount=-5)
+    mat = Material(part.wrapped)
+    (p,) = features.find(part.wrapped, mat=mat)["pockets"]
+    crown = -85 + math.sqrt(100 ** 2 - p["center"][1] ** 2)
+    assert p["shape"] == "freeform" and p["depth"] == pytest.approx(crown - 10, abs=1e-6), p
+    assert p["center"][2] == pytest.approx(crown, abs=1e-6) and near(p["axis"], (0, 0, -1), 1e-9), p
+    assert (mat.rays, mat.classified) == (0, 0)
+
+
+def test_the_outline_inside_test_survives_a_ray_through_a_vertex_its_samples_miss():
+    """build123d's playing-card box lost its spade window: the point off its stem's flat bottom lay
+    on the axis through the spade's tip, where the two sides' samples missed each other by a
+    rounding, and the one ray of the inside test passed between them (no crossing: outside, so
+    material inside, so no pocket). A diamond round (0, 0) with its right vertex split that way:
+    inside, as three skew rays say."""
+    import numpy as np
+    from jail.cad.features_outlines import _inside
+    e = 1e-15
+    segs = np.array([(0, -5, 5, -e), (5, e, 0, 5), (0, 5, -5, 0), (-5, 0, 0, -5)], dtype=float)
+    assert _inside(segs, 0.0, 0.0) and not _inside(segs, 6.0, 0.0) and not _inside(segs, 0.0, 5.5)
 
 
 def test_a_spline_profiled_part_is_no_pocket():
