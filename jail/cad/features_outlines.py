@@ -328,8 +328,9 @@ def outlines(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     """Freeform pockets and windows (module docstring); their walls become ``used``."""
     tol = 1e-6 * part_scale(infos) + 1e-6
     out = []
+    walked: set = set()  # the walls of every loop read (a letter's outside: from each of its faces, the same loop)
     for fi in infos:
-        if fi.index in used:
+        if fi.index in used or fi.index in walked:
             continue
         d = _extruded(fi)
         if d is None or not _wall(fi, d, used):
@@ -337,6 +338,7 @@ def outlines(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         loop = _loop(fi, d, infos, used)
         if loop is None:
             continue
+        walked.update(w.index for w in loop)
         u = unit(cross(d, (1.0, 0.0, 0.0) if abs(d[0]) < 0.9 else (0.0, 1.0, 0.0)))
         v = cross(d, u)
         segs = _section(loop, d, u, v)
