@@ -241,5 +241,5 @@ def test_freeform_pockets_through_the_client(client):
     assert client.text("execute", {"code": code}).startswith("OK")
     data, text = features(client, {"object_name": "splines", "kinds": ["pockets"]})
     assert sorted((p["shape"], p["sides"], p["width"], p["length"], p["through"]) for p in data["pockets"]) == [
-        ("freeform", 1, 28.1811, 40.1675, False), ("freeform", 2, 25, 30, True)], data
+        ("freeform", 1, 28.1803, 40.1675, False), ("freeform", 2, 25, 30, True)], data
     assert "pockets: 1 x freeform 30 x 25 along +X through -Z at (20, -12.5, 10)" in text, text

@@ -1558,7 +1558,7 @@ def test_a_spline_cut_is_a_freeform_pocket(tmp_path):
         assert near(window["center"], (20, -12.5, 10), 1e-3), window
         assert d["holes"] == d["slots"] == [], d
     text = table.render_text("features", {"ok": True, "features": R.features_reply(run(part), "p")})
-    assert "pockets: 1 x freeform 40.1675 x 28.1811 along +X depth 5 -Z at (-10.08, 6.413, 10)" in text, text
+    assert "pockets: 1 x freeform 40.1675 x 28.1803 along +X depth 5 -Z at (-10.08, 6.414, 10)" in text, text
     assert "pockets: 1 x freeform 30 x 25 along +X through -Z at (20, -12.5, 10)" in text, text
 
 
