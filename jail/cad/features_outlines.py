@@ -46,8 +46,9 @@ from jail.cad.features_faces import (FaceInfo, _normal_at, _xyz, add, canonical_
                                      norm, sub, unit)
 from jail.cad.features_find import axis_crossing, entry_first, open_beyond, part_scale
 from jail.cad.features_material import Material
-from jail.cad.features_pockets import MAX_WALLS, _islands, _line_dir
+from jail.cad.features_pockets import _islands, _line_dir
 
+MAX_WALLS = 4096  # a gear's outline of 100 teeth has 200 flanks: walked once each, it costs ~1 ms a wall
 ANGLES = 180  # the outline's extents are compared across this many directions (every degree)
 FLAT = 2e-5  # directions this close to the narrowest width (times the outline's length) are alike
 SQUARE_SLACK = 1.05  # the extents across the part's axes are read when at most this much wider than the narrowest
@@ -97,24 +98,27 @@ def _along(fi: FaceInfo, d, infos: list[FaceInfo]) -> list[int] | None:
     return out
 
 
-def _loop(start: FaceInfo, d, infos: list[FaceInfo], used: set) -> list[FaceInfo] | None:
-    """The walls round a void along ``d`` from ``start``, in order; None unless they close, each
-    joined to the next across one straight edge and to the one before across another."""
+def _loop(start: FaceInfo, d, infos: list[FaceInfo], used: set) -> tuple[list[FaceInfo], bool]:
+    """The walls round a void along ``d`` from ``start``, in order, and whether they close, each
+    joined to the next across one straight edge and to the one before across another (not closed:
+    the walls walked before it broke off; a walk from any of them breaks off there too)."""
     loop, prev, cur = [start], None, start
+    seen = {start.index}
     while len(loop) <= MAX_WALLS:
         sides = _along(cur, d, infos)
         if sides == [cur.index] and cur is start:  # a closed curve's one face, round its seam
-            return loop
+            return loop, True
         if sides is None or len(sides) != 2 or not all(_wall(infos[j], d, used) or j == start.index for j in sides):
-            return None
+            return loop, False
         nxt = sides[1] if sides[0] == prev else sides[0]
         if nxt == start.index:
-            return loop if len(loop) >= 2 or sides == [start.index, start.index] else None
-        if any(fi.index == nxt for fi in loop):
-            return None
+            return loop, len(loop) >= 2 or sides == [start.index, start.index]
+        if nxt in seen:
+            return loop, False
         prev, cur = cur.index, infos[nxt]
         loop.append(cur)
-    return None
+        seen.add(nxt)
+    return loop, False
 
 
 def _curve_points(edge, deflection: float) -> np.ndarray:
@@ -333,17 +337,17 @@ def outlines(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     """Freeform pockets and windows (module docstring); their walls become ``used``."""
     tol = 1e-6 * part_scale(infos) + 1e-6
     out = []
-    walked: set = set()  # the walls of every loop read (a letter's outside: from each of its faces, the same loop)
+    walked: set = set()  # the walls of every walk (a letter's outside: from each of its faces, the same loop)
     for fi in infos:
         if fi.index in used or fi.index in walked:
             continue
         d = _extruded(fi)
         if d is None or not _wall(fi, d, used):
             continue
-        loop = _loop(fi, d, infos, used)
-        if loop is None:
-            continue
+        loop, closed = _loop(fi, d, infos, used)
         walked.update(w.index for w in loop)
+        if not closed:
+            continue
         u = unit(cross(d, (1.0, 0.0, 0.0) if abs(d[0]) < 0.9 else (0.0, 1.0, 0.0)))
         v = cross(d, u)
         segs = _section(loop, d, u, v)

@@ -1628,6 +1628,22 @@ def test_the_outline_inside_test_survives_a_ray_through_a_vertex_its_samples_mis
     assert _inside(segs, 0.0, 0.0) and not _inside(segs, 6.0, 0.0) and not _inside(segs, 0.0, 5.5)
 
 
+def test_a_freeform_outline_of_many_walls_is_read_once():
+    """A pocket drawn with 70 splines (a gear-like rim, one wall each; the pocket finder stops at 64
+    walls) is one freeform pocket of 70 sides; the part extruded from the same outline has none."""
+    from build123d import Spline, Wire, make_face
+    n, pts = 70, []
+    for i in range(n + 1):
+        a = 2 * math.pi * i / n
+        pts.append((30 * math.cos(a), 30 * math.sin(a)))
+    mids = [(34 * math.cos(2 * math.pi * (i + 0.5) / n), 34 * math.sin(2 * math.pi * (i + 0.5) / n))
+            for i in range(n)]
+    outline = make_face(Wire([Spline(pts[i], mids[i], pts[i + 1] if i + 1 < n else pts[0]) for i in range(n)]))
+    (p,) = run(Box(90, 90, 10) - Pos(0, 0, 5) * extrude(outline, amount=-4))["pockets"]
+    assert (p["shape"], p["sides"], p["curved"], p["depth"]) == ("freeform", n, n, 4), p
+    assert run(extrude(outline, amount=10))["pockets"] == []
+
+
 def test_a_spline_profiled_part_is_no_pocket():
     """The outside of a part extruded from a spline goes round material, not a void: no pocket."""
     from build123d import Spline, extrude, make_face
