@@ -198,9 +198,9 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     bs = sorted(ff.bosses(infos, mat, used) if mat.solids else [], key=_order)
     sl = features_slots.slots(infos, mat, used) if mat.solids else []
     gr = sorted(face_gr + features_grooves.grooves(infos, used), key=_order)
-    pk = sorted(features_pockets.pockets(infos, mat, used) + features_ovals.ovals(infos, mat, used)
-                + features_outlines.outlines(infos, mat, used)
-                if mat.solids else [], key=_order)
+    pk = (features_pockets.pockets(infos, mat, used) + features_ovals.ovals(infos, mat, used)) if mat.solids else []
+    freeform, round_holes = features_outlines.outlines(infos, mat, used) if mat.solids else ([], [])
+    hs, pk = sorted(hs + round_holes, key=_order), sorted(pk + freeform, key=_order)
     slanted = features_drafted.find(infos, mat, used) if mat.solids else []  # before steps: a V's walls are none
     channels, steps = features_channels.find(infos, mat, used) if mat.solids else ([], [])
     sl, st = sorted(sl + channels + slanted, key=_order), sorted(steps, key=_order)

@@ -2,30 +2,31 @@
 
 The pocket finder (``features_pockets``) walks walls that are planes and arcs, the oval finder
 (``features_ovals``) reads an ellipse's; a cut drawn with a spline (a recess for a hand-shaped
-part, a moulded grip, a heart) has neither, so it was not read. Here a wall is a face along one
-direction ``d``: a plane parallel to it, a cylinder round it, or a surface extruded along it from
-any curve (a spline, a Bezier, an offset curve: OCCT's surface of linear extrusion, from build123d
-and from STEP alike). From each extruded face of a curve no other finder took, the walls are
-walked across their straight edges along ``d`` (each wall has two; a closed spline's one face has a
-seam) until the walk comes back: that loop is a pocket when the void is inside the outline it
-draws (every wall's material side faces out of it, :func:`_void_inside`); round material (a
-spline boss, the outside of a part) it is none.
+part, a moulded grip, a letter, a card's suit) has neither, so it was not read. Here a wall is a
+face along one direction ``d``: a plane parallel to it, a cylinder round it, or a surface extruded
+along it from any curve (a spline, a Bezier, an offset curve: OCCT's surface of linear extrusion,
+or a B-spline surface that is one, as STEP files written all in NURBS have it, :func:`_extruded`).
+From each extruded face no other finder took, the walls are walked across their straight edges
+along ``d`` (each wall has two; a closed spline's one face has a seam) until the walk comes back,
+each face walked once: that loop is a pocket when the void is inside the outline it draws (every
+wall's material side faces out of it, :func:`_void_inside`); round material (a spline boss, the
+outside of a part) it is none. A loop drawn round a circle (a NURBS file's round hole: the hole
+finder reads cylinders) is a plain hole instead.
 
-Its ends are read as a hole's (``features_find.open_beyond``: from the face across, else probed
-just beyond, inside the outline): both open = through, one = blind, entered from the open end;
-neither = a closed cavity, not listed. It is a pocket of shape "freeform": ``sides`` its walls
-(1 for a closed spline), ``curved`` those that are not planes, ``width`` the outline's narrowest
-extent across (sampled every degree, then every hundredth round the narrowest; across the part's
-X, Y or Z when at most 5 % wider), ``length`` its extent square to that along ``direction``,
-``center`` the middle of those extents (else, for a crescent whose middle is not inside, a point
-just inside a wall) where that centre line meets the surface it opens onto, ``depth`` from there to
-the other end.
-
-Its ends and depth are taken past a rounding or chamfer round its floor or mouth
-(:func:`_past_breaks`); such a rounding along a spline is no cylinder, and is not listed as a
-fillet. ``island``: what stands on a blind one's flat floor, as a pocket's (``features_pockets._islands``:
-the counter of a letter O). Not read: a drafted freeform cut (build123d's tapered extrude makes
-B-spline walls) and a wall split along its length.
+Its ends, past a rounding or chamfer round its floor or mouth (:func:`_past_breaks`), are read
+from the faces across them where they meet the walls (:func:`_rim_open`: a mouth faces on, a
+floor back), else as a hole's (``features_find.open_beyond``: probed just beyond, inside the
+outline): both open = through, one = blind, entered from the open end; neither = a closed cavity,
+not listed. It is a pocket of shape "freeform": ``sides`` its walls (1 for a closed spline),
+``curved`` those that are not planes, ``width`` the outline's narrowest extent across (sampled
+every degree, then every hundredth round the narrowest; across the part's X, Y or Z when at most
+5 % wider), ``length`` its extent square to that along ``direction``, ``center`` the middle of
+those extents (else, for a crescent whose middle is not inside, a point just inside a wall) where
+that centre line meets the surface it opens onto, ``depth`` from there to the other end, and
+``island`` what stands on a blind one's flat floor, as a pocket's (``features_pockets._islands``:
+a letter O's counter). A rounding along a spline is no cylinder, and is not listed as a fillet.
+Not read: a drafted freeform cut (build123d's tapered extrude makes ruled B-spline walls that lean)
+and a wall split along its length.
 
 Blocks nothing (a computation). OCP is imported at the top: jailed processes and tests only.
 """
@@ -39,7 +40,7 @@ from OCP.BRepAdaptor import BRepAdaptor_Curve, BRepAdaptor_Curve2d, BRepAdaptor_
 from OCP.BRepBndLib import BRepBndLib
 from OCP.Bnd import Bnd_Box
 from OCP.GCPnts import GCPnts_QuasiUniformDeflection
-from OCP.GeomAbs import GeomAbs_Line, GeomAbs_SurfaceOfExtrusion
+from OCP.GeomAbs import GeomAbs_BSplineSurface, GeomAbs_Line, GeomAbs_SurfaceOfExtrusion
 from OCP.TopoDS import TopoDS
 
 from jail.cad.features_faces import (FaceInfo, _normal_at, _xyz, add, canonical_dir, cross, dot, edge_points, mul,
@@ -49,6 +50,7 @@ from jail.cad.features_material import Material
 from jail.cad.features_pockets import _islands, _line_dir
 
 MAX_WALLS = 4096  # a gear's outline of 100 teeth has 200 flanks: walked once each, it costs ~1 ms a wall
+ROUND = 1e-6  # an outline whose points lie this close (times its width) to one circle is round
 ANGLES = 180  # the outline's extents are compared across this many directions (every degree)
 FLAT = 2e-5  # directions this close to the narrowest width (times the outline's length) are alike
 SQUARE_SLACK = 1.05  # the extents across the part's axes are read when at most this much wider than the narrowest
@@ -60,13 +62,30 @@ DEFLECTION = 3e-5  # an outline's chords stay this close to its curves, times it
 
 def _extruded(fi: FaceInfo) -> tuple | None:
     """The canonical direction a face of kind "other" is extruded along, when it is a surface of
-    linear extrusion (of any curve)."""
+    linear extrusion (of any curve), or a B-spline surface that is one (of degree 1 with two rows
+    of poles one way, each pole of one row the same step from its twin in the other, their
+    weights alike: how other CAD systems' STEP files, and OCCT's NURBS conversion, write one)."""
     if fi.kind != "other":
         return None
     ad = BRepAdaptor_Surface(TopoDS.Face(fi.face))
-    if ad.GetType() != GeomAbs_SurfaceOfExtrusion:
+    if ad.GetType() == GeomAbs_SurfaceOfExtrusion:
+        return canonical_dir(_xyz(ad.Direction()))
+    if ad.GetType() != GeomAbs_BSplineSurface:
         return None
-    return canonical_dir(_xyz(ad.Direction()))
+    bs = ad.BSpline()  # in the face's place
+    if bs.VDegree() == 1 and bs.NbVPoles() == 2:
+        pairs = [((i, 1), (i, 2)) for i in range(1, bs.NbUPoles() + 1)]
+    elif bs.UDegree() == 1 and bs.NbUPoles() == 2:
+        pairs = [((1, j), (2, j)) for j in range(1, bs.NbVPoles() + 1)]
+    else:
+        return None
+    steps = [sub(_xyz(bs.Pole(*b)), _xyz(bs.Pole(*a))) for a, b in pairs]
+    first = steps[0]
+    size = norm(first)
+    if size < 1e-9 or any(norm(sub(st, first)) > 1e-7 * size or abs(bs.Weight(*a) - bs.Weight(*b)) > 1e-12
+                          for st, (a, b) in zip(steps, pairs)):
+        return None
+    return canonical_dir(unit(first))
 
 
 def _parallel(a, b) -> bool:
@@ -333,10 +352,25 @@ def read_ends(infos: list[FaceInfo], walls: list[FaceInfo], c, d, width: float, 
             "floor": None if through else ((wall_hi, hi, 1.0) if from_lo else (wall_lo, lo, -1.0))}
 
 
-def outlines(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
-    """Freeform pockets and windows (module docstring); their walls become ``used``."""
+def _circle(segs: np.ndarray, width: float) -> tuple[tuple, float] | None:
+    """``((x, y), diameter)`` when the outline is a circle (its points, which lie on its curves,
+    within ``ROUND`` of the circle fitted to them by least squares), else None."""
+    x, y = segs[:, 0], segs[:, 1]
+    a, b, c = np.linalg.lstsq(np.stack([x, y, np.ones_like(x)], axis=1), x * x + y * y, rcond=None)[0]
+    cx, cy = a / 2, b / 2
+    r = math.sqrt(max(c + cx * cx + cy * cy, 0.0))
+    if abs(np.hypot(x - cx, y - cy) - r).max() > ROUND * width:
+        return None
+    return (float(cx), float(cy)), 2 * r
+
+
+def outlines(infos: list[FaceInfo], mat: Material, used: set) -> tuple[list[dict], list[dict]]:
+    """Freeform pockets and windows (module docstring), and the round holes among them (a
+    B-spline wall drawn round a circle: ``features_find.holes`` reads cylinders); their walls
+    become ``used``. Returns ``(pockets, holes)``."""
     tol = 1e-6 * part_scale(infos) + 1e-6
-    out = []
+    out: list[dict] = []
+    holes: list[dict] = []
     walked: set = set()  # the walls of every walk (a letter's outside: from each of its faces, the same loop)
     for fi in infos:
         if fi.index in used or fi.index in walked:
@@ -359,15 +393,22 @@ def outlines(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         near = _void_inside(loop, d, u, v, segs, 1e-3 * width)
         if near is None:
             continue
-        xy = middle if _inside(segs, *middle) else near
+        circle = _circle(segs, width)  # a round hole whose wall is a B-spline (a STEP file all NURBS)
+        xy = circle[0] if circle else middle if _inside(segs, *middle) else near
         c = add(mul(u, xy[0]), mul(v, xy[1]))  # a point of the void's centre line, on the plane across d
         ends = read_ends(infos, loop, c, d, width, mat, tol)
         if ends is None:
             continue  # a closed cavity
         floor = ends.pop("floor")
-        island = None if floor is None else _islands(infos, loop, d, *floor, direction, tol * 10)
-        out.append({**ends, "width": width, "length": length, "direction": direction, "sides": len(loop),
-                    "shape": "freeform", "corner_radius": None, "draft": None,
-                    "curved": sum(w.kind != "plane" for w in loop), "island": island, "sector": None})
+        if circle:
+            ts = [dot(p, d) for w in loop for e in w.edges.values() for p in edge_points(e)]
+            holes.append({**ends, "diameter": circle[1], "draft": None, "countersink": None, "counterbore": None,
+                          "bores": [], "length": max(ts) - min(ts), "keyway": None, "flat": None,
+                          "partial": False})
+        else:
+            island = None if floor is None else _islands(infos, loop, d, *floor, direction, tol * 10)
+            out.append({**ends, "width": width, "length": length, "direction": direction, "sides": len(loop),
+                        "shape": "freeform", "corner_radius": None, "draft": None,
+                        "curved": sum(w.kind != "plane" for w in loop), "island": island, "sector": None})
         used.update(w.index for w in loop)
-    return out
+    return out, holes

@@ -1644,6 +1644,33 @@ def test_a_freeform_outline_of_many_walls_is_read_once():
     assert run(extrude(outline, amount=10))["pockets"] == []
 
 
+def test_an_all_nurbs_part_reads_as_its_analytic_self(tmp_path):
+    """A STEP file that writes every face as a B-spline (other CAD systems' exports; here OCCT's NURBS
+    conversion, then a STEP round trip) read its spline pockets and round holes as nothing: walls
+    extruded along one direction are now also B-spline surfaces of degree 1 with two rows of poles
+    one step apart, and such a wall drawn round a circle is a hole. The plate below, its spline cuts
+    and its holes (d=8 through, d=6 2 deep) read as the analytic part does, turned too."""
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_NurbsConvert
+    from build123d import Compound
+    part = _splines() - Pos(-34, -24, 10) * Cylinder(4, 40) - Pos(34, 24, 10) * Cylinder(3, 4)
+
+    def reading(d):
+        return (sorted((p["shape"], round(p["width"], 4), round(p["length"], 4), p["depth"], p["through"])
+                       for p in d["pockets"]),
+                sorted((h["diameter"], h["depth"], h["through"], tuple(round(x, 4) for x in h["center"]))
+                       for h in d["holes"]))
+
+    want = reading(run(part))
+    assert len(want[0]) == 2 and [h[:3] for h in want[1]] == [(6, 2, False), (8, None, True)], want
+    nurbs = Compound(BRepBuilderAPI_NurbsConvert(part.wrapped, True).Shape())
+    export_step(nurbs, str(tmp_path / "n.step"))
+    for shape in (nurbs, import_step(str(tmp_path / "n.step"))):
+        assert reading(run(shape)) == want
+    turned = Pos(100, -50, 30) * Rot(10, 20, 30) * part
+    got = reading(run(Compound(BRepBuilderAPI_NurbsConvert(turned.wrapped, True).Shape())))
+    assert got[1] == reading(run(turned))[1] and [p[3:] for p in got[0]] == [p[3:] for p in want[0]], got
+
+
 def test_a_spline_profiled_part_is_no_pocket():
     """The outside of a part extruded from a spline goes round material, not a void: no pocket."""
     from build123d import Spline, extrude, make_face
