@@ -12,28 +12,48 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 
 from launcher.selftest.audit.payloads import ESCAPE_LINE
 
 _DECEIVING = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
                         "\u2066-\u2069\ud800-\udfff]")
 LAUNCHER_GROWTH_KB = 128 * 1024
+KEPT_FDS = 3  # this many new path fds still open after a call fire the canary
 
 
-def fd_count() -> int:
-    """File descriptors of the launcher that name a path (files, devices): what fds passed
-    with SCM_RIGHTS and kept would add. Sockets, pipes and pidfds come and go with sessions."""
-    n = 0
+def path_fds() -> dict[int, str] | None:
+    """The launcher's file descriptors that name a path (files, devices), fd -> path: what fds
+    passed with SCM_RIGHTS and kept would add. Sockets, pipes and pidfds come and go with sessions.
+    None when /proc/self/fd cannot be read."""
+    out = {}
     try:
         for fd in os.listdir("/proc/self/fd"):
             try:
-                if os.readlink(f"/proc/self/fd/{fd}").startswith("/"):
-                    n += 1
+                target = os.readlink(f"/proc/self/fd/{fd}")
             except OSError:
-                pass
+                continue
+            if target.startswith("/"):
+                out[int(fd)] = target
     except OSError:
-        return -1
-    return n
+        return None
+    return out
+
+
+def kept_fds(before: dict[int, str] | None, deadline: float, at_least: int = KEPT_FDS) -> tuple[int, list[str]]:
+    """How many more path fds the launcher holds than ``before`` (and the paths of those it did not
+    have then), looked at again until fewer than ``at_least`` more or ``deadline`` (monotonic)
+    passes: the launcher's own threads hold a file for a moment (the watchdog reading a process's
+    /proc files, a session starting in the background), and one look caught three (stop 49's CI, on
+    a payload the AST policy had refused). What a session passed and the launcher kept stays."""
+    if before is None:
+        return 0, []
+    while True:
+        now = path_fds() or {}
+        more = len(now) - len(before)
+        if more < at_least or time.monotonic() >= deadline:
+            return more, sorted({p for fd, p in now.items() if before.get(fd) != p})
+        time.sleep(0.02)
 
 
 def _status_kb(key: str) -> int:

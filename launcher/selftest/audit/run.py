@@ -17,7 +17,7 @@ import time
 
 from launcher.resources import data_dir
 from launcher.selftest.audit.canaries import Canaries
-from launcher.selftest.audit.checks import fd_count, fs_changes, reply_findings, reset_peak_rss
+from launcher.selftest.audit.checks import KEPT_FDS, fs_changes, kept_fds, path_fds, reply_findings, reset_peak_rss
 from launcher.selftest.audit.classify import classify
 from launcher.selftest.audit.exits import run_then
 from launcher.selftest.audit.payloads import Payload, substitute
@@ -39,6 +39,7 @@ UNRESPONSIVE_S = 2.5
 #: the host-side events are read no earlier than this after the payload's call: a datagram or a late
 #: signal lands meanwhile
 SETTLE_S = 0.04
+FDS_SETTLE_S = 1.0  # new path fds of the launcher's own threads close within this (checks.kept_fds)
 
 
 @dataclasses.dataclass
@@ -138,7 +139,7 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     code = substitute(payload.code, values)
     snap0 = can.fs_snapshot()
     ev0 = len(can.events)
-    fds0 = fd_count()
+    fds0 = path_fds()
     rss0_kb = reset_peak_rss()
     can.timer.reset()
     notes: list[str] = []
@@ -162,9 +163,10 @@ def run_cell(rig: Rig, payload: Payload, column: str) -> Cell:
     time.sleep(max(0.0, t_done + SETTLE_S - time.monotonic()))  # the checks above usually took longer
     fired += can.events[ev0:]
     fired += fs_changes(snap0, can.fs_snapshot())
-    fds1 = fd_count()
-    if fds0 >= 0 and fds1 - fds0 >= 3:
-        fired.append(f"launcher-fds: the launcher holds {fds1 - fds0} more file descriptors on paths")
+    more, paths = kept_fds(fds0, time.monotonic() + FDS_SETTLE_S)
+    if more >= KEPT_FDS:
+        named = ", ".join(ascii(p)[:80] for p in paths[:3])
+        fired.append(f"launcher-fds: the launcher holds {more} more file descriptors on paths ({named})")
     if not healthy:
         try:
             rig.new_attacker()
