@@ -14,10 +14,11 @@ then at once ``execute``, ``render`` (the peer's ``render_view``) then at once `
 BRepMesh of the plate at our renderer's deflection + PNG encode of the 800x600 image) is measured
 in this process in the same run, as is what our execute adds to an in-process ``exec``
 (:func:`summary_cost`: the AST policy, the reply's summary, and OCCT on one thread as in the jail),
-which the report sets against the warm-execute gap. Then both servers are opened in one client and warm ``execute`` is timed
-alternating call by call (:func:`interleaved`; also with one core kept busy): the goal's figure,
-since both then see the same machine (run one after the other, the peer's own figure moved 2x
-between runs). Nothing is asserted: the goals of issue 22 are printed as met or not.
+which the report sets against the warm-execute gap. Then both servers are opened in one client and
+warm ``execute`` is timed alternating call by call (:func:`interleaved`; also with one core kept
+busy): the goal's figure, since both then see the same machine (run one after the other, the
+peer's own figure moved 2x between runs). Nothing is asserted: the goals of issue 22 are printed as
+met or not.
 """
 from __future__ import annotations
 
