@@ -155,11 +155,26 @@ def _curve_points(edge, deflection: float) -> np.ndarray:
     return np.array([(p.X(), p.Y(), p.Z()) for p in (q.Value(i) for i in range(1, q.NbPoints() + 1))])
 
 
+def _ends_edges(fi: FaceInfo, d) -> tuple[list, list]:
+    """A wall's edges across ``d`` at its low end and at its high end, as ``(key, edge)``: each by
+    the mean of its points along ``d``, below or above the middle of the wall's cross edges."""
+    cross_edges = [(k, e) for k, e in fi.edges.items() if not _parallel(_line_dir(e) or (0.0, 0.0, 0.0), d)]
+    pts = {k: edge_points(e) for k, e in cross_edges}
+    ts = [dot(p, d) for ps in pts.values() for p in ps]
+    halves: tuple[list, list] = ([], [])
+    if not ts:
+        return halves
+    mid = (min(ts) + max(ts)) / 2
+    for k, e in cross_edges:
+        if pts[k]:
+            halves[sum(dot(p, d) for p in pts[k]) / len(pts[k]) > mid].append((k, e))
+    return halves
+
+
 def _section(loop: list[FaceInfo], d, u, v) -> np.ndarray:
     """The outline the walls draw, as 2-D segments (m x 4: x0, y0, x1, y1 in ``x u + y v``): each
-    wall's edges across ``d`` on its lower half (a straight extrusion's top and bottom edges are the
-    same outline), each within ``DEFLECTION`` of the loop's size of its curve."""
-    edges = [[e for e in fi.edges.values() if not _parallel(_line_dir(e) or (0.0, 0.0, 0.0), d)] for fi in loop]
+    wall's edges across ``d`` at its low end (a straight extrusion's edges at both ends are the same
+    outline), each within ``DEFLECTION`` of the loop's size of its curve."""
     box = Bnd_Box()
     for fi in loop:
         BRepBndLib.Add_s(fi.face, box)
@@ -169,15 +184,10 @@ def _section(loop: list[FaceInfo], d, u, v) -> np.ndarray:
     size = max(hi.X() - lo.X(), hi.Y() - lo.Y(), hi.Z() - lo.Z())
     frame = np.array([u, v]).T  # 3-D -> 2-D
     segs = []
-    for es in edges:
-        pts = [_curve_points(e, max(DEFLECTION * size, 1e-7)) for e in es]
-        pts = [ps for ps in pts if len(ps)]
-        if not pts:
-            continue
-        ts = [ps @ np.array(d) for ps in pts]
-        mid = (min(t.min() for t in ts) + max(t.max() for t in ts)) / 2
-        for ps, t in zip(pts, ts):
-            if t.mean() < mid:
+    for fi in loop:
+        for _, e in _ends_edges(fi, d)[0]:
+            ps = _curve_points(e, max(DEFLECTION * size, 1e-7))
+            if len(ps):
                 flat = ps @ frame
                 segs.append(np.hstack([flat[:-1], flat[1:]]))
     return np.vstack(segs) if segs else np.zeros((0, 4))
@@ -277,22 +287,13 @@ def _past_breaks(infos: list[FaceInfo], loop: list[FaceInfo], d, lo: float, hi: 
 
 
 def _rims(infos: list[FaceInfo], walls: list[FaceInfo], d) -> tuple[list, list]:
-    """The walls' edges across ``d`` at each end, low and high (of each wall, the edges on its
-    lower or upper half), as ``(edge, face across)``, the face across another than a wall."""
+    """The walls' edges across ``d`` at each end, low and high (:func:`_ends_edges`), as
+    ``(edge, face across)``, the face across another than a wall."""
     mine = {fi.index for fi in walls}
     rims: tuple[list, list] = ([], [])
     for fi in walls:
-        cross_edges = [(k, e) for k, e in fi.edges.items() if not _parallel(_line_dir(e) or (0.0, 0.0, 0.0), d)]
-        pts = {k: edge_points(e) for k, e in cross_edges}
-        ts = [dot(p, d) for ps in pts.values() for p in ps]
-        if not ts:
-            continue
-        mid = (min(ts) + max(ts)) / 2
-        for k, e in cross_edges:
-            if not pts[k]:
-                continue
-            high = sum(dot(p, d) for p in pts[k]) / len(pts[k]) > mid
-            rims[high].extend((e, j) for j in fi.neighbours - mine if k in infos[j].edges)
+        for rim, half in zip(rims, _ends_edges(fi, d)):
+            rim.extend((e, j) for k, e in half for j in fi.neighbours - mine if k in infos[j].edges)
     return rims
 
 
@@ -329,7 +330,8 @@ def read_ends(infos: list[FaceInfo], walls: list[FaceInfo], c, d, width: float, 
     centre line meets the surface it opens onto (a curved or tilted one: not the walls' far tip),
     never past the far end; ``depth`` runs from there to the other end. ``floor``: None through, else
     ``(t_walls, t_floor, down)``, where the walls end, the floor past its rounding, and +1 when it
-    is at the high end of ``d`` (``features_pockets._islands``' arguments)."""
+    is at the high end of ``d`` (``features_pockets._islands``' arguments); ``walls``: the walls'
+    own extent along ``d``."""
     ts = [dot(p, d) for w in walls for e in w.edges.values() for p in edge_points(e)]
     wall_lo, wall_hi = min(ts), max(ts)
     lo, hi = _past_breaks(infos, walls, d, wall_lo, wall_hi, tol * 10)
@@ -349,7 +351,8 @@ def read_ends(infos: list[FaceInfo], walls: list[FaceInfo], c, d, width: float, 
     t_in = min(max(t_in, lo), hi)
     return {"center": add(c, mul(d, t_in)), "axis": mul(d, 1.0 if from_lo else -1.0),
             "depth": None if through else (hi - t_in if from_lo else t_in - lo), "through": through,
-            "floor": None if through else ((wall_hi, hi, 1.0) if from_lo else (wall_lo, lo, -1.0))}
+            "floor": None if through else ((wall_hi, hi, 1.0) if from_lo else (wall_lo, lo, -1.0)),
+            "walls": wall_hi - wall_lo}
 
 
 def _circle(segs: np.ndarray, width: float) -> tuple[tuple, float] | None:
@@ -399,12 +402,10 @@ def outlines(infos: list[FaceInfo], mat: Material, used: set) -> tuple[list[dict
         ends = read_ends(infos, loop, c, d, width, mat, tol)
         if ends is None:
             continue  # a closed cavity
-        floor = ends.pop("floor")
+        floor, walls = ends.pop("floor"), ends.pop("walls")
         if circle:
-            ts = [dot(p, d) for w in loop for e in w.edges.values() for p in edge_points(e)]
             holes.append({**ends, "diameter": circle[1], "draft": None, "countersink": None, "counterbore": None,
-                          "bores": [], "length": max(ts) - min(ts), "keyway": None, "flat": None,
-                          "partial": False})
+                          "bores": [], "length": walls, "keyway": None, "flat": None, "partial": False})
         else:
             island = None if floor is None else _islands(infos, loop, d, *floor, direction, tol * 10)
             out.append({**ends, "width": width, "length": length, "direction": direction, "sides": len(loop),

@@ -80,7 +80,7 @@ def ovals(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         ends = read_ends(infos, faces, c, d, 2 * el["minor"], mat, tol)
         if ends is None:
             continue  # a closed cavity
-        ends.pop("floor")
+        ends.pop("floor"), ends.pop("walls")
         out.append({**ends, "width": 2 * el["minor"], "length": 2 * el["major"], "direction": el["x"], "sides": 1,
                     "shape": "oval", "corner_radius": None, "draft": None, "curved": 1, "island": None,
                     "sector": None})
