@@ -22,8 +22,11 @@ from OCP.BRepAdaptor import BRepAdaptor_Curve, BRepAdaptor_Surface
 from OCP.BRepGProp import BRepGProp, BRepGProp_Face
 from OCP.GProp import GProp_GProps
 from OCP.BRepTools import BRepTools
+from OCP.ElSLib import ElSLib
 from OCP.GeomAbs import (GeomAbs_BezierSurface, GeomAbs_BSplineSurface, GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Plane,
                          GeomAbs_Sphere, GeomAbs_Torus)
+from OCP.GeomAdaptor import GeomAdaptor_Surface
+from OCP.GeomConvert import GeomConvert_SurfToAnaSurf
 from OCP.GeomLib import GeomLib_IsPlanarSurface
 from OCP.TopAbs import TopAbs_EDGE, TopAbs_FACE, TopAbs_VERTEX
 from OCP.TopExp import TopExp, TopExp_Explorer
@@ -112,6 +115,7 @@ class FaceInfo:
     concave: bool | None = None        # material outside the surface (a hole wall)
     minor: float = 0.0                 # torus minor radius
     major: float = 0.0                 # torus major radius (of its tube's centre circle)
+    sphere: tuple | None = None        # a sphere's (centre, radius) (kind "other")
     neighbours: set = field(default_factory=set)
     edges: dict = field(default_factory=dict)  # its edges by their index in the shape (``faces_of``)
     outer: set | None = None           # the indices of its outer wire's edges (``outer_edges``), when read
@@ -178,19 +182,72 @@ def _flat_spline(face) -> bool:
         return False
 
 
+ANALYTIC_TOL = 1e-6  # mm: a B-spline face this close to a cylinder, cone, sphere or torus is one
+SPAN_SAMPLES = 64  # points along each edge of such a face to read the angle it spans round its axis
+
+
+def _analytic(face):
+    """The cylinder, cone, sphere, torus (or plane) that a B-spline or Bezier face lies on within
+    ``ANALYTIC_TOL``, as a surface adaptor, or None: an all-NURBS STEP file (some CAD systems write
+    every face so) then reads like the analytic part, its counterbores, countersinks and fillets
+    too. ``BRep_Tool.Surface`` gives the surface placed where the face is."""
+    try:
+        s = GeomConvert_SurfToAnaSurf(BRep_Tool.Surface_s(face)).ConvertToAnalytical(ANALYTIC_TOL)
+    except Exception:  # noqa: BLE001 - an odd surface stays a B-spline
+        return None
+    return None if s is None else GeomAdaptor_Surface(s)
+
+
+def _angle_span(face, surf, kind) -> float:
+    """The angle (radians) a face on a revolution surface ``surf`` covers round its axis, from its
+    edges (its own UV range need not be an angle): all the way round when an edge is a seam, else
+    the union of the angular ranges each edge sweeps, read at ``SPAN_SAMPLES`` points."""
+    edges = [TopoDS.Edge(e) for e in unique(face, TopAbs_EDGE)]
+    if any(BRep_Tool.IsClosed_s(e, face) for e in edges):
+        return TWO_PI
+    geom = {"cylinder": surf.Cylinder, "cone": surf.Cone, "torus": surf.Torus}[kind]()
+    ranges = []
+    for e in edges:
+        us = []
+        for x, y, z in edge_points(e, SPAN_SAMPLES):
+            u, _v = ElSLib.Parameters_s(geom, gp_Pnt(x, y, z))
+            us.append(u if not us else us[-1] + (u - us[-1] + math.pi) % TWO_PI - math.pi)  # unwrapped
+        if us:
+            lo = min(us) % TWO_PI
+            ranges.append((lo, lo + min(max(us) - min(us), TWO_PI)))
+    return _covered(ranges)
+
+
+def _covered(ranges: list[tuple]) -> float:
+    """The measure of the union of angular ranges (start in [0, 2pi), end up to 4pi) on the circle."""
+    parts = []
+    for lo, hi in ranges:
+        parts += [(lo, min(hi, TWO_PI))] + ([(0.0, hi - TWO_PI)] if hi > TWO_PI else [])
+    total, end = 0.0, 0.0
+    for lo, hi in sorted(parts):
+        if hi > end:
+            total += hi - max(lo, end)
+            end = hi
+    return min(total, TWO_PI)
+
+
 def face_info(index: int, face, light: bool = False) -> FaceInfo:
     """``light``: without the area (0) and, for cylinders and tori, without the axial extent
-    (``t0 = t1 = 0``; a cylinder's radius in ``r0``/``r1``): what the pocket finder reads, at a
-    fraction of the cost (a render's window search)."""
+    (``t0 = t1 = 0``; a cylinder's radius in ``r0``/``r1``) nor the analytic surface of a B-spline
+    face: what the pocket finder reads, at a fraction of the cost (a render's window search)."""
     area = 0.0 if light else None  # computed when first read (``FaceInfo.area``)
     ad = BRepAdaptor_Surface(face)
     umin, umax, vmin, vmax = BRepTools.UVBounds_s(face)
     um, vm = (umin + umax) / 2, (vmin + vmax) / 2
     t = ad.GetType()
+    converted = False  # a B-spline face read as the analytic surface it lies on
+    if t in (GeomAbs_BSplineSurface, GeomAbs_BezierSurface):
+        if _flat_spline(face):
+            t = GeomAbs_Plane  # build123d's tapered extrude of a polygon makes its drafted walls so
+        elif not light and (conv := _analytic(face)) is not None:
+            ad, t, converted = conv, conv.GetType(), True
     kind = {GeomAbs_Plane: "plane", GeomAbs_Cylinder: "cylinder", GeomAbs_Cone: "cone",
             GeomAbs_Torus: "torus"}.get(t, "other")
-    if t in (GeomAbs_BSplineSurface, GeomAbs_BezierSurface) and _flat_spline(face):
-        kind = "plane"  # build123d's tapered extrude of a polygon makes its drafted walls so
     try:
         mid, n = _normal_at(face, um, vm)
     except Exception:  # noqa: BLE001 - a degenerate point: keep the face as "other"
@@ -201,7 +258,7 @@ def face_info(index: int, face, light: bool = False) -> FaceInfo:
         raw = _xyz(gax.Direction())
         fi.axis = canonical_dir(raw)
         fi.origin = _xyz(gax.Location())
-        fi.span = min(abs(umax - umin), TWO_PI)
+        fi.span = _angle_span(face, ad, kind) if converted else min(abs(umax - umin), TWO_PI)
         if light and kind != "cone":  # a cone's extent says its angle (a drafted pocket's corner)
             fi.r0 = fi.r1 = ad.Cylinder().Radius() if kind == "cylinder" else 0.0
         else:
@@ -218,7 +275,9 @@ def face_info(index: int, face, light: bool = False) -> FaceInfo:
         else:
             fi.concave = dot(radial, n) < 0
     elif t == GeomAbs_Sphere:  # kind "other"; concave: a spherical cavity (a hole may open into it)
-        fi.concave = dot(sub(mid, _xyz(ad.Sphere().Location())), n) < 0
+        sph = ad.Sphere()
+        fi.sphere = (_xyz(sph.Location()), sph.Radius())
+        fi.concave = dot(sub(mid, fi.sphere[0]), n) < 0
     return fi
 
 

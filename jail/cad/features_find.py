@@ -649,20 +649,13 @@ def ball_floor(infos, origin, axis, t: float, outward: float, tol: float, near=N
     of a concave sphere centred on that line whose cap starts there and only narrows (a ball-end
     mill's floor; the wall's end is its rim), else ``t``. Without it the probe beyond the wall's end was in the
     cap's air, and a ball-ended blind hole read "through"."""
-    from OCP.BRepAdaptor import BRepAdaptor_Surface
-    from OCP.GeomAbs import GeomAbs_Sphere
     for fi in (infos if near is None else (infos[j] for j in near)):
-        if fi.kind != "other" or not fi.concave:
+        if fi.sphere is None or not fi.concave:
             continue
-        ad = BRepAdaptor_Surface(TopoDS.Face(fi.face))
-        if ad.GetType() != GeomAbs_Sphere:
-            continue
-        sph = ad.Sphere()
-        c = sph.Location()
-        tc = along_axis((c.X(), c.Y(), c.Z()), origin, axis, tol)
+        tc = along_axis(fi.sphere[0], origin, axis, tol)
         if tc is None:
             continue
-        pole = tc + outward * sph.Radius()
+        pole = tc + outward * fi.sphere[1]
         # the cap beyond the wall's end, its centre not: it only narrows (a floor); a centre beyond
         # makes it bulge wider than the hole (a spherical cavity the hole opens into)
         if (pole - t) * outward > tol and (tc - t) * outward <= tol:
