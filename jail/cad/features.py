@@ -4,7 +4,7 @@ Runs in a jailed, disposable next like ``measure``: the object is resolved by na
 ``measure.select_one`` (same messages), its OCCT faces are read (``features_faces``), features
 are recognised (``features_find``, ``features_slots``, ``features_grooves``, ``features_pockets``,
 ``features_ovals``: an ellipse's wall is a pocket of shape "oval", ``features_outlines``: a spline's
-of shape "freeform",
+of shape "freeform", ``features_rounds``: a B-spline rounding along a curved edge is a fillet,
 ``features_channels``: channels and T-slots are slots; ``features_drafted``: V grooves and
 dovetails are slots with a draft) and patterns
 searched (``features_patterns``). A solid whose faces are mostly flat triangles (``faceted``: a

@@ -37,6 +37,7 @@ from OCP.TopoDS import TopoDS
 from OCP.gp import gp_Dir, gp_Lin, gp_Pnt
 
 from jail.cad.features_faces import (DRAFT_MAX, TWO_PI, TopAbs_VERTEX, FaceInfo, add, along_axis, cross, dot, edge_points, end_open, mul, norm, sub, unique, unit)
+from jail.cad import features_rounds
 from jail.cad.features_material import Material
 
 FULL = 0.98 * TWO_PI
@@ -736,6 +737,8 @@ def fillets(infos: list[FaceInfo], used: set) -> list[dict]:
             r = fi.r0
         elif fi.kind == "torus":
             r = fi.minor
+        elif fi.kind == "other" and (rd := features_rounds.rounding(fi)) is not None:
+            r, fi.concave = rd[0], not rd[1]  # a rounding along a curved edge (a B-spline face)
         else:
             continue
         used.add(fi.index)
