@@ -25,6 +25,7 @@ from OCP.BRepTools import BRepTools
 from OCP.ElSLib import ElSLib
 from OCP.GeomAbs import (GeomAbs_BezierSurface, GeomAbs_BSplineSurface, GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Plane,
                          GeomAbs_Sphere, GeomAbs_Torus)
+from OCP.Geom import Geom_Plane
 from OCP.GeomAdaptor import GeomAdaptor_Surface
 from OCP.GeomConvert import GeomConvert_SurfToAnaSurf
 from OCP.GeomLib import GeomLib_IsPlanarSurface
@@ -116,6 +117,7 @@ class FaceInfo:
     minor: float = 0.0                 # torus minor radius
     major: float = 0.0                 # torus major radius (of its tube's centre circle)
     sphere: tuple | None = None        # a sphere's (centre, radius) (kind "other")
+    surface: object = None             # a B-spline face's analytic surface (a line meets it beyond the patch)
     neighbours: set = field(default_factory=set)
     edges: dict = field(default_factory=dict)  # its edges by their index in the shape (``faces_of``)
     outer: set | None = None           # the indices of its outer wire's edges (``outer_edges``), when read
@@ -175,11 +177,13 @@ PLANAR_TOL = 1e-6  # mm: a B-spline face whose poles lie this close to one plane
 DRAFT_MAX = math.radians(15)  # a wall this close to its axis is drafted (moulded); a steeper cone: a chamfer
 
 
-def _flat_spline(face) -> bool:
+def _flat_spline(face):
+    """The plane (a ``Geom_Plane``) a B-spline face's poles lie on within ``PLANAR_TOL``, or None."""
     try:
-        return bool(GeomLib_IsPlanarSurface(BRep_Tool.Surface_s(face), PLANAR_TOL).IsPlanar())
+        flat = GeomLib_IsPlanarSurface(BRep_Tool.Surface_s(face), PLANAR_TOL)
+        return Geom_Plane(flat.Plan()) if flat.IsPlanar() else None
     except Exception:  # noqa: BLE001 - an odd surface stays "other"
-        return False
+        return None
 
 
 ANALYTIC_TOL = 1e-6  # mm: a B-spline face this close to a cylinder, cone, sphere or torus is one
@@ -188,23 +192,20 @@ SPAN_SAMPLES = 64  # points along each edge of such a face to read the angle it 
 
 def _analytic(face):
     """The cylinder, cone, sphere, torus (or plane) that a B-spline or Bezier face lies on within
-    ``ANALYTIC_TOL``, as a surface adaptor, or None: an all-NURBS STEP file (some CAD systems write
+    ``ANALYTIC_TOL``, a ``Geom_Surface``, or None: an all-NURBS STEP file (some CAD systems write
     every face so) then reads like the analytic part, its counterbores, countersinks and fillets
     too. ``BRep_Tool.Surface`` gives the surface placed where the face is."""
     try:
-        s = GeomConvert_SurfToAnaSurf(BRep_Tool.Surface_s(face)).ConvertToAnalytical(ANALYTIC_TOL)
+        return GeomConvert_SurfToAnaSurf(BRep_Tool.Surface_s(face)).ConvertToAnalytical(ANALYTIC_TOL)
     except Exception:  # noqa: BLE001 - an odd surface stays a B-spline
         return None
-    return None if s is None else GeomAdaptor_Surface(s)
 
 
 def _angle_span(face, surf, kind) -> float:
     """The angle (radians) a face on a revolution surface ``surf`` covers round its axis, from its
-    edges (its own UV range need not be an angle): all the way round when an edge is a seam, else
-    the union of the angular ranges each edge sweeps, read at ``SPAN_SAMPLES`` points."""
+    edges (its own UV range need not be an angle): the union of the angular ranges each edge
+    sweeps, read at ``SPAN_SAMPLES`` points (a seam says nothing: a torus has one round its tube)."""
     edges = [TopoDS.Edge(e) for e in unique(face, TopAbs_EDGE)]
-    if any(BRep_Tool.IsClosed_s(e, face) for e in edges):
-        return TWO_PI
     geom = {"cylinder": surf.Cylinder, "cone": surf.Cone, "torus": surf.Torus}[kind]()
     ranges = []
     for e in edges:
@@ -240,12 +241,13 @@ def face_info(index: int, face, light: bool = False) -> FaceInfo:
     umin, umax, vmin, vmax = BRepTools.UVBounds_s(face)
     um, vm = (umin + umax) / 2, (vmin + vmax) / 2
     t = ad.GetType()
-    converted = False  # a B-spline face read as the analytic surface it lies on
+    converted, surface = False, None  # a B-spline face read as the analytic surface it lies on
     if t in (GeomAbs_BSplineSurface, GeomAbs_BezierSurface):
-        if _flat_spline(face):
+        if (surface := _flat_spline(face)) is not None:
             t = GeomAbs_Plane  # build123d's tapered extrude of a polygon makes its drafted walls so
-        elif not light and (conv := _analytic(face)) is not None:
-            ad, t, converted = conv, conv.GetType(), True
+        elif not light and (surface := _analytic(face)) is not None:
+            ad = GeomAdaptor_Surface(surface)
+            t, converted = ad.GetType(), True
     kind = {GeomAbs_Plane: "plane", GeomAbs_Cylinder: "cylinder", GeomAbs_Cone: "cone",
             GeomAbs_Torus: "torus"}.get(t, "other")
     try:
@@ -253,6 +255,7 @@ def face_info(index: int, face, light: bool = False) -> FaceInfo:
     except Exception:  # noqa: BLE001 - a degenerate point: keep the face as "other"
         return FaceInfo(index, face, "other", area, _xyz(ad.Value(um, vm)))
     fi = FaceInfo(index, face, kind, area, mid, n)
+    fi.surface = surface
     if kind in ("cylinder", "cone", "torus"):
         gax = {"cylinder": ad.Cylinder, "cone": ad.Cone, "torus": ad.Torus}[kind]().Axis()
         raw = _xyz(gax.Direction())

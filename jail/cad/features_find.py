@@ -182,11 +182,13 @@ def _edge_span(edge, origin, axis) -> tuple[float, float]:
     return min(ts), max(ts)
 
 
-def _line_hits(face, origin, axis) -> list[float]:
-    """Where the axis line meets the (untrimmed) surface of ``face``, as t along ``axis``."""
+def _line_hits(fi: FaceInfo, origin, axis) -> list[float]:
+    """Where the axis line meets the (untrimmed) surface of ``fi``, as t along ``axis`` (a B-spline
+    face's analytic surface when it has one: its patch ends where the face does)."""
     line = Geom_Line(gp_Lin(gp_Pnt(*origin), gp_Dir(*axis)))
     try:
-        inter = GeomAPI_IntCS(line, BRep_Tool.Surface_s(TopoDS.Face(face)))
+        surface = fi.surface if fi.surface is not None else BRep_Tool.Surface_s(TopoDS.Face(fi.face))
+        inter = GeomAPI_IntCS(line, surface)
     except Exception:  # noqa: BLE001 - OCCT's Standard_Failure on an awkward surface: no crossing
         return []
     if not inter.IsDone():
@@ -225,7 +227,7 @@ def axis_crossing(infos, run, origin, axis, t_end: float, radius: float, tol: fl
                 # the crossing nearest the end: within the edge's span where the face is tilted,
                 # within about a radius beyond it where the face curves over the mouth (a sphere)
                 reach = hi - lo + radius + tol
-                for t in _line_hits(g.face, origin, axis):
+                for t in _line_hits(g, origin, axis):
                     if abs(t - t_end) <= reach and (best is None or abs(t - t_end) < abs(best[0] - t_end)):
                         best = (t, g)
     return best if best is not None else (t_end, None)
