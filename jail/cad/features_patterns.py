@@ -39,6 +39,14 @@ from jail.cad.features_faces import add, canonical_dir, cross, dot, mul, sub, un
 GROUP_CAP = 40
 
 
+def _angle(y: float, x: float) -> float:
+    """``atan2(y, x)`` in [-pi, pi): a member on the negative X side reads -180 degrees whatever the
+    sign of the rounding noise in its y (+180 for one copy of a part and -180 for another put the
+    circle's start at another member)."""
+    a = math.atan2(y, x)
+    return -math.pi if a > math.pi - 1e-9 else a
+
+
 def _frame(axis):
     """Two unit directions across ``axis``: the part's axes when ``axis`` is one of them."""
     a = canonical_dir(unit(axis))
@@ -97,7 +105,7 @@ def _bolt_circles(idx, pts2, tol):
         if len(members) < 3 or key in seen:
             continue
         seen.add(key)
-        spaced = _spacing([math.atan2(pts2[k][1] - ctr[1], pts2[k][0] - ctr[0]) for k in members], rad, tol)
+        spaced = _spacing([_angle(pts2[k][1] - ctr[1], pts2[k][0] - ctr[0]) for k in members], rad, tol)
         if spaced is not None:
             found.append((ctr, rad, members, *spaced))
     # keep the largest circles; drop one whose members are all in a bigger one with the same centre
@@ -131,7 +139,7 @@ def _sides_go_on(members, pts2, ctr, tol) -> bool:
     """Whether another member of the group lies on a side of the polygon the circle's members
     make, or on that side carried on by one more of its length: the circle is a few holes of
     longer rows (two rows of a connector: every four holes two pitches apart are 'a bolt circle')."""
-    order = sorted(members, key=lambda k: math.atan2(pts2[k][1] - ctr[1], pts2[k][0] - ctr[0]))
+    order = sorted(members, key=lambda k: _angle(pts2[k][1] - ctr[1], pts2[k][0] - ctr[0]))
     others = [pts2[k] for k in range(len(pts2)) if k not in set(members)]
     for a, b in zip(order, order[1:] + order[:1]):
         (ax, ay), (bx, by) = pts2[a], pts2[b]
@@ -306,7 +314,7 @@ def _radials(items: list[dict], of: str, tol: float) -> list[dict]:
                 continue
             seen.add(key)
             u, v = _frame(hub)
-            ang = {k: math.atan2(dot(sub(items[k]["center"], c), v), dot(sub(items[k]["center"], c), u))
+            ang = {k: _angle(dot(sub(items[k]["center"], c), v), dot(sub(items[k]["center"], c), u))
                    for k in members}
             spaced = _spacing(list(ang.values()), rad, tol)
             if spaced is not None and spaced[2]:  # all the way round
@@ -360,7 +368,7 @@ def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
                     continue  # a square cut out of longer rows: the rows say it
                 h = sum(heights[k] for k in members) / len(members)
                 c3 = add(add(o, add(mul(u, ctr[0]), mul(v, ctr[1]))), mul(canonical_dir(unit(axis)), h))
-                ang = {k: (math.atan2(pts2[k][1] - ctr[1], pts2[k][0] - ctr[0]) - a0) % (2 * math.pi)
+                ang = {k: (_angle(pts2[k][1] - ctr[1], pts2[k][0] - ctr[0]) - a0) % (2 * math.pi)
                        for k in members}  # from the first member round the circle
                 circles.append({"type": "bolt_circle" if full else "arc", "of": of, "center": c3, "radius": rad,
                                 "count": len(members), "axis": canonical_dir(unit(axis)),

@@ -964,7 +964,7 @@ def test_two_rows_of_holes_make_no_bolt_circles_but_a_flange_s_circle_stays():
 
 @pytest.mark.parametrize("leave_out,want", [
     (None, ("bolt_circle", 6, 60.0, None)),
-    (2, ("arc", 5, 60.0, 180.0)),          # a bolt circle with a hole left out: an arc from after the gap
+    (2, ("arc", 5, 60.0, -180.0)),         # a bolt circle with a hole left out: an arc from after the gap
     (None, None),                           # (below: a polar array over a third of a turn)
 ])
 def test_arcs_of_holes_and_a_bolt_circle_with_a_hole_left_out(leave_out, want):
