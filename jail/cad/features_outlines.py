@@ -24,9 +24,15 @@ every degree, then every hundredth round the narrowest; across the part's X, Y o
 those extents (else, for a crescent whose middle is not inside, a point just inside a wall) where
 that centre line meets the surface it opens onto, ``depth`` from there to the other end, and
 ``island`` what stands on a blind one's flat floor, as a pocket's (``features_pockets._islands``:
-a letter O's counter). A rounding along a spline is no cylinder, and is not listed as a fillet.
-Not read: a drafted freeform cut (build123d's tapered extrude makes ruled B-spline walls that lean)
-and a wall split along its length.
+a letter O's counter).
+
+A drafted freeform cut (build123d's tapered extrude of a spline or an ellipse) has ruled B-spline
+walls (degree 1 one way, two rows of poles) that lean off ``d`` by one angle (:func:`_lean`: the
+normals at ``LEAN_GRID`` points within ``DRAFT_SAME``), ``d`` being the normal of a plane next to
+one (the floor, or the face it opens onto). Its walls are walked across straight edges within
+``DRAFT_MAX`` of ``d``; it reads like the others, ``draft`` the median wall's to 0.01 degree
+(positive when it narrows deeper in, negative for an undercut), its sizes the outline's at the entry, and through
+it is entered from its wider end. Not read: a wall split along its length.
 
 Blocks nothing (a computation). OCP is imported at the top: jailed processes and tests only.
 """
@@ -38,13 +44,14 @@ import numpy as np
 from OCP.BRep import BRep_Tool
 from OCP.BRepAdaptor import BRepAdaptor_Curve, BRepAdaptor_Curve2d, BRepAdaptor_Surface
 from OCP.BRepBndLib import BRepBndLib
+from OCP.BRepTools import BRepTools
 from OCP.Bnd import Bnd_Box
 from OCP.GCPnts import GCPnts_QuasiUniformDeflection
 from OCP.GeomAbs import GeomAbs_BSplineSurface, GeomAbs_Line, GeomAbs_SurfaceOfExtrusion
 from OCP.TopoDS import TopoDS
 
-from jail.cad.features_faces import (FaceInfo, _normal_at, _xyz, add, canonical_dir, cross, dot, edge_points, mul,
-                                     norm, sub, unit)
+from jail.cad.features_faces import (DRAFT_MAX, FaceInfo, _normal_at, _xyz, add, canonical_dir, cross, dot, edge_points,
+                                     mul, norm, sub, unit)
 from jail.cad.features_find import axis_crossing, entry_first, open_beyond, part_scale
 from jail.cad.features_material import Material
 from jail.cad.features_pockets import _islands, _line_dir
@@ -58,6 +65,9 @@ SAMPLES = 256  # points along an edge of the outline where the deflection sample
 RIM_FACING = 0.25  # a face across an end faces on or back this much (cosine) to say open or closed
 RAYS = (0.1234, 2.2345, 4.3456)  # the inside test's ray directions (radians): skew to the axes and to each other
 DEFLECTION = 3e-5  # an outline's chords stay this close to its curves, times its size (1.2 um on 40 mm)
+DRAFT_SAME = math.radians(0.5)  # a drafted wall's lean varies this little (OCCT's tapered B-spline walls: to 0.27 deg)
+LEAN_GRID = (5, 3)  # normals read over a drafted wall's UV box, each way
+COS_LEAN = math.cos(DRAFT_MAX)  # a straight edge this close to the axis runs along a drafted wall
 
 
 def _extruded(fi: FaceInfo) -> tuple | None:
@@ -88,14 +98,76 @@ def _extruded(fi: FaceInfo) -> tuple | None:
     return canonical_dir(unit(first))
 
 
+def _ruled(fi: FaceInfo) -> bool:
+    """Is ``fi`` a B-spline surface of degree 1 with two rows of poles one way (a ruled wall: a
+    tapered extrude's, which leans)?"""
+    if fi.kind != "other":
+        return False
+    ad = BRepAdaptor_Surface(TopoDS.Face(fi.face))
+    if ad.GetType() != GeomAbs_BSplineSurface:
+        return False
+    bs = ad.BSpline()
+    return (bs.VDegree() == 1 and bs.NbVPoles() == 2) or (bs.UDegree() == 1 and bs.NbUPoles() == 2)
+
+
+def _lean(fi: FaceInfo, d) -> float | None:
+    """The sine of the angle between ``fi``'s outward normal and the plane across ``d`` (signed:
+    the normal's ``d`` part), when it is alike (within ``DRAFT_SAME``) at ``LEAN_GRID`` points over
+    the face's UV box, else None: a drafted wall leans by one angle all over."""
+    if fi.kind == "plane":
+        return None if fi.normal is None else dot(fi.normal, d)
+    face = TopoDS.Face(fi.face)
+    u0, u1, v0, v1 = BRepTools.UVBounds_s(face)
+    nu, nv = LEAN_GRID
+    angles = []
+    for i in range(nu):
+        for j in range(nv):
+            try:
+                _, n = _normal_at(face, u0 + (u1 - u0) * (i + 0.5) / nu, v0 + (v1 - v0) * (j + 0.5) / nv)
+            except Exception:  # noqa: BLE001 - a degenerate point: no draft read
+                return None
+            angles.append(math.asin(max(-1.0, min(1.0, dot(n, d)))))
+    if max(angles) - min(angles) > DRAFT_SAME:
+        return None
+    return math.sin(sum(angles) / len(angles))
+
+
+def _drafted(fi: FaceInfo, infos: list[FaceInfo]) -> tuple | None:
+    """``(d, lean)`` for a ruled wall (:func:`_ruled`) that leans by one angle, at most
+    ``DRAFT_MAX``, off the normal ``d`` (canonical) of a plane next to it (the floor, or the face
+    the cut opens onto); ``lean`` as :func:`_lean` gives it."""
+    if not _ruled(fi):
+        return None
+    for j in fi.neighbours:
+        g = infos[j]
+        if g.kind != "plane" or g.normal is None:
+            continue
+        d = canonical_dir(g.normal)
+        lean = _lean(fi, d)
+        if lean is not None and 1e-6 < abs(lean) <= math.sin(DRAFT_MAX):
+            return d, lean
+    return None
+
+
 def _parallel(a, b) -> bool:
     return abs(abs(dot(a, b)) - 1) <= 1e-9
 
 
-def _wall(fi: FaceInfo, d, used: set) -> bool:
-    """Can ``fi`` be a wall along ``d``: a plane parallel to it, a cylinder round it, a curve's extrusion along it."""
+def _runs_along(e, d, drafted: bool) -> bool:
+    """Does a straight edge's direction ``e`` run along ``d``: parallel to it, or for a drafted
+    loop's walls within ``DRAFT_MAX`` of it (two drafted walls meet along a leaning line)?"""
+    return e is not None and (_parallel(e, d) if not drafted else abs(dot(unit(e), d)) >= COS_LEAN)
+
+
+def _wall(fi: FaceInfo, d, used: set, lean: float | None = None) -> bool:
+    """Can ``fi`` be a wall along ``d``: a plane parallel to it, a cylinder round it, a curve's
+    extrusion along it; with ``lean`` (a drafted loop's), any face leaning off ``d`` by that one
+    angle (:func:`_lean`: a plane, a cone, a ruled B-spline)."""
     if fi.index in used or fi.normal is None:
         return False
+    if lean is not None:
+        mine = _lean(fi, d) if fi.kind in ("plane", "cone", "other") else None
+        return mine is not None and abs(math.asin(mine) - math.asin(lean)) <= DRAFT_SAME
     if fi.kind == "plane":
         return abs(dot(fi.normal, d)) < 1e-6
     if fi.kind == "cylinder":
@@ -104,30 +176,31 @@ def _wall(fi: FaceInfo, d, used: set) -> bool:
     return e is not None and _parallel(e, d)
 
 
-def _along(fi: FaceInfo, d, infos: list[FaceInfo]) -> list[int] | None:
-    """The faces across ``fi``'s straight edges along ``d``, one per edge (``fi`` itself across a
-    seam); None when one of them is no wall."""
+def _along(fi: FaceInfo, d, infos: list[FaceInfo], drafted: bool = False) -> list[int] | None:
+    """The faces across ``fi``'s straight edges along ``d`` (:func:`_runs_along`), one per edge
+    (``fi`` itself across a seam); None when one of them is no wall."""
     out = []
     for k, edge in fi.edges.items():
-        e = _line_dir(edge)
-        if e is None or not _parallel(e, d):
+        if not _runs_along(_line_dir(edge), d, drafted):
             continue
         across = [j for j in fi.neighbours if k in infos[j].edges]
         out += across if across else [fi.index]
     return out
 
 
-def _loop(start: FaceInfo, d, infos: list[FaceInfo], used: set) -> tuple[list[FaceInfo], bool]:
+def _loop(start: FaceInfo, d, infos: list[FaceInfo], used: set,
+          lean: float | None = None) -> tuple[list[FaceInfo], bool]:
     """The walls round a void along ``d`` from ``start``, in order, and whether they close, each
     joined to the next across one straight edge and to the one before across another (not closed:
     the walls walked before it broke off; a walk from any of them breaks off there too)."""
     loop, prev, cur = [start], None, start
     seen = {start.index}
     while len(loop) <= MAX_WALLS:
-        sides = _along(cur, d, infos)
+        sides = _along(cur, d, infos, lean is not None)
         if sides == [cur.index] and cur is start:  # a closed curve's one face, round its seam
             return loop, True
-        if sides is None or len(sides) != 2 or not all(_wall(infos[j], d, used) or j == start.index for j in sides):
+        if sides is None or len(sides) != 2 or not all(_wall(infos[j], d, used, lean) or j == start.index
+                                                       for j in sides):
             return loop, False
         nxt = sides[1] if sides[0] == prev else sides[0]
         if nxt == start.index:
@@ -155,10 +228,11 @@ def _curve_points(edge, deflection: float) -> np.ndarray:
     return np.array([(p.X(), p.Y(), p.Z()) for p in (q.Value(i) for i in range(1, q.NbPoints() + 1))])
 
 
-def _ends_edges(fi: FaceInfo, d) -> tuple[list, list]:
+def _ends_edges(fi: FaceInfo, d, drafted: bool = False) -> tuple[list, list]:
     """A wall's edges across ``d`` at its low end and at its high end, as ``(key, edge)``: each by
-    the mean of its points along ``d``, below or above the middle of the wall's cross edges."""
-    cross_edges = [(k, e) for k, e in fi.edges.items() if not _parallel(_line_dir(e) or (0.0, 0.0, 0.0), d)]
+    the mean of its points along ``d``, below or above the middle of the wall's cross edges (those
+    that do not run along ``d``, :func:`_runs_along`)."""
+    cross_edges = [(k, e) for k, e in fi.edges.items() if not _runs_along(_line_dir(e), d, drafted)]
     pts = {k: edge_points(e) for k, e in cross_edges}
     ts = [dot(p, d) for ps in pts.values() for p in ps]
     halves: tuple[list, list] = ([], [])
@@ -171,10 +245,11 @@ def _ends_edges(fi: FaceInfo, d) -> tuple[list, list]:
     return halves
 
 
-def _section(loop: list[FaceInfo], d, u, v) -> np.ndarray:
+def _section(loop: list[FaceInfo], d, u, v, end: int = 0, drafted: bool = False) -> np.ndarray:
     """The outline the walls draw, as 2-D segments (m x 4: x0, y0, x1, y1 in ``x u + y v``): each
-    wall's edges across ``d`` at its low end (a straight extrusion's edges at both ends are the same
-    outline), each within ``DEFLECTION`` of the loop's size of its curve."""
+    wall's edges across ``d`` at its low end (``end`` 1: its high end; a straight extrusion's edges
+    at both ends are the same outline, a drafted one's differ), each within ``DEFLECTION`` of the
+    loop's size of its curve."""
     box = Bnd_Box()
     for fi in loop:
         BRepBndLib.Add_s(fi.face, box)
@@ -185,7 +260,7 @@ def _section(loop: list[FaceInfo], d, u, v) -> np.ndarray:
     frame = np.array([u, v]).T  # 3-D -> 2-D
     segs = []
     for fi in loop:
-        for _, e in _ends_edges(fi, d)[0]:
+        for _, e in _ends_edges(fi, d, drafted)[end]:
             ps = _curve_points(e, max(DEFLECTION * size, 1e-7))
             if len(ps):
                 flat = ps @ frame
@@ -211,21 +286,40 @@ def _inside(segs: np.ndarray, x: float, y: float) -> bool:
     return votes >= 2
 
 
-def _void_inside(loop: list[FaceInfo], d, u, v, segs, step: float) -> tuple | None:
+def _void_inside(loop: list[FaceInfo], d, u, v, segs, step: float, drafted: bool = False) -> tuple | None:
     """A point of the void just off the first curved wall, as 2-D (x, y), when every wall's void side
-    (its normal, out of the material) lies inside the outline; else None (material inside: a boss)."""
+    (its normal, out of the material) lies inside the outline; else None (material inside: a boss).
+    Drafted: from each wall's edge on the outline's level (its middle is off the outline there)."""
     first = None
     for fi in loop:
-        n = sub(fi.normal, mul(d, dot(fi.normal, d)))
+        at, n = (fi.mid, fi.normal) if not drafted else _on_low_edge(fi, d)
+        if n is None:
+            return None
+        n = sub(n, mul(d, dot(n, d)))
         if norm(n) < 1e-9:
             return None
-        p = add(fi.mid, mul(unit(n), step))
+        p = add(at, mul(unit(n), step))
         xy = (dot(p, u), dot(p, v))
         if not _inside(segs, *xy):
             return None
         if first is None and fi.kind != "plane":
             first = xy
     return first
+
+
+def _on_low_edge(fi: FaceInfo, d) -> tuple:
+    """A point in the middle of a wall's first edge at its low end and its outward normal there
+    (``(point, None)`` when it has none)."""
+    low = _ends_edges(fi, d, True)[0]
+    if not low:
+        return fi.mid, None
+    try:
+        edge = TopoDS.Edge(low[0][1])
+        c2 = BRepAdaptor_Curve2d(edge, TopoDS.Face(fi.face))
+        uv = c2.Value((c2.FirstParameter() + c2.LastParameter()) / 2)
+        return _normal_at(fi.face, uv.X(), uv.Y())
+    except Exception:  # noqa: BLE001 - no curve on the face
+        return fi.mid, None
 
 
 def _extents(segs: np.ndarray, u, v, tol: float) -> tuple[float, float, tuple, tuple]:
@@ -286,13 +380,13 @@ def _past_breaks(infos: list[FaceInfo], loop: list[FaceInfo], d, lo: float, hi: 
     return lo, hi
 
 
-def _rims(infos: list[FaceInfo], walls: list[FaceInfo], d) -> tuple[list, list]:
+def _rims(infos: list[FaceInfo], walls: list[FaceInfo], d, drafted: bool = False) -> tuple[list, list]:
     """The walls' edges across ``d`` at each end, low and high (:func:`_ends_edges`), as
     ``(edge, face across)``, the face across another than a wall."""
     mine = {fi.index for fi in walls}
     rims: tuple[list, list] = ([], [])
     for fi in walls:
-        for rim, half in zip(rims, _ends_edges(fi, d)):
+        for rim, half in zip(rims, _ends_edges(fi, d, drafted)):
             rim.extend((e, j) for k, e in half for j in fi.neighbours - mine if k in infos[j].edges)
     return rims
 
@@ -320,13 +414,15 @@ def _rim_open(infos: list[FaceInfo], rim: list, outward) -> bool | None:
 
 
 def read_ends(infos: list[FaceInfo], walls: list[FaceInfo], c, d, width: float, mat: Material,
-              tol: float) -> dict | None:
+              tol: float, drafted: bool = False, wide_lo: bool | None = None) -> dict | None:
     """``{center, axis, depth, through}`` of a pocket whose ``walls`` run along ``d`` round the
     centre line through ``c`` (a point of the void), ``width`` across; None for a closed cavity.
     Its ends past a rounding or chamfer (:func:`_past_breaks`) are read from the faces across
     them where they meet the walls (:func:`_rim_open`), else as a hole's
     (``features_find.open_beyond``: from the face across, else probed on the centre line just
-    beyond): both open = through, one = blind, entered from the open end. The entry is where the
+    beyond): both open = through (entered from the low end when ``wide_lo``, from the high end
+    when it is False, else as a hole with like ends), one = blind, entered from the open end. The
+    entry is where the
     centre line meets the surface it opens onto (a curved or tilted one: not the walls' far tip),
     never past the far end; ``depth`` runs from there to the other end. ``floor``: None through, else
     ``(t_walls, t_floor, down)``, where the walls end, the floor past its rounding, and +1 when it
@@ -336,7 +432,7 @@ def read_ends(infos: list[FaceInfo], walls: list[FaceInfo], c, d, width: float, 
     wall_lo, wall_hi = min(ts), max(ts)
     lo, hi = _past_breaks(infos, walls, d, wall_lo, wall_hi, tol * 10)
     step = max(1e-4, 1e-3 * width)
-    rims = _rims(infos, walls, d)
+    rims = _rims(infos, walls, d, drafted)
     open_lo, open_hi = (_rim_open(infos, rim, mul(d, sign)) for rim, sign in zip(rims, (-1.0, 1.0)))
     open_lo, open_hi = (
         said if said is not None else
@@ -346,7 +442,7 @@ def read_ends(infos: list[FaceInfo], walls: list[FaceInfo], c, d, width: float, 
     if not (open_lo or open_hi):
         return None
     through = open_lo and open_hi
-    from_lo = entry_first(d) if through else open_lo
+    from_lo = (entry_first(d) if wide_lo is None else wide_lo) if through else open_lo
     t_in = axis_crossing(infos, [{"faces": walls}], c, d, lo if from_lo else hi, width / 2, tol * 10)[0]
     t_in = min(max(t_in, lo), hi)
     return {"center": add(c, mul(d, t_in)), "axis": mul(d, 1.0 if from_lo else -1.0),
@@ -378,38 +474,56 @@ def outlines(infos: list[FaceInfo], mat: Material, used: set) -> tuple[list[dict
     for fi in infos:
         if fi.index in used or fi.index in walked:
             continue
-        d = _extruded(fi)
-        if d is None or not _wall(fi, d, used):
+        d, lean = _extruded(fi), None
+        if d is None:
+            d, lean = _drafted(fi, infos) or (None, None)
+        if d is None or not _wall(fi, d, used, lean):
             continue
-        loop, closed = _loop(fi, d, infos, used)
+        drafted = lean is not None
+        loop, closed = _loop(fi, d, infos, used, lean)
         walked.update(w.index for w in loop)
         if not closed:
             continue
         u = unit(cross(d, (1.0, 0.0, 0.0) if abs(d[0]) < 0.9 else (0.0, 1.0, 0.0)))
         v = cross(d, u)
-        segs = _section(loop, d, u, v)
+        segs = _section(loop, d, u, v, 0, drafted)
         if len(segs) < 3:
             continue
         width, length, direction, middle = _extents(segs, u, v, tol * 10)
         if width <= tol * 10:
             continue
-        near = _void_inside(loop, d, u, v, segs, 1e-3 * width)
+        near = _void_inside(loop, d, u, v, segs, 1e-3 * width, drafted)
         if near is None:
             continue
-        circle = _circle(segs, width)  # a round hole whose wall is a B-spline (a STEP file all NURBS)
+        circle = None if drafted else _circle(segs, width)  # a round hole whose wall is a B-spline (all NURBS)
         xy = circle[0] if circle else middle if _inside(segs, *middle) else near
         c = add(mul(u, xy[0]), mul(v, xy[1]))  # a point of the void's centre line, on the plane across d
-        ends = read_ends(infos, loop, c, d, width, mat, tol)
+        # drafted and through: entered from its wider end (the walls' normals lean towards it), as a hole
+        ends = read_ends(infos, loop, c, d, width, mat, tol, drafted, None if lean is None else lean < 0)
         if ends is None:
             continue  # a closed cavity
         floor, walls = ends.pop("floor"), ends.pop("walls")
+        draft = None
+        if drafted:  # its outline changes along d: the entry's sizes, and its draft
+            entry = 0 if dot(ends["axis"], d) > 0 else 1
+            at_entry = _section(loop, d, u, v, entry, True)
+            if len(at_entry) >= 3:
+                width, length, direction, middle = _extents(at_entry, u, v, tol * 10)
+                if _inside(at_entry, *middle):
+                    t = dot(ends["center"], d)
+                    ends["center"] = add(add(mul(u, middle[0]), mul(v, middle[1])), mul(d, t))
+            # positive: the walls lean back towards the entry (it narrows deeper in); negative: an undercut
+            leans = sorted(abs(x) for x in (_lean(w, d) for w in loop) if x is not None)
+            lean_abs = leans[len(leans) // 2] if leans else abs(lean)  # the median wall's (approximations vary)
+            # to 0.01 degree: OCCT's tapered walls are approximations (5.00011 for 5)
+            draft = round(math.degrees(math.asin(lean_abs)), 2) * (-1.0 if lean * dot(ends["axis"], d) > 0 else 1.0)
         if circle:
             holes.append({**ends, "diameter": circle[1], "draft": None, "countersink": None, "counterbore": None,
                           "bores": [], "length": walls, "keyway": None, "flat": None, "partial": False})
         else:
             island = None if floor is None else _islands(infos, loop, d, *floor, direction, tol * 10)
             out.append({**ends, "width": width, "length": length, "direction": direction, "sides": len(loop),
-                        "shape": "freeform", "corner_radius": None, "draft": None,
+                        "shape": "freeform", "corner_radius": None, "draft": draft,
                         "curved": sum(w.kind != "plane" for w in loop), "island": island, "sector": None})
         used.update(w.index for w in loop)
     return out, holes

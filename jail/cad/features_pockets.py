@@ -26,7 +26,8 @@ is the outline's centroid (or, when that lies outside the outline, a point just 
 Drafted walls (a tapered cut, a moulded pocket) lean alike off ``d``, by at most ``DRAFT_MAX``:
 ``d`` is then a neighbouring plane's normal (the floor's, or the face it opens onto), corners are
 compared as seen along ``d``, corner radii are cones, and the sizes are the entry's; ``draft`` is
-their angle, negative when the pocket widens deeper in (an undercut).
+their angle, negative when the pocket widens deeper in (an undercut). A drafted window (through) is
+entered from its wider end, as a hole is.
 
 Curved walls (cylinders along ``d``, at most half a turn each; :func:`_winds_round_void` checks the
 loop, :func:`_curved_shape` reads it): a wheel's windows between its spokes are ring sectors
@@ -558,6 +559,8 @@ def _pocket(infos, loop: list[FaceInfo], d, mat: Material, tol: float) -> dict |
         return None
     through = open_lo and open_hi
     from_lo = entry_first(d) if through else open_lo
+    if through and sh["draft"] is not None:  # from its wider end (the walls' normals lean towards it), as a hole
+        from_lo = dot(w0.normal, d) < 0
     m_lo, m_hi = _past_edge_breaks(infos, loop, d, lo, hi, tol, convex=True)  # a rounded mouth
     if sh["draft"] is not None:  # its outline changes along d: the entry's
         sh = _shape(loop, d, pts, tol, lo if from_lo else hi)

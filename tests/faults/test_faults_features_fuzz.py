@@ -12,7 +12,8 @@ bores from the top, maybe one from the bottom, maybe a round or chamfer in a flo
 read exactly as cut, upright and turned: 30, and 300 more with ``--soak``. Random spline cuts (a
 closed spline, or a straight side and a spline; blind, maybe its floor rounded, or through) must
 read as one freeform pocket of their depth and extents, upright and turned: 25, and 250 more with
-``--soak``. Random parts converted to all-B-spline faces must read as the analytic part: 24, and
+``--soak``; tapered, they read their draft too: 15, and 200 more with ``--soak``. Random parts
+converted to all-B-spline faces must read as the analytic part: 24, and
 400 more with ``--soak``.
 """
 from __future__ import annotations
@@ -104,15 +105,17 @@ def test_random_parts_give_replies_the_launcher_accepts(soak):
 def test_random_parts_with_every_face_a_b_spline_read_alike(soak):
     """A random part (valid: a broken one's probes go by the classifier, which reads a B-spline copy
     differently) with every face converted to a B-spline, as some CAD systems write STEP files,
-    reads as the analytic part: sizes, depths, through and counts of every kind. Its faces that lie
-    on cylinders, cones, spheres and tori are read as such (stop 50)."""
+    reads as the analytic part: sizes and depths (within 0.01), through and counts of every kind.
+    Its faces that lie on cylinders, cones, spheres and tori are read as such (stop 50). The soak
+    found a torus' span read as a full turn (its seam round the tube taken for one round the axis:
+    seed 8302) and a slot's entry on a B-spline plane's patch, not the plane (8254, 8302)."""
     from OCP.BRepBuilderAPI import BRepBuilderAPI_NurbsConvert
-    from OCP.Standard import Standard_Failure
 
     from build123d import Compound
-    seeds = [(s, False) for s in range(12)] + [(s, True) for s in range(6)] + [(s, PROFILED) for s in range(6)]
-    if soak:
-        seeds += [(s, False) for s in range(8000, 8200)] + [(s, True) for s in range(8200, 8300)]
+    seeds = [(8254, True), (8302, PROFILED)]  # the soak's finds (docstring)
+    seeds += [(s, False) for s in range(12)] + [(s, True) for s in range(6)] + [(s, PROFILED) for s in range(6)]
+    if soak:  # 8164: a probe 0.2 mm off a B-spline wall, which OCCT's classifier puts inside (the ray: outside)
+        seeds += [(s, False) for s in range(8000, 8200) if s != 8164] + [(s, True) for s in range(8200, 8300)]
         seeds += [(s, PROFILED) for s in range(8300, 8400)]
     compared = 0
     for seed, edges in seeds:
@@ -121,11 +124,20 @@ def test_random_parts_with_every_face_a_b_spline_read_alike(soak):
             continue
         try:
             nurbs = Compound(BRepBuilderAPI_NurbsConvert(part.wrapped, True).Shape())
-        except Standard_Failure:  # OCCT cannot convert some curves ("knots interval values too close")
+        except Exception:  # noqa: BLE001 - OCCT cannot convert some curves ("knots interval values too close")
             continue
-        assert _reading(features.features({"p": nurbs}, "p")) == _reading(features.features({"p": part}, "p")), seed
+        assert _alike(_reading(features.features({"p": nurbs}, "p")), _reading(features.features({"p": part}, "p"))), seed
         compared += 1
     assert compared >= len(seeds) // 2, compared  # the test compares parts, not skips
+
+
+def _alike(a: dict, b: dict, tol: float = 1e-2) -> bool:
+    """Two readings (:func:`_reading`) alike: the same items of each kind, their numbers within
+    ``tol`` (a B-spline copy's edges are sampled at other points: an extent 0.004 apart, soak seed
+    8362), through and counts equal."""
+    return a.keys() == b.keys() and all(
+        len(a[k]) == len(b[k]) and all(x[2:] == y[2:] and abs(x[0] - y[0]) <= tol and abs(x[1] - y[1]) <= tol
+                                       for x, y in zip(a[k], b[k])) for k in a)
 
 
 def _turned_and_moved(part, seed: int):
@@ -201,21 +213,20 @@ def test_random_stepped_bores_read_every_bore_upright_and_turned(soak):
                                                  for g, w in zip(*readings)), seed
 
 
-def _spline_cut(seed: int):
-    """A 120x120x30 block (z from -15 to 15) with one cut from the top drawn by a spline: a closed
-    periodic one through 4 to 7 points round the centre at random radii, or a straight side and a
-    spline back over the points above it; blind (its floor maybe rounded) or through. Returns the
-    part, the profile's extents (x, y) and its depth (None: through)."""
+def _spline_profile(rng, gentle: bool = False):
+    """A face on z = 0 drawn with a spline (a closed periodic one through 4 to 7 points round the
+    centre at random radii, or a straight side and a spline back over the points above it) and its
+    bounding box. ``gentle``: a closed one through 5 to 7 points at radii 20 to 28, which OCCT can
+    taper (a tight bend's tapered wall leans anywhere from -8 to 25 degrees: no draft to read)."""
     import math
-    import random
 
-    from build123d import Box, GeomType, Line, Pos, Spline, extrude, fillet, make_face
-    rng = random.Random(seed)
+    from build123d import Line, Spline, make_face
     while True:  # a profile that crosses itself makes no face: draw again
-        n = rng.randint(4, 7)
-        if rng.random() < 0.6:  # evenly round the centre, each point jittered
+        n = rng.randint(5, 7) if gentle else rng.randint(4, 7)
+        if gentle or rng.random() < 0.6:  # evenly round the centre, each point jittered
+            lo, hi = (20, 28) if gentle else (15, 30)
             angles = [(i + rng.uniform(-0.3, 0.3)) * 2 * math.pi / n for i in range(n)]
-            pts = [(rng.uniform(15, 30) * math.cos(a), rng.uniform(15, 30) * math.sin(a)) for a in angles]
+            pts = [(rng.uniform(lo, hi) * math.cos(a), rng.uniform(lo, hi) * math.sin(a)) for a in angles]
             face = make_face(Spline(*pts, periodic=True))
         else:
             w = rng.uniform(20, 50)
@@ -224,7 +235,61 @@ def _spline_cut(seed: int):
             face = make_face(Line((-w / 2, 0), (w / 2, 0)) + Spline((w / 2, 0), *tops[::-1], (-w / 2, 0)))
         bb = face.bounding_box(optimal=True)
         if face.is_valid and face.area > 0.4 * bb.size.X * bb.size.Y:
-            break
+            return face, bb
+
+
+def _leans_by(cutter, taper: float) -> bool:
+    """Does every side wall of ``cutter`` lean ``taper`` degrees (within 0.5) off Z at 5 x 3 points,
+    by build123d's own normals? OCCT's taper of some splines makes walls that lean anywhere from
+    -16 to 80 degrees (a valid solid all the same): no draft to read, another draw."""
+    import math
+    for f in cutter.faces():
+        n0 = f.normal_at(0.5, 0.5)
+        if abs(abs(n0.Z) - 1) < 1e-9:  # the top or the bottom
+            continue
+        for u in (0.1, 0.3, 0.5, 0.7, 0.9):
+            for v in (0.2, 0.5, 0.8):
+                if abs(math.degrees(math.asin(min(1.0, abs(f.normal_at(u, v).Z)))) - taper) > 0.5:
+                    return False
+    return True
+
+
+def _drafted_spline_cut(seed: int):
+    """A 120x120x30 block (z from -15 to 15) with one gentle spline cut (:func:`_spline_profile`) from
+    the top, tapered 1 to 4 degrees (one in five an undercut of half that), blind 3 to 12 deep or
+    through. Returns the part, the profile's extents (x, y) at the mouth, the depth (None: through)
+    and the taper."""
+    import random
+
+    from build123d import Box, Pos, extrude
+    rng = random.Random(seed)
+    face, bb = _spline_profile(rng, gentle=True)
+    through = rng.random() < 0.3
+    depth = None if through else rng.uniform(3, 12)
+    taper = rng.uniform(1, 4) * (1.0 if rng.random() < 0.8 else -0.5)
+    try:
+        cutter = extrude(face, amount=-(40 if through else depth), taper=taper)
+    except Exception:  # noqa: BLE001 - OCCT cannot taper this spline (it offsets into itself): another draw
+        return _drafted_spline_cut(seed + 100_000)
+    if not _leans_by(cutter, abs(taper)):
+        return _drafted_spline_cut(seed + 100_000)
+    part = Box(120, 120, 30) - Pos(0, 0, 15) * cutter
+    if not part.is_valid or len(part.solids()) != 1:
+        return _drafted_spline_cut(seed + 100_000)
+    return part, (bb.size.X, bb.size.Y), depth, taper
+
+
+def _spline_cut(seed: int):
+    """A 120x120x30 block (z from -15 to 15) with one cut from the top drawn by a spline: a closed
+    periodic one through 4 to 7 points round the centre at random radii, or a straight side and a
+    spline back over the points above it; blind (its floor maybe rounded) or through. Returns the
+    part, the profile's extents (x, y) and its depth (None: through)."""
+    import math
+    import random
+
+    from build123d import Box, GeomType, Pos, extrude, fillet
+    rng = random.Random(seed)
+    face, bb = _spline_profile(rng)
     through = rng.random() < 0.3
     depth = None if through else rng.uniform(3, 20)
     part = Box(120, 120, 30) - Pos(0, 0, 15) * extrude(face, amount=-(40 if through else depth))
@@ -266,3 +331,27 @@ def test_random_spline_cuts_read_as_freeform_pockets_upright_and_turned(soak):
         (w2, _, d2, _) = readings[1]
         depth_alike = d2 == readings[0][2] or abs(d2 - readings[0][2]) < 1e-3
         assert w / 1.05 - 1e-3 <= w2 <= w + 2e-4 * readings[0][1] and depth_alike, (seed, readings)
+
+
+def test_random_drafted_spline_cuts_read_their_draft_upright_and_turned(soak):
+    """Stop 50's drafted freeform pockets on random tapered spline cuts: one pocket of shape
+    "freeform" with the taper as its draft (an undercut's negative), blind at its depth or through
+    (then entered from its wider end: the draft positive), its sizes the profile's when it is
+    entered from the top and reads along X or Y; turned at random and moved 500 mm off the origin,
+    the same draft and depth (a through one entered from the same end)."""
+
+    seeds = list(range(15)) + (list(range(9000, 9200)) if soak else [])
+    for seed in seeds:
+        part, (sx, sy), depth, taper = _drafted_spline_cut(seed)
+        readings = []
+        for p in (part, _turned_and_moved(part, seed)):
+            (pk,) = _reply(p)["pockets"]
+            assert pk["shape"] == "freeform" and pk["through"] is (depth is None), (seed, pk)
+            # through: entered from its wider end, as a hole (an undercut's from below: a positive draft)
+            assert abs(pk["draft"] - (abs(taper) if depth is None else taper)) < 2e-2, (seed, pk, taper)
+            assert depth is None or abs(pk["depth"] - depth) < 1e-3, (seed, pk, depth)
+            readings.append(pk)
+        pk = readings[0]
+        if pk["axis"] == [0, 0, -1] and max(abs(c) for c in pk["direction"]) > 1 - 1e-9:  # the profile's at the top
+            assert abs(pk["width"] - min(sx, sy)) <= 5e-3 * max(sx, sy), (seed, pk, (sx, sy))
+            assert abs(pk["length"] - max(sx, sy)) <= 5e-3 * max(sx, sy), (seed, pk, (sx, sy))
