@@ -2,7 +2,9 @@
 
 A hole's wall is a concave cylinder all the way round (the material outside it), or a concave
 cone at most ``DRAFT_MAX`` off its axis (a drafted hole, a moulded part's: its mouths differ in
-radius); OCCT may split it into faces that together go round (an imported STEP's two halves). Each
+radius); OCCT may split it into faces that together go round (an imported STEP's two halves), and
+a STEP file written all in NURBS holds it as B-spline faces (rational arcs swept along lines,
+read as the cylinder or cone they lie on). Each
 end of the wall is a disk across the hole: a *mouth*. A pixel is seen through a mouth when its line of sight crosses
 that disk inside the circle and what it shows lies behind the disk: the hole's own wall and
 bottom, or whatever is seen through a through hole (the plate behind it, the ground).
@@ -82,11 +84,14 @@ class Mouths:
         """Note ``face`` (a TopoDS_Face of a solid) when it is part of a hole's round wall."""
         from OCP.BRepAdaptor import BRepAdaptor_Surface
         from OCP.BRepTools import BRepTools
-        from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder
+        from OCP.GeomAbs import GeomAbs_BSplineSurface, GeomAbs_Cone, GeomAbs_Cylinder
         from OCP.TopAbs import TopAbs_REVERSED
         from jail.cad.features_faces import DRAFT_MAX  # a steeper cone is a countersink or chamfer, no wall
         ad = BRepAdaptor_Surface(face, False)
         kind = ad.GetType()
+        if kind == GeomAbs_BSplineSurface and _arcs_by_lines(ad):
+            self._add_spline(face)
+            return
         if kind == GeomAbs_Cylinder:
             surf = ad.Cylinder()
             r, slope, along = surf.Radius(), 0.0, 1.0
@@ -110,10 +115,27 @@ class Mouths:
         # a point at (u, v) lies v * along up the axis, r + v * slope from it
         (e0, r0), (e1, r1) = sorted(((o + d * v * along, r + v * slope) for v in (vmin, vmax)),
                                     key=lambda e: tuple(e[0]))
+        self._note(e0, e1, r0, r1, min(abs(umax - umin), 2 * math.pi))
+
+    def _add_spline(self, face) -> None:
+        """Note a B-spline face that lies on a cylinder or a cone (an all-NURBS STEP file's hole
+        wall), read as ``features`` reads it (``features_faces.face_info``: the analytic surface,
+        the axial extent and the angle spanned from its edges), when it is a hole's wall."""
+        from jail.cad.features_faces import DRAFT_MAX, face_info
+        fi = face_info(0, face)
+        if fi.kind not in ("cylinder", "cone") or not fi.concave or fi.t1 <= fi.t0:
+            return
+        if math.atan2(abs(fi.r1 - fi.r0), fi.t1 - fi.t0) > DRAFT_MAX:
+            return  # a countersink or chamfer
+        o, d = np.array(fi.origin), np.array(fi.axis)
+        (e0, r0), (e1, r1) = sorted(((o + d * fi.t0, fi.r0), (o + d * fi.t1, fi.r1)), key=lambda e: tuple(e[0]))
+        self._note(e0, e1, r0, r1, fi.span)
+
+    def _note(self, e0, e1, r0: float, r1: float, span: float) -> None:
         q = 1e-4  # mm: the halves of one wall have the same ends
         key = tuple(round(c / q) for e in (e0, e1) for c in e) + (round(r0 / q), round(r1 / q))
         w = self._walls.setdefault(key, [e0, e1, r0, r1, 0.0])
-        w[4] += min(abs(umax - umin), 2 * math.pi)
+        w[4] += span
 
     def disks(self) -> np.ndarray:
         """``(k, 11)``: the two end centres (3 + 3), the unit axis (3) and the radius at each end
@@ -125,6 +147,15 @@ class Mouths:
             if span >= FULL and ln > 0 and r0 > 0 and r1 > 0:
                 out.append((*e0, *e1, *(n / ln), r0, r1))
         return np.array(out, np.float64).reshape(-1, 11)
+
+
+def _arcs_by_lines(ad) -> bool:
+    """Is a B-spline surface rational, of degree 2 one way and of degree 1 the other (arcs swept
+    along lines): how OCCT's NURBS conversion and other CAD systems write a cylinder or a cone? A cheap
+    test before reading the surface it lies on (a freeform part's faces are not)."""
+    bs = ad.BSpline()
+    # OCCT's conversion may flag its weights rational the other way (the converted cylinder: U)
+    return (sorted((bs.UDegree(), bs.VDegree())) == [1, 2]) and (bs.IsURational() or bs.IsVRational())
 
 
 def _in_outline(corners: np.ndarray, c, n, r, u, d, A, B, E) -> np.ndarray:

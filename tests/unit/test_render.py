@@ -549,6 +549,23 @@ def test_a_hole_wall_in_two_halves_still_reads_as_a_hole():
     assert lum(img[r, c]) < 0.6 * lum(plate_px), (img[r, c], plate_px)
 
 
+def test_a_hole_wall_written_as_b_splines_still_reads_as_a_hole():
+    """A STEP file written all in NURBS (every face a B-spline: OCCT's conversion here) holds the
+    bridge's hole wall as a rational B-spline: the bottom plate seen through it is still darkened,
+    and the top plate beside it is not."""
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_NurbsConvert
+    from build123d import Compound, GeomType
+    nurbs = Compound(BRepBuilderAPI_NurbsConvert(bridge().wrapped, True).Shape())
+    assert {f.geom_type for f in nurbs.faces()} == {GeomType.BSPLINE}
+    png, meta = render.render(ns_with(b=nurbs), view="top", width=600, height=400)
+    img = decode(png)
+    plate_px = img[to_px(meta, 15, 10)[1], to_px(meta, 15, 10)[0]]
+    c, r = to_px(meta, 0, 0)
+    assert lum(img[r, c]) < 0.6 * lum(plate_px), (img[r, c], plate_px)
+    c2, r2 = to_px(meta, 10, 0)
+    assert abs(lum(img[r2, c2]) - lum(plate_px)) < 8
+
+
 def test_the_corner_between_parts_is_not_shaded_as_a_hole():
     """A box with a cylinder and a sphere in front of its side (each nearer on two sides of the
     corner between them): the box's face there keeps its shade; the plate's holes still read as holes."""
