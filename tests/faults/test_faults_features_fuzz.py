@@ -284,7 +284,6 @@ def _spline_cut(seed: int):
     periodic one through 4 to 7 points round the centre at random radii, or a straight side and a
     spline back over the points above it; blind (its floor maybe rounded) or through. Returns the
     part, the profile's extents (x, y) and its depth (None: through)."""
-    import math
     import random
 
     from build123d import Box, GeomType, Pos, extrude, fillet
