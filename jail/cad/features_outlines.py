@@ -27,9 +27,10 @@ that centre line meets the surface it opens onto, ``depth`` from there to the ot
 a letter O's counter).
 
 A drafted freeform cut (build123d's tapered extrude of a spline or an ellipse) has ruled B-spline
-walls (degree 1 one way, two rows of poles) that lean off ``d`` by one angle (:func:`_lean`: the
-normals at ``LEAN_GRID`` points within ``DRAFT_SAME``), ``d`` being the normal of a plane next to
-one (the floor, or the face it opens onto). Its walls are walked across straight edges within
+walls (degree 1 one way, two rows of poles) that lean off ``d`` by one angle (:func:`_lean`: its
+far outline the near one's offset by one distance, else its normals at ``LEAN_GRID`` points within
+``DRAFT_SAME``), ``d`` being the normal of a plane next to one (the floor, or the face it opens
+onto). Its walls are walked across straight edges within
 ``DRAFT_MAX`` of ``d``; it reads like the others, ``draft`` the median wall's to 0.01 degree
 (positive when it narrows deeper in, negative for an undercut), its sizes the outline's at the entry, and through
 it is entered from its wider end. Not read: a wall split along its length.
@@ -65,9 +66,12 @@ SAMPLES = 256  # points along an edge of the outline where the deflection sample
 RIM_FACING = 0.25  # a face across an end faces on or back this much (cosine) to say open or closed
 RAYS = (0.1234, 2.2345, 4.3456)  # the inside test's ray directions (radians): skew to the axes and to each other
 DEFLECTION = 3e-5  # an outline's chords stay this close to its curves, times its size (1.2 um on 40 mm)
-DRAFT_SAME = math.radians(0.5)  # a drafted wall's lean varies this little (OCCT's tapered B-spline walls: to 0.27 deg)
+DRAFT_SAME = math.radians(0.5)  # a drafted wall's normals lean alike to this (a slice of OCCT's tapered wall: 0.27 deg)
 LEAN_GRID = (5, 3)  # normals read over a drafted wall's UV box, each way
 COS_LEAN = math.cos(DRAFT_MAX)  # a straight edge this close to the axis runs along a drafted wall
+OFFSET_SAME = math.radians(0.02)  # a drafted wall's outlines read one angle to this (OCCT's: 1e-4 deg)
+OFFSET_SAMPLES = 20  # points along each low edge (the two at each end left out) to read it at
+OFFSET_DEFLECTION = 1e-5  # mm: the high outline's chords stay this close to its curves
 
 
 def _extruded(fi: FaceInfo) -> tuple | None:
@@ -112,10 +116,28 @@ def _ruled(fi: FaceInfo) -> bool:
 
 def _lean(fi: FaceInfo, d) -> float | None:
     """The sine of the angle between ``fi``'s outward normal and the plane across ``d`` (signed:
-    the normal's ``d`` part), when it is alike (within ``DRAFT_SAME``) at ``LEAN_GRID`` points over
-    the face's UV box, else None: a drafted wall leans by one angle all over."""
+    the normal's ``d`` part), when it is one angle all over the face, else None: a plane's; a
+    ruled B-spline's from its end outlines when they say one angle (:func:`_outline_lean`: exact
+    for a whole tapered wall); else, and for other faces (a cone), when the normals lean alike
+    (within ``DRAFT_SAME``) at ``LEAN_GRID`` points over its UV box (a slice of a tapered wall:
+    a cut through a thin wall)."""
     if fi.kind == "plane":
         return None if fi.normal is None else dot(fi.normal, d)
+    if fi.kind == "other" and not _ruled(fi):
+        return None
+    angles = _normal_leans(fi, d)
+    if angles is None:
+        return None
+    if fi.kind == "other" and (by_outline := _outline_lean(fi, d, sum(angles) > 0)) is not None:
+        return by_outline
+    if max(angles) - min(angles) > DRAFT_SAME:
+        return None
+    return math.sin(sum(angles) / len(angles))
+
+
+def _normal_leans(fi: FaceInfo, d) -> list[float] | None:
+    """The angles (radians) of ``fi``'s outward normal off the plane across ``d`` at ``LEAN_GRID``
+    points over its UV box; None at a degenerate point."""
     face = TopoDS.Face(fi.face)
     u0, u1, v0, v1 = BRepTools.UVBounds_s(face)
     nu, nv = LEAN_GRID
@@ -127,9 +149,42 @@ def _lean(fi: FaceInfo, d) -> float | None:
             except Exception:  # noqa: BLE001 - a degenerate point: no draft read
                 return None
             angles.append(math.asin(max(-1.0, min(1.0, dot(n, d)))))
-    if max(angles) - min(angles) > DRAFT_SAME:
+    return angles
+
+
+def _outline_lean(fi: FaceInfo, d, towards: bool) -> float | None:
+    """A ruled wall's lean read from its two end outlines: how far each point inside its low end's
+    edges lies, across ``d``, from its high end's edges, over the height between them. A drafted
+    wall's high outline is its low one offset by one distance, so every point reads one angle
+    (within ``OFFSET_SAME``); OCCT's tapered walls are ruled between the two with their rulings
+    skewed, so their normals lean by up to 2.8 degrees more (a 10 degree taper of an ellipse), their
+    outlines by 1e-4 degree; a slice of such a wall (a cut through a thin wall) is no offset of
+    either. ``towards``: the normals lean towards +``d`` (the sign)."""
+    low, high = _ends_edges(fi, d, True)
+    if not low or not high:
         return None
-    return math.sin(sum(angles) / len(angles))
+    u = unit(cross(d, (1.0, 0.0, 0.0) if abs(d[0]) < 0.9 else (0.0, 1.0, 0.0)))
+    frame = np.array([u, cross(d, u), d]).T
+    hp = np.vstack([_curve_points(e, OFFSET_DEFLECTION) for _, e in high]) @ frame
+    lp = np.array([p for _, e in low for p in edge_points(e, OFFSET_SAMPLES)[2:-2]]).reshape(-1, 3) @ frame
+    if len(hp) < 2 or not len(lp):
+        return None
+    a, b = hp[:-1, :2], hp[1:, :2]
+    ab = b - a
+    ab2 = np.maximum((ab * ab).sum(axis=1), 1e-300)
+    angles = []
+    for x, y, t in lp:
+        q = np.array([x, y])
+        s = np.clip(((q - a) * ab).sum(axis=1) / ab2, 0.0, 1.0)
+        k = int(np.linalg.norm(a + ab * s[:, None] - q, axis=1).argmin())
+        height = abs(hp[k, 2] + (hp[k + 1, 2] - hp[k, 2]) * s[k] - t)
+        if height <= 1e-9:
+            return None
+        angles.append(math.atan2(float(np.linalg.norm(a[k] + ab[k] * s[k] - q)), height))
+    if max(angles) - min(angles) > OFFSET_SAME:
+        return None
+    lean = math.sin(sum(angles) / len(angles))
+    return lean if towards else -lean
 
 
 def _drafted(fi: FaceInfo, infos: list[FaceInfo]) -> tuple | None:
