@@ -27,6 +27,9 @@ def client(tmp_path_factory):
     (d / "in").mkdir()
     export_step(unit.plate(), str(d / "in" / "plate.step"))
     (d / "in" / "plate.step").chmod(0o644)
+    from tests.unit.test_features_nurbs import _all_nurbs
+    export_step(_all_nurbs(unit.plate()), str(d / "in" / "plate_nurbs.step"))  # as Rhino writes STEP
+    (d / "in" / "plate_nurbs.step").chmod(0o644)
     with mcpclient.running(d / "out", d / "server-stderr.log", "--input-dir", str(d / "in")) as c:
         yield c
 
@@ -243,3 +246,27 @@ def test_freeform_pockets_through_the_client(client):
     assert sorted((p["shape"], p["sides"], p["width"], p["length"], p["through"]) for p in data["pockets"]) == [
         ("freeform", 1, 28.1803, 40.1675, False), ("freeform", 2, 25, 30, True)], data
     assert "pockets: 1 x freeform 30 x 25 along +X through -Z at (20, -12.5, 10)" in text, text
+
+
+def test_an_all_nurbs_step_plate_through_the_client(client):
+    """The plate written to STEP with every face a B-spline reads as the analytic one: every hole
+    within 0.05 mm, its countersink and counterbore, the corners as fillets, no boss."""
+    client.text("import_file", {"filename": "plate_nurbs.step", "name": "nurbs"})
+    data, text = features(client, {"object_name": "nurbs"})
+    unit.check_plate(data)
+    assert "fillets: 4 x r=5 (convex rounds)" in text, text
+
+
+def test_a_drafted_spline_pocket_and_a_rounded_cam_through_the_client(client):
+    """A spline pocket tapered 5 degrees: freeform with its draft; a cam whose top edge is rounded
+    along its spline: a convex fillet of its radius, both in the reply the schema admits."""
+    code = ("face = make_face(Spline((-20, 0), (0, 15), (20, 0), (0, -12), periodic=True))\n"
+            "moulded = Box(80, 60, 10) - Pos(0, 0, 5) * extrude(face, amount=-6, taper=5)\n"
+            "cam = fillet(extrude(face, amount=8).edges().group_by(Axis.Z)[-1], 1.5)\n")
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "moulded", "kinds": ["pockets"]})
+    (p,) = data["pockets"]
+    assert (p["shape"], p["draft"], p["depth"]) == ("freeform", 5, 6), p
+    assert "freeform 40.1676 x 28.181 along +X draft 5° depth 6 -Z" in text, text
+    data, text = features(client, {"object_name": "cam", "kinds": ["fillets"]})
+    assert [(g["radius"], g["convex"], g["count"]) for g in data["fillets"]] == [(1.5, True, 1)], data
