@@ -12,7 +12,8 @@ mesh made solid, an STL through ``Solid``/``insert``) is said to be one, and its
 never chamfers (the slivers between two nearly coplanar facets read as 0.6 x 0.001 chamfers). The
 reply is plain JSON: every number rounded and finite (``measure.f``), every list capped
 (``FEATURES_LIST_CAP``, the count before the cap in ``truncated``), the nine kinds' keys always
-present (an empty list for a kind not asked for), and ``faceted``.
+present (an empty list for a kind not asked for; a pattern of a kind not asked for has no
+``members``, which index that kind's list), and ``faceted``.
 
 Does not guarantee honest numbers once user code ran in this process; the launcher rebuilds the
 reply field by field (launcher/replies/features.py) and checks it against the tool's schema.
@@ -252,6 +253,9 @@ def features(namespace: dict, name: str, kinds=None) -> dict:
         if len(items) > FEATURES_LIST_CAP:
             truncated[k] = len(items)
         out[k] = [conv[k](x) for x in items[:FEATURES_LIST_CAP]]
+    for p in out["patterns"]:  # members index the listed items of their kind: none when it was not asked for
+        if p["of"] not in want:
+            p["members"] = []
     out["truncated"] = truncated
     out["faceted"] = raw["faceted"]
     return out

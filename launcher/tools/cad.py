@@ -556,6 +556,7 @@ FEATURES = Tool(
             "kinds": {"type": "array", "items": {"type": "string", "enum": list(FEATURE_KINDS)},
                       "minItems": 1, "maxItems": len(FEATURE_KINDS),
                       "description": "Only these kinds (default: all). The reply has every key; the others "
-                                     "are empty lists."}},
+                                     "are empty lists (a pattern's members then too: they index its "
+                                     "kind's list)."}},
     required=("object_name",), handler=features, renderer=features_content, changes_session=False,
     annotations=_READS, output_schema=feature_replies.OUTPUT_SCHEMA)

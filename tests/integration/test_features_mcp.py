@@ -270,3 +270,14 @@ def test_a_drafted_spline_pocket_and_a_rounded_cam_through_the_client(client):
     assert "freeform 40.1676 x 28.181 along +X draft 5° depth 6 -Z" in text, text
     data, text = features(client, {"object_name": "cam", "kinds": ["fillets"]})
     assert [(g["radius"], g["convex"], g["count"]) for g in data["fillets"]] == [(1.5, True, 1)], data
+
+
+def test_patterns_alone_through_the_client(client):
+    """``kinds=["patterns"]``: the plate's bolt circle and grid, with no members (they index the
+    holes' list, which was not asked for). Before, the launcher refused the reply: its members
+    pointed past an empty list."""
+    assert client.text("execute", {"code": PLATE_CODE}).startswith("OK")
+    data, text = features(client, {"object_name": "plate", "kinds": ["patterns"]})
+    assert data["holes"] == [] and sorted(p["type"] for p in data["patterns"]) == ["bolt_circle", "grid"], data
+    assert all(p["members"] == [] and p["count"] == 4 for p in data["patterns"]), data
+    assert "pattern: 4 holes on a bolt circle r=30" in text, text
