@@ -9,6 +9,7 @@ the way round; a swept half-pipe channel is a groove, not a rounding). It may go
 along a closed outline (a cam's rounded top: a seam along it). A spline profile's
 straight wall (one curvature 0) and a freeform surface (none constant) are not.
 
+The radius is read to 5 significant digits (the surfaces are approximations: 0.7499994 for 0.75).
 Convex (material inside the rounding, an outside edge) when the centre of curvature lies behind the
 outward normal (``BRepGProp_Face``: orientation-aware, never build123d's Python methods).
 
@@ -66,7 +67,8 @@ def rounding(fi: FaceInfo) -> tuple[float, bool] | None:
     n = props.Normal()
     # the centre of curvature is at P + N / k; convex when it lies inside (against the outward normal)
     convex = dot((n.X() / k, n.Y() / k, n.Z() / k), fi.normal) < 0
-    return 1.0 / abs(k), convex
+    # to 5 significant digits: OCCT's rolling-ball surfaces are approximations (0.7499994 for 0.75)
+    return float(f"{1.0 / abs(k):.5g}"), convex
 
 
 def _sweep(ad, props, u0, u1, v0, v1, k: float) -> float:
