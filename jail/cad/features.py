@@ -5,6 +5,7 @@ Runs in a jailed, disposable next like ``measure``: the object is resolved by na
 are recognised (``features_find``, ``features_slots``, ``features_grooves``, ``features_pockets``,
 ``features_ovals``: an ellipse's wall is a pocket of shape "oval", ``features_outlines``: a spline's
 of shape "freeform", ``features_rounds``: a B-spline rounding along a curved edge is a fillet,
+``features_dimples``: a sphere's cap in a plane is a hole with ``ball``,
 ``features_channels``: channels and T-slots are slots; ``features_drafted``: V grooves and
 dovetails are slots with a draft) and patterns
 searched (``features_patterns``). A solid whose faces are mostly flat triangles (``faceted``: a
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from jail.cad import (features_channels, features_drafted, features_find as ff, features_grooves,
+from jail.cad import (features_channels, features_dimples, features_drafted, features_find as ff, features_grooves,
                       features_outlines, features_ovals, features_patterns as fp, features_pockets, features_slots)
 from jail.cad.features_faces import cross, dot, faces_of, sub
 from jail.cad.features_material import Material
@@ -53,7 +54,8 @@ def _hole(h: dict) -> dict:
             "flat": None if h["flat"] is None else {"count": int(h["flat"]["count"]),
                                                         "across": f(h["flat"]["across"])},
             "partial": bool(h["partial"]),
-            "draft": None if h["draft"] is None else f(h["draft"])}
+            "draft": None if h["draft"] is None else f(h["draft"]),
+            "ball": None if h.get("ball") is None else f(h["ball"])}
 
 
 def _boss(b: dict) -> dict:
@@ -127,7 +129,8 @@ def _sig(h: dict) -> tuple:
             None if h["depth"] is None else round(h["depth"], 3),
             None if h["keyway"] is None else (round(h["keyway"]["width"], 3), round(h["keyway"]["depth"], 3)),
             None if h["flat"] is None else (h["flat"]["count"], round(h["flat"]["across"], 3)),
-            h["partial"], None if h["draft"] is None else round(h["draft"], 3))
+            h["partial"], None if h["draft"] is None else round(h["draft"], 3),
+            None if h.get("ball") is None else round(h["ball"], 3))
 
 
 def _slot_sig(s: dict, turned: bool = False) -> tuple:
@@ -195,7 +198,8 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     mat = Material(shape) if mat is None else mat
     used: set = set()
     face_gr = features_grooves.face_grooves(infos, mat, used) if mat.solids else []
-    hs = sorted(ff.holes(infos, mat, used) if mat.solids else [], key=_order)
+    hs = ff.holes(infos, mat, used) if mat.solids else []
+    hs = sorted(hs + (features_dimples.dimples(infos, used) if mat.solids else []), key=_order)
     bs = sorted(ff.bosses(infos, mat, used) if mat.solids else [], key=_order)
     sl = features_slots.slots(infos, mat, used) if mat.solids else []
     gr = sorted(face_gr + features_grooves.grooves(infos, used), key=_order)

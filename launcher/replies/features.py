@@ -77,6 +77,9 @@ HOLE = _obj({
     "draft": dict(_DRAFT, description="a drafted (tapered) wall, a moulded part's: its angle to the axis, degrees, "
                                       "positive when it narrows deeper in, negative when it widens (an undercut); "
                                       "null: a straight wall"),
+    "ball": dict(_OPT_POS, description="a spherical dimple (a ball seat, a detent: a sphere's cap in a face, no "
+                                       "wall): its sphere's radius (mm); diameter is the mouth's, depth to the "
+                                       "sphere's bottom; null: not one"),
 })
 BOSS = _obj({"center": dict(_VEC, description="centre of the base circle (mm)"),
              "axis": dict(_VEC, description="unit vector from the base to the top"),
@@ -296,7 +299,8 @@ def _hole(h, w) -> dict:
             "bores": _bores(h.get("bores"), w + ".bores"),
             "length": _num(h.get("length"), w + ".length", 0.0),
             "keyway": _sub(h.get("keyway"), w + ".keyway", ("width", "depth")), "flat": _flat(h.get("flat"), w + ".flat"),
-            "partial": _bool(h.get("partial"), w + ".partial"), "draft": _angle(h.get("draft"), w + ".draft")}
+            "partial": _bool(h.get("partial"), w + ".partial"), "draft": _angle(h.get("draft"), w + ".draft"),
+            "ball": _opt(h.get("ball"), w + ".ball")}
 
 
 def _bores(v, w) -> list:

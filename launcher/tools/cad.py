@@ -349,6 +349,8 @@ def _hole_kind(h: dict) -> str:
               else f" double-D {_g(h['flat']['across'])} across flats")
     if h["partial"]:
         s += " partial (open on one side)"
+    if h["ball"] is not None:
+        s += f" spherical (ball r={_g(h['ball'])})"
     return s + _draft(h)
 
 
@@ -541,7 +543,8 @@ FEATURES = Tool(
     "Find one object's holes, bosses, fillets, chamfers, slots, pockets, grooves, steps and patterns from its exact "
     "geometry "
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
-    "{diameter, depth}, a stepped bore's further bores {diameter, start, end}, keyway {width, depth}, flat (a D or double D), partial: its wall open on one side, draft), bosses (base centre, axis, diameter, height, draft), fillets (radius, convex or concave, "
+    "{diameter, depth}, a stepped bore's further bores {diameter, start, end}, keyway {width, depth}, flat (a D or double D), partial: its wall open on one side, draft, ball: a "
+    "spherical dimple's radius), bosses (base centre, axis, diameter, height, draft), fillets (radius, convex or concave, "
     "count, centres; a part's rounded corners are fillets, never holes or bosses), chamfers (size, count), "
     "slots (round, square or open ends: a U channel across a block is open at both; straight or arc, counterbored, drafted; "
     "V grooves and dovetails: draft; T-slots: tee), "

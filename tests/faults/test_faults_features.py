@@ -134,6 +134,10 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
                          "pockets[0].sides"),
     "freeform_curved_over_sides": (f"r['pockets'] = [dict(dict({POCKET}), shape='freeform', sides=2, curved=3)]; "
                                    "return r", "pockets[0].curved"),
+    "ball_negative": ("r['holes'][0]['ball'] = -3; return r", "holes[0].ball"),
+    "ball_nan": ("r['holes'][0]['ball'] = float('nan'); return r", "error"),
+    "ball_text": (f"r['holes'][0]['ball'] = {ANSI!r}; return r", "holes[0].ball"),
+    "ball": ("r['holes'][0]['ball'] = 3; return r", "ok"),
     # members repeated and shared by two radial patterns: a valid reply, one text line per pattern
     "radial_overlap": ("p = dict(r['patterns'][0], type='radial', members=[0, 0, 1]); "
                        "r['patterns'] = [p, dict(p, members=[1, 2, 6])]; return r", "ok"),
@@ -172,6 +176,8 @@ def test_hostile_features_reply(client, case):
             assert data["slots"][0]["tee"] == {"width": 16, "height": 6} and "T-slot (cavity 16 wide, 6 high)" in text
         if case == "slot_draft_odd_v":
             assert data["slots"][0]["draft"] == 45 and "draft 45°" in text and " V " not in text, text
+        if case == "ball":
+            assert data["holes"][0]["ball"] == 3 and "spherical (ball r=3)" in text, text
         if case == "bores_many":  # capped, extra keys dropped, one clean line
             assert data["holes"][0]["bores"] == [{"diameter": 20, "start": 1, "end": 2}] * 8
             assert text.count(", bore d=20 at depth 1 to 2") == 8, text

@@ -2338,8 +2338,9 @@ def test_a_hole_opening_into_a_sphere_below_its_rim_keeps_a_positive_depth():
         with Locations((0, -0.25, 9.5)):
             Sphere(4.7, mode=Mode.SUBTRACT)
     d = run(p.part)
-    (h,) = d["holes"]
+    (h,) = [h for h in d["holes"] if h["ball"] is None]  # and the sphere's cap below the groove's floor: a dimple
     assert h["depth"] > 0 and h["length"] > 0 and not h["through"]
+    assert [(x["ball"], round(x["depth"], 6)) for x in d["holes"] if x["ball"]] == [(4.7, 0.9)], d["holes"]
     R.check(R.features_reply(d, "p"))
 
 

@@ -34,11 +34,17 @@ def _ball_ended():
     return Box(60, 40, 20) - Pos(0, 0, 5) * Cylinder(4, 10) - Sphere(4) - Pos(20, 0, 0) * Torus(6, 2)
 
 
-@pytest.mark.parametrize("make", [plate, boss_part, hub, tube, tilted, lambda: slotted(3, True), _ball_ended],
-                         ids=["plate", "boss", "hub", "tube", "tilted", "slot", "ball"])
+def _dimpled():
+    from build123d import Sphere
+    return Box(40, 40, 10) - Pos(0, 0, 7) * Sphere(3) - Pos(10, 10, 4) * Sphere(3)
+
+
+@pytest.mark.parametrize("make", [plate, boss_part, hub, tube, tilted, lambda: slotted(3, True), _ball_ended,
+                                  _dimpled], ids=["plate", "boss", "hub", "tube", "tilted", "slot", "ball", "dimples"])
 def test_an_all_nurbs_part_reads_every_feature_as_the_analytic_part(make, tmp_path):
     """The plate (its counterbore, countersink, blind and through holes, rounded corners), a boss,
-    radial and cross holes, tilted holes, a chamfered slot, a ball-ended hole and a ring groove,
+    radial and cross holes, tilted holes, a chamfered slot, a ball-ended hole, a ring groove and two
+    dimples,
     with every face a B-spline, read
     exactly as the analytic part: their B-spline faces that lie on a cylinder, cone, sphere or torus
     (within 1e-6 mm) are read as that surface, the angle a partial one spans from its edges. Before,
