@@ -30,10 +30,10 @@ A drafted freeform cut (build123d's tapered extrude of a spline or an ellipse) h
 walls (degree 1 one way, two rows of poles) that lean off ``d`` by one angle (:func:`_lean`: its
 far outline the near one's offset by one distance, else its normals at ``LEAN_GRID`` points within
 ``DRAFT_SAME``), ``d`` being the normal of a plane next to one (the floor, or the face it opens
-onto). Its walls are walked across straight edges within
-``DRAFT_MAX`` of ``d``; it reads like the others, ``draft`` the median wall's to 0.01 degree
-(positive when it narrows deeper in, negative for an undercut), its sizes the outline's at the entry, and through
-it is entered from its wider end. Not read: a wall split along its length.
+onto). Its walls are walked across straight edges within ``DRAFT_MAX`` of ``d``; it reads like the
+others, ``draft`` the median wall's to 0.01 degree (positive when it narrows deeper in, negative
+for an undercut), its sizes the outline's at the entry; through, it is entered from its wider end.
+Not read: a wall split along its length.
 
 Blocks nothing (a computation). OCP is imported at the top: jailed processes and tests only.
 """
