@@ -736,15 +736,15 @@ def fillets(infos: list[FaceInfo], used: set) -> list[dict]:
         if fi.index in used:
             continue
         if fi.kind == "cylinder" and fi.span < FULL:
-            r = fi.r0
+            r, convex = fi.r0, not fi.concave
         elif fi.kind == "torus":
-            r = fi.minor
+            r, convex = fi.minor, not fi.concave
         elif fi.kind == "other" and (rd := features_rounds.rounding(fi)) is not None:
-            r, fi.concave = rd[0], not rd[1]  # a rounding along a curved edge (a B-spline face)
+            r, convex = rd  # a rounding along a curved edge (a B-spline face)
         else:
             continue
         used.add(fi.index)
-        convex = bool(not fi.concave)
+        convex = bool(convex)
         # one group per radius within a tolerance (a rounded key splits equal radii that straddle
         # its rounding, and a part read turned another way would group them differently)
         key = next((k for k in groups if k[1] == convex and abs(k[0] - r) <= 1e-5 * max(1.0, r)), (r, convex))
