@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from OCP.BRep import BRep_Tool
 from OCP.BRepAdaptor import BRepAdaptor_Curve, BRepAdaptor_Surface
 from OCP.BRepGProp import BRepGProp, BRepGProp_Face
@@ -83,6 +85,28 @@ def along_axis(p, origin, axis, tol: float) -> float | None:
     w = sub(p, origin)
     t = dot(w, axis)
     return t if norm(sub(w, mul(axis, t))) <= tol else None
+
+
+OUTLINE_RAYS = (0.1234, 2.2345, 4.3456)  # inside_outline's ray directions (radians): skew to the axes and each other
+
+
+def inside_outline(segs: np.ndarray, x: float, y: float) -> bool:
+    """Is (x, y) inside the outline of ``segs`` (m x 4: x0, y0, x1, y1; even-odd rule; the segments in
+    any order)? Asked
+    along three skew rays, the majority says: a ray through a vertex where two edges' samples
+    missed each other by a rounding (a spade's tip, on the axis its stem's middle is on) counts
+    no crossing there."""
+    votes = 0
+    for a in OUTLINE_RAYS:
+        c, s = math.cos(a), math.sin(a)
+        x0, x1 = segs[:, 0] * c + segs[:, 1] * s, segs[:, 2] * c + segs[:, 3] * s
+        y0, y1 = segs[:, 1] * c - segs[:, 0] * s, segs[:, 3] * c - segs[:, 2] * s
+        px, py = x * c + y * s, y * c - x * s
+        crosses = (y0 > py) != (y1 > py)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            at = x0 + (py - y0) * (x1 - x0) / (y1 - y0)
+        votes += int(np.count_nonzero(crosses & (px < at)) % 2)
+    return votes >= 2
 
 
 def canonical_dir(d):

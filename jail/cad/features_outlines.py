@@ -52,7 +52,7 @@ from OCP.GeomAbs import GeomAbs_BSplineSurface, GeomAbs_Line, GeomAbs_SurfaceOfE
 from OCP.TopoDS import TopoDS
 
 from jail.cad.features_faces import (DRAFT_MAX, FaceInfo, _normal_at, _xyz, add, canonical_dir, cross, dot, edge_points,
-                                     mul, norm, sub, unit)
+                                     inside_outline, mul, norm, sub, unit)
 from jail.cad.features_find import axis_crossing, entry_first, open_beyond, part_scale
 from jail.cad.features_material import Material
 from jail.cad.features_pockets import _islands, _line_dir
@@ -64,7 +64,6 @@ FLAT = 2e-5  # directions this close to the narrowest width (times the outline's
 SQUARE_SLACK = 1.05  # the extents across the part's axes are read when at most this much wider than the narrowest
 SAMPLES = 256  # points along an edge of the outline where the deflection sampler fails
 RIM_FACING = 0.25  # a face across an end faces on or back this much (cosine) to say open or closed
-RAYS = (0.1234, 2.2345, 4.3456)  # the inside test's ray directions (radians): skew to the axes and to each other
 DEFLECTION = 3e-5  # an outline's chords stay this close to its curves, times its size (1.2 um on 40 mm)
 DRAFT_SAME = math.radians(0.5)  # a drafted wall's normals lean alike to this (a slice of OCCT's tapered wall: 0.27 deg)
 LEAN_GRID = (5, 3)  # normals read over a drafted wall's UV box, each way
@@ -323,24 +322,6 @@ def _section(loop: list[FaceInfo], d, u, v, end: int = 0, drafted: bool = False)
     return np.vstack(segs) if segs else np.zeros((0, 4))
 
 
-def _inside(segs: np.ndarray, x: float, y: float) -> bool:
-    """Is (x, y) inside the outline of ``segs`` (even-odd rule; the segments in any order)? Asked
-    along three skew rays, the majority says: a ray through a vertex where two edges' samples
-    missed each other by a rounding (a spade's tip, on the axis its stem's middle is on) counts
-    no crossing there."""
-    votes = 0
-    for a in RAYS:
-        c, s = math.cos(a), math.sin(a)
-        x0, x1 = segs[:, 0] * c + segs[:, 1] * s, segs[:, 2] * c + segs[:, 3] * s
-        y0, y1 = segs[:, 1] * c - segs[:, 0] * s, segs[:, 3] * c - segs[:, 2] * s
-        px, py = x * c + y * s, y * c - x * s
-        crosses = (y0 > py) != (y1 > py)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            at = x0 + (py - y0) * (x1 - x0) / (y1 - y0)
-        votes += int(np.count_nonzero(crosses & (px < at)) % 2)
-    return votes >= 2
-
-
 def _void_inside(loop: list[FaceInfo], d, u, v, segs, step: float, drafted: bool = False) -> tuple | None:
     """A point of the void just off the first curved wall, as 2-D (x, y), when every wall's void side
     (its normal, out of the material) lies inside the outline; else None (material inside: a boss).
@@ -355,7 +336,7 @@ def _void_inside(loop: list[FaceInfo], d, u, v, segs, step: float, drafted: bool
             return None
         p = add(at, mul(unit(n), step))
         xy = (dot(p, u), dot(p, v))
-        if not _inside(segs, *xy):
+        if not inside_outline(segs, *xy):
             return None
         if first is None and fi.kind != "plane":
             first = xy
@@ -551,7 +532,7 @@ def outlines(infos: list[FaceInfo], mat: Material, used: set) -> tuple[list[dict
         if near is None:
             continue
         circle = None if drafted else _circle(segs, width)  # a round hole whose wall is a B-spline (all NURBS)
-        xy = circle[0] if circle else middle if _inside(segs, *middle) else near
+        xy = circle[0] if circle else middle if inside_outline(segs, *middle) else near
         c = add(mul(u, xy[0]), mul(v, xy[1]))  # a point of the void's centre line, on the plane across d
         # drafted and through: entered from its wider end (the walls' normals lean towards it), as a hole
         ends = read_ends(infos, loop, c, d, width, mat, tol, drafted, None if lean is None else lean < 0)
@@ -564,7 +545,7 @@ def outlines(infos: list[FaceInfo], mat: Material, used: set) -> tuple[list[dict
             at_entry = _section(loop, d, u, v, entry, True)
             if len(at_entry) >= 3:
                 width, length, direction, middle = _extents(at_entry, u, v, tol * 10)
-                if _inside(at_entry, *middle):
+                if inside_outline(at_entry, *middle):
                     t = dot(ends["center"], d)
                     ends["center"] = add(add(mul(u, middle[0]), mul(v, middle[1])), mul(d, t))
             # positive: the walls lean back towards the entry (it narrows deeper in); negative: an undercut

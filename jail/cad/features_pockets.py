@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from OCP.BRep import BRep_Tool
 from OCP.BRepAdaptor import BRepAdaptor_Curve
 from OCP.GeomAbs import GeomAbs_BezierCurve, GeomAbs_BSplineCurve, GeomAbs_Line
@@ -51,7 +52,7 @@ from OCP.TopoDS import TopoDS
 
 from jail.cad.features_faces import (DRAFT_MAX, TWO_PI, TopAbs_VERTEX, FaceInfo, add, canonical_dir, cross, dot,
                                      edge_points, mul, norm, sub, unique, unit)
-from jail.cad.features_faces import outer_edges
+from jail.cad.features_faces import inside_outline, outer_edges
 from jail.cad.features_find import axis_crossing, entry_first, faces_across, open_beyond, part_scale
 from jail.cad.features_material import Material
 
@@ -311,15 +312,6 @@ def _outline(loop: list[FaceInfo], d, at: float | None = None) -> tuple[tuple, t
     return u, v, poly
 
 
-def _inside(poly: list, x: float, y: float) -> bool:
-    """Is (x, y) inside the polygon ``poly`` (even-odd rule)?"""
-    odd = False
-    for (x0, y0), (x1, y1) in zip(poly, poly[1:] + poly[:1]):
-        if (y0 > y) != (y1 > y) and x < x0 + (y - y0) * (x1 - x0) / (y1 - y0):
-            odd = not odd
-    return odd
-
-
 def _centroid(loop: list[FaceInfo], d, at: float | None = None) -> tuple | None:
     """The centroid of the outline (:func:`_outline`) in the plane across ``d`` through the origin;
     None when it lies outside the outline (a U) or the outline has no area."""
@@ -334,7 +326,8 @@ def _centroid(loop: list[FaceInfo], d, at: float | None = None) -> tuple | None:
     if abs(a2) < 1e-12:
         return None
     cx, cy = cx / (3 * a2), cy / (3 * a2)
-    return add(mul(u, cx), mul(v, cy)) if _inside(poly, cx, cy) else None
+    segs = np.array([(x0, y0, x1, y1) for (x0, y0), (x1, y1) in zip(poly, poly[1:] + poly[:1])])
+    return add(mul(u, cx), mul(v, cy)) if inside_outline(segs, cx, cy) else None
 
 
 def _shape(loop: list[FaceInfo], d, pts, tol: float, at: float | None = None) -> dict:

@@ -1622,10 +1622,11 @@ def test_the_outline_inside_test_survives_a_ray_through_a_vertex_its_samples_mis
     material inside, so no pocket). A diamond round (0, 0) with its right vertex split that way:
     inside, as three skew rays say."""
     import numpy as np
-    from jail.cad.features_outlines import _inside
+    from jail.cad.features_faces import inside_outline
     e = 1e-15
     segs = np.array([(0, -5, 5, -e), (5, e, 0, 5), (0, 5, -5, 0), (-5, 0, 0, -5)], dtype=float)
-    assert _inside(segs, 0.0, 0.0) and not _inside(segs, 6.0, 0.0) and not _inside(segs, 0.0, 5.5)
+    assert inside_outline(segs, 0.0, 0.0) and not inside_outline(segs, 6.0, 0.0)
+    assert not inside_outline(segs, 0.0, 5.5)
 
 
 def test_a_freeform_outline_of_many_walls_is_read_once():
