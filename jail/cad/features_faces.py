@@ -145,6 +145,7 @@ class FaceInfo:
     neighbours: set = field(default_factory=set)
     edges: dict = field(default_factory=dict)  # its edges by their index in the shape (``faces_of``)
     outer: set | None = None           # the indices of its outer wire's edges (``outer_edges``), when read
+    leans: dict = field(default_factory=dict)  # features_outlines' draft readings by direction, when read
 
     @property
     def area(self) -> float:

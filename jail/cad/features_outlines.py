@@ -119,9 +119,16 @@ def _lean(fi: FaceInfo, d) -> float | None:
     ruled B-spline's from its end outlines when they say one angle (:func:`_outline_lean`: exact
     for a whole tapered wall); else, and for other faces (a cone), when the normals lean alike
     (within ``DRAFT_SAME``) at ``LEAN_GRID`` points over its UV box (a slice of a tapered wall:
-    a cut through a thin wall)."""
+    a cut through a thin wall). Read once per face and direction (a walk asks again)."""
     if fi.kind == "plane":
         return None if fi.normal is None else dot(fi.normal, d)
+    if d not in fi.leans:
+        fi.leans[d] = _read_lean(fi, d)
+    return fi.leans[d]
+
+
+def _read_lean(fi: FaceInfo, d) -> float | None:
+    """:func:`_lean` of a face that is no plane."""
     if fi.kind == "other" and not _ruled(fi):
         return None
     angles = _normal_leans(fi, d)
