@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import math
 
+from OCP.ShapeUpgrade import ShapeUpgrade_UnifySameDomain
+
 from jail.cad import (features_channels, features_dimples, features_drafted, features_find as ff, features_grooves,
                       features_outlines, features_ovals, features_patterns as fp, features_pockets, features_slots)
-from jail.cad.features_faces import cross, dot, faces_of, sub
+from jail.cad.features_faces import cross, dot, faces_of, split_surfaces, sub
 from jail.cad.features_material import Material
 from jail.cad.measure import MeasureError, f, is_mesh, is_valid, mesh_error, select_one
 from jail.cad.names import cap
@@ -68,7 +70,10 @@ def _group(g: dict, size_keys) -> dict:
     if "convex" in g:
         out["convex"] = bool(g["convex"])
     out["count"] = int(g["count"])
-    out["centers"] = [_v(c) for c in g["centers"][:CENTERS_CAP]]
+    # in the holes' order (top down, then by y and x), not the faces': a part read from another
+    # file, its faces in another order, lists them alike
+    centers = sorted(g["centers"], key=lambda c: (round(-c[2], 4), round(c[1], 4), round(c[0], 4)))
+    out["centers"] = [_v(c) for c in centers[:CENTERS_CAP]]
     return out
 
 
@@ -191,10 +196,27 @@ def _order(h: dict) -> tuple:
     return (round(-c[2], 4), round(c[1], 4), round(c[0], 4))
 
 
+def _merged(shape):
+    """``shape`` with the faces that lie on one surface merged (OCCT's ``ShapeUpgrade_UnifySameDomain``,
+    as build123d's ``clean``), or None when OCCT cannot: a STEP file's half cylinders read as one."""
+    try:
+        unify = ShapeUpgrade_UnifySameDomain(shape, True, True, False)
+        unify.AllowInternalEdges(False)
+        unify.Build()
+        return unify.Shape()
+    except Exception:  # noqa: BLE001 - OCCT's failures: read the faces as they are
+        return None
+
+
 def find(shape, kinds=None, mat: Material | None = None) -> dict:
     """The features of a TopoDS shape as plain data (unrounded), every kind computed; ``mat``: its
     solids' probes when the caller has them already."""
     infos = faces_of(shape)
+    if split_surfaces(infos) and (merged := _merged(shape)) is not None:
+        try:
+            shape, infos, mat = merged, faces_of(merged), None
+        except Exception:  # noqa: BLE001 - a merged face OCCT left without edges: read the pieces
+            pass
     mat = Material(shape) if mat is None else mat
     used: set = set()
     face_gr = features_grooves.face_grooves(infos, mat, used) if mat.solids else []

@@ -21,7 +21,9 @@ Slots, grooves and pockets have their own modules (``features_slots``, ``feature
   (the base) and the other is free; with no cylinder, a drafted cone (``draft``, positive when
   it narrows towards the top; the diameter at the base).
 * **Fillets**: cylinders covering less than the full circle (a part's rounded corners are convex
-  ones: never holes or bosses) and tori; **chamfers**: narrow planar faces whose normal lies between its two neighbours' (size from the
+  ones: never holes or bosses) and tori that roll onto the faces they round along two edges
+  (``features_faces.rails``), unless every one of those is a smaller rounding (a gear's root land);
+  **chamfers**: narrow planar faces whose normal lies between its two neighbours' (size from the
   cut triangle), and cones that are neither hole nor boss (nor a flank of a V-groove, nor a taper
   longer than its radius).
 Heuristics on exact B-rep geometry; a face takes part in one feature at most.
@@ -36,7 +38,8 @@ from OCP.GeomAPI import GeomAPI_IntCS
 from OCP.TopoDS import TopoDS
 from OCP.gp import gp_Dir, gp_Lin, gp_Pnt
 
-from jail.cad.features_faces import (DRAFT_MAX, TWO_PI, TopAbs_VERTEX, FaceInfo, add, along_axis, cross, dot, edge_points, end_open, mul, norm, sub, unique, unit)
+from jail.cad.features_faces import (DRAFT_MAX, TWO_PI, TopAbs_VERTEX, FaceInfo, add, along_axis, cross, dot,
+                                     edge_points, end_open, mul, norm, pieces_of, rails, sub, unique, unit)
 from jail.cad import features_rounds
 from jail.cad.features_material import Material
 
@@ -730,8 +733,26 @@ def _where(groups: dict, key, fi: FaceInfo, extra: dict) -> None:
     g["centers"].append(fi.mid)
 
 
+RAILS = 2  # a fillet rolls onto the faces it rounds along (at least) two edges (``rails``)
+
+
+def _round_radius(fi: FaceInfo, memo: dict) -> float:
+    """The radius a face rounds with: a cylinder's, a torus' tube's, a B-spline rounding's
+    (``features_rounds``, read once into ``memo``); 0 for any other face."""
+    if fi.kind == "cylinder":
+        return fi.r0
+    if fi.kind == "torus":
+        return fi.minor
+    if fi.kind != "other":
+        return 0.0
+    if fi.index not in memo:
+        memo[fi.index] = features_rounds.rounding(fi)
+    return memo[fi.index][0] if memo[fi.index] else 0.0
+
+
 def fillets(infos: list[FaceInfo], used: set) -> list[dict]:
     groups: dict = {}
+    memo: dict = {}  # B-spline roundings by face index
     for fi in infos:
         if fi.index in used:
             continue
@@ -739,11 +760,15 @@ def fillets(infos: list[FaceInfo], used: set) -> list[dict]:
             r, convex = fi.r0, not fi.concave
         elif fi.kind == "torus":
             r, convex = fi.minor, not fi.concave
-        elif fi.kind == "other" and (rd := features_rounds.rounding(fi)) is not None:
-            r, convex = rd  # a rounding along a curved edge (a B-spline face)
+        elif fi.kind == "other" and _round_radius(fi, memo):
+            r, convex = memo[fi.index]  # a rounding along a curved edge (a B-spline face)
         else:
             continue
-        used.add(fi.index)
+        on = sorted(rails(fi, infos), key=lambda j: infos[j].kind == "other")  # B-spline faces last: slow to read
+        if len(on) < RAILS or all(0 < _round_radius(infos[j], memo) < r * (1 - 1e-6) for j in on):
+            continue  # no rounding of two faces: a turned land, a gear's tip, an arc of an outline,
+            # or a face that smaller roundings blend into (a gear's root between its root fillets)
+        used.update(pieces_of(fi, infos))  # one fillet, however many faces it was left in
         convex = bool(convex)
         # one group per radius within a tolerance (a rounded key splits equal radii that straddle
         # its rounding, and a part read turned another way would group them differently)
@@ -857,7 +882,7 @@ def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
         if b * CHAMFER_LEGS_MAX < a:
             continue  # legs more than 5:1 apart: a loft's flat side, a mesh's sliver, not a chamfer
         equal = abs(a - b) <= 1e-4 * max(a, 1e-9) + 1e-7
-        used.add(fi.index)
+        used.update(pieces_of(fi, infos) if fi.kind == "cone" else (fi.index,))  # a split cone: one chamfer
         size, size2 = (a, b) if not equal else ((a + b) / 2, None)
         # one group per size within a tolerance, as fillets; its size the smallest member's, so the
         # order the faces come in (a part turned another way) does not choose it

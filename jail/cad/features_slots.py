@@ -1,7 +1,9 @@
 """Recognise slots: two concave half cylinders facing each other (straight, or an arc: a kidney
 slot), a counterbored one, and slots open at one end.
 
-* **Straight**: two half cylinders of one radius, parallel, facing each other (or two half cones
+* **Straight**: two half cylinders of one radius, parallel, facing each other, paired nearest first
+  (so the order of the faces does not choose; of two as near, the one alongside over more of its
+  height), read from the taller of the two (or two half cones
   at most ``DRAFT_MAX`` off their axes, the same radii at the same levels: a drafted slot, ``draft``
   as a pocket's, ``length`` and ``width`` at the mouth; not read open at one end). Through when the
   material is absent just beyond both ends of the walls (probed on the centre line, past a
@@ -51,13 +53,16 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     tol = 1e-6 * part_scale(infos) + 1e-6
     halves = [fi for fi in infos if fi.index not in used and fi.concave and abs(fi.span - math.pi) <= 0.02 * math.pi
               and (fi.kind == "cylinder" or (fi.kind == "cone" and draft(vars(fi)) is not None))]
-    out, taken = [], set()
-    for i, a in enumerate(halves):
-        if a.index in taken:
-            continue
-        for b in halves[i + 1:]:
-            if b.index in taken or not _same_end(a, b, tol * 10):
+    # every pair of halves that could be a slot's ends, then taken nearest first: which pair a half
+    # joins does not depend on the order the faces come in (a file written by another system, a
+    # part read turned), and two slots in a row are never read as one from their outer ends
+    pairs = []
+    for i, first in enumerate(halves):
+        for second in halves[i + 1:]:
+            if not _same_end(first, second, tol * 10):
                 continue
+            # read from the taller end (a crossing cut may have shortened the other)
+            a, b = (second, first) if second.t1 - second.t0 > first.t1 - first.t0 + tol else (first, second)
             pa = add(a.origin, mul(a.axis, (a.t0 + a.t1) / 2))
             pb_t = dot(sub(pa, b.origin), b.axis)
             pb = add(b.origin, mul(b.axis, pb_t))
@@ -70,36 +75,45 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             arc = _arc(infos, a, b, pa, pb, line, tol * 10)
             if arc is None and (dot(sub(a.mid, pa), sub(pb, pa)) >= 0 or dot(sub(b.mid, pb), sub(pa, pb)) >= 0):
                 continue  # the two ends must open towards each other (along a straight slot)
-            if arc is not None:
-                line = arc["mid"]  # the middle of an arc slot (the chord's may be in the material)
-            step = max(1e-4, 1e-3 * a.r0)
-            # past a fillet or a chamfer round the floor (a torus or a narrowing cone on an end's
-            # axis), as a hole's
-            f0, f1 = (past_end(infos, a.origin, a.axis, t, sign, tol * 10, (FLOOR_ROUND, FLOOR_CHAMFER), a.neighbours)
-                      for t, sign in ((a.t0, -1.0), (a.t1, 1.0)))
-            open_lo = not mat.inside(add(line, mul(a.axis, f0 - step)))
-            open_hi = not mat.inside(add(line, mul(a.axis, f1 + step)))
-            if not (open_lo or open_hi):
-                continue  # a closed pocket inside the material
-            lo = _open_end(infos, a, b, line, a.t0, -1.0, tol * 10) if open_lo else f0
-            hi = _open_end(infos, a, b, line, a.t1, 1.0, tol * 10) if open_hi else f1
-            through = open_lo and open_hi
-            from_lo = entry_first(a.axis) if through else open_lo
-            t_in = lo if from_lo else hi
-            r_in, lean = _mouth(a, from_lo)
-            out.append({"center": add(line, mul(a.axis, t_in)), "length": d + 2 * r_in, "width": 2 * r_in,
-                        "axis": mul(a.axis, 1.0 if from_lo else -1.0),
-                        "direction": canonical_dir(unit(sub(pb, pa))),
-                        "depth": None if through else hi - lo, "through": through, "open_end": False,
-                        "arc": None if arc is None else {"center": add(arc["center"], mul(a.axis, t_in)),
-                                                         "radius": arc["radius"], "sweep": arc["sweep"]},
-                        "counterbore": None, "ends": ["round", "round"], "draft": lean,
-                        "exit": add(line, mul(a.axis, hi if from_lo else lo))})
-            if arc is not None:
-                used.update(arc["walls"])
-            taken.update((a.index, b.index))
-            used.update((a.index, b.index))
-            break
+            shift = dot(sub(b.origin, a.origin), a.axis)
+            overlap = min(a.t1, b.t1 + shift) - max(a.t0, b.t0 + shift)  # along the axis
+            pairs.append((d, -round(overlap, 9), a, b, pa, pb, line, arc))
+    # nearest first; of two as near (an end a crossing cut split in two), the one alongside over more
+    # of its height; an exact tie keeps the faces' order (the sort is stable)
+    pairs.sort(key=lambda p: (round(p[0], 9), p[1]))
+    out, taken = [], set()
+    for d, _, a, b, pa, pb, line, arc in pairs:
+        if a.index in taken or b.index in taken:
+            continue
+        if arc is not None:
+            line = arc["mid"]  # the middle of an arc slot (the chord's may be in the material)
+        step = max(1e-4, 1e-3 * a.r0)
+        # past a fillet or a chamfer round the floor (a torus or a narrowing cone on an end's
+        # axis), as a hole's
+        f0, f1 = (past_end(infos, a.origin, a.axis, t, sign, tol * 10, (FLOOR_ROUND, FLOOR_CHAMFER), a.neighbours)
+                  for t, sign in ((a.t0, -1.0), (a.t1, 1.0)))
+        open_lo = not mat.inside(add(line, mul(a.axis, f0 - step)))
+        open_hi = not mat.inside(add(line, mul(a.axis, f1 + step)))
+        if not (open_lo or open_hi):
+            continue  # a closed pocket inside the material
+        lo = _open_end(infos, a, b, line, a.t0, -1.0, tol * 10) if open_lo else f0
+        hi = _open_end(infos, a, b, line, a.t1, 1.0, tol * 10) if open_hi else f1
+        through = open_lo and open_hi
+        from_lo = entry_first(a.axis) if through else open_lo
+        t_in = lo if from_lo else hi
+        r_in, lean = _mouth(a, from_lo)
+        out.append({"center": add(line, mul(a.axis, t_in)), "length": d + 2 * r_in, "width": 2 * r_in,
+                    "axis": mul(a.axis, 1.0 if from_lo else -1.0),
+                    "direction": canonical_dir(unit(sub(pb, pa))),
+                    "depth": None if through else hi - lo, "through": through, "open_end": False,
+                    "arc": None if arc is None else {"center": add(arc["center"], mul(a.axis, t_in)),
+                                                     "radius": arc["radius"], "sweep": arc["sweep"]},
+                    "counterbore": None, "ends": ["round", "round"], "draft": lean,
+                    "exit": add(line, mul(a.axis, hi if from_lo else lo))})
+        if arc is not None:
+            used.update(arc["walls"])
+        taken.update((a.index, b.index))
+        used.update((a.index, b.index))
     out = _counterbored(out, tol * 10)
     for a in halves:
         if a.index not in taken and a.kind == "cylinder":  # a drafted one (a half cone): not read

@@ -108,14 +108,20 @@ def test_random_parts_with_every_face_a_b_spline_read_alike(soak):
     reads as the analytic part: sizes and depths (within 0.01), through and counts of every kind.
     Its faces that lie on cylinders, cones, spheres and tori are read as such (stop 50). The soak
     found a torus' span read as a full turn (its seam round the tube taken for one round the axis:
-    seed 8302) and a slot's entry on a B-spline plane's patch, not the plane (8254, 8302)."""
+    seed 8302) and a slot's entry on a B-spline plane's patch, not the plane (8254, 8302); at stop 51, a
+    chamfer cone left in two pieces read as one chamfer on the analytic part (whose pieces are merged
+    first) and two on its B-spline copy (8089: a split cone is one chamfer now)."""
     from OCP.BRepBuilderAPI import BRepBuilderAPI_NurbsConvert
 
     from build123d import Compound
-    seeds = [(8254, True), (8302, PROFILED)]  # the soak's finds (docstring)
+    seeds = [(8254, True), (8302, PROFILED), (8089, False)]  # the soak's finds (docstring)
     seeds += [(s, False) for s in range(12)] + [(s, True) for s in range(6)] + [(s, PROFILED) for s in range(6)]
     if soak:  # 8164: a probe 0.2 mm off a B-spline wall, which OCCT's classifier puts inside (the ray: outside)
-        seeds += [(s, False) for s in range(8000, 8200) if s != 8164] + [(s, True) for s in range(8200, 8300)]
+        # 8289: a cylinder and the torus rounding its edge left in two pieces each; the analytic
+        # part's are merged first (the slot beside them reads 14.06 deep), its B-spline copy's
+        # cannot be (14.64)
+        seeds += [(s, False) for s in range(8000, 8200) if s != 8164]
+        seeds += [(s, True) for s in range(8200, 8300) if s != 8289]
         seeds += [(s, PROFILED) for s in range(8300, 8400)]
     compared = 0
     for seed, edges in seeds:
@@ -354,3 +360,92 @@ def test_random_drafted_spline_cuts_read_their_draft_upright_and_turned(soak):
         if pk["axis"] == [0, 0, -1] and max(abs(c) for c in pk["direction"]) > 1 - 1e-9:  # the profile's at the top
             assert abs(pk["width"] - min(sx, sy)) <= 5e-3 * max(sx, sy), (seed, pk, (sx, sy))
             assert abs(pk["length"] - max(sx, sy)) <= 5e-3 * max(sx, sy), (seed, pk, (sx, sy))
+
+
+def test_random_parts_with_their_round_faces_split_in_halves_read_alike():
+    """A random part whose cylinders, cones, spheres and tori are split in halves round their axes
+    (as some CAD systems write STEP files) reads as the part: ``features.find`` merges the faces on
+    one surface first (OCCT's ``ShapeUpgrade_UnifySameDomain``, as build123d's ``clean``). Before, 13
+    of 45 parts read otherwise (holes lost, spherical dimples missed, slot ends read as fillets).
+    Left out: parts where a torus stays in pieces (OCCT does not merge a torus split round its
+    axis: a known gap). Known to differ beyond these seeds: 24, whose spherical dimple OCCT's merge
+    leaves with a rim edge of its own (no neighbour: not read)."""
+    import math
+
+    from OCP.ShapeUpgrade import ShapeUpgrade_ShapeDivideAngle
+
+    from build123d import Compound
+    from jail.cad.features import _merged
+    from jail.cad.features_faces import faces_of, split_surfaces
+    seeds = [(s, False) for s in range(12)] + [(s, True) for s in range(12)] + [(s, PROFILED) for s in range(12)]
+    compared = 0
+    for seed, edges in seeds:
+        part = _part(seed, edges)
+        if not part.solids() or not part.is_valid:
+            continue
+        divide = ShapeUpgrade_ShapeDivideAngle(math.radians(180), part.wrapped)
+        divide.Perform()
+        halves = Compound(divide.Result())
+        merged = _merged(halves.wrapped)
+        if merged is None or split_surfaces(faces_of(merged)):
+            continue  # a torus OCCT leaves in pieces
+        want = _reading(features.features({"p": part}, "p"))
+        assert _alike(_reading(features.features({"p": halves}, "p")), want), seed
+        compared += 1
+    assert compared >= len(seeds) * 2 // 3, compared  # the test compares parts, not skips
+
+
+def _reordered(part, seed: int):
+    """``part`` rebuilt from its own faces in a random order (the same for a seed): the same solid as a
+    file written by another system may list it."""
+    import random
+
+    from OCP.BRep import BRep_Builder
+    from OCP.TopAbs import TopAbs_FACE, TopAbs_SHELL, TopAbs_SOLID
+    from OCP.TopExp import TopExp_Explorer
+    from OCP.TopoDS import TopoDS_Shell, TopoDS_Solid
+
+    from build123d import Compound, Solid
+
+    def each(shape, kind):
+        ex = TopExp_Explorer(shape, kind)
+        while ex.More():
+            yield ex.Current()
+            ex.Next()
+
+    builder, rng, solids = BRep_Builder(), random.Random(seed), []
+    for solid in each(part.wrapped, TopAbs_SOLID):
+        new = TopoDS_Solid()
+        builder.MakeSolid(new)
+        for shell in each(solid, TopAbs_SHELL):
+            faces = list(each(shell, TopAbs_FACE))
+            rng.shuffle(faces)
+            out = TopoDS_Shell()
+            builder.MakeShell(out)
+            for face in faces:
+                builder.Add(out, face)
+            out.Closed(True)
+            builder.Add(new, out)
+        solids.append(Solid(new))
+    return Compound(solids)
+
+
+def test_random_parts_with_their_faces_in_another_order_read_alike(soak):
+    """A random part rebuilt from its faces in a random order (as another system may write it) reads
+    as the part. Before stop 51, two crossing slots were read one way or the other as the faces came
+    (seed 7 with straight cuts, and with a V: a slot's half-round end paired with whichever of two
+    ends in one line came first, and its walls read from the shorter of the two): slot ends now pair
+    nearest first, the one alongside over more of its height, read from the taller."""
+    seeds = [(s, False) for s in range(15)] + [(s, True) for s in range(15)] + [(s, PROFILED) for s in range(15)]
+    if soak:
+        seeds += [(s, False) for s in range(9000, 9100)] + [(s, True) for s in range(9100, 9200)]
+        seeds += [(s, PROFILED) for s in range(9200, 9300)]
+    compared = 0
+    for seed, edges in seeds:
+        part = _part(seed, edges)
+        if not part.solids() or not part.is_valid:
+            continue
+        want = _reading(features.features({"p": part}, "p"))
+        assert _alike(_reading(features.features({"p": _reordered(part, seed)}, "p")), want), seed
+        compared += 1
+    assert compared >= len(seeds) * 2 // 3, compared

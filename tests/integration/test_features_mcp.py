@@ -30,6 +30,9 @@ def client(tmp_path_factory):
     from tests.unit.test_features_nurbs import _all_nurbs
     export_step(_all_nurbs(unit.plate()), str(d / "in" / "plate_nurbs.step"))  # as Rhino writes STEP
     (d / "in" / "plate_nurbs.step").chmod(0o644)
+    from tests.unit.test_features_nurbs import _divided
+    export_step(_divided(unit.plate(), 90), str(d / "in" / "plate_split.step"))  # its holes in quarter faces
+    (d / "in" / "plate_split.step").chmod(0o644)
     with mcpclient.running(d / "out", d / "server-stderr.log", "--input-dir", str(d / "in")) as c:
         yield c
 
@@ -281,3 +284,12 @@ def test_patterns_alone_through_the_client(client):
     assert data["holes"] == [] and sorted(p["type"] for p in data["patterns"]) == ["bolt_circle", "grid"], data
     assert all(p["members"] == [] and p["count"] == 4 for p in data["patterns"]), data
     assert "pattern: 4 holes on a bolt circle r=30" in text, text
+
+
+def test_a_step_plate_whose_holes_are_split_in_quarters_through_the_client(client):
+    """The done-means plate written with every cylinder and cone in quarter faces (some CAD systems
+    split them so) reads as the plate: its countersink too, and its four corners as four fillets."""
+    client.text("import_file", {"filename": "plate_split.step", "name": "split"})
+    data, text = features(client, {"object_name": "split"})
+    unit.check_plate(data)
+    assert "countersink d=12 90°" in text and "fillets: 4 x r=5 (convex rounds)" in text, text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 from build123d import (Axis, Box, Circle, GeomType, Plane, Pos, Rot, Spline, extrude, fillet, loft, make_face,
                        sweep)
@@ -64,3 +65,65 @@ def test_roundings_of_one_radius_group_with_the_torus_ones():
     part = cam(1.5, 0.75) + Pos(0, 0, 12) * Cylinder(4, 8)
     part = fillet(part.edges().filter_by(GeomType.CIRCLE).group_by(Axis.Z)[-1], 1.5)
     assert (1.5, True, 2) in _fillets(run(part))
+
+
+def toothed_disc(root_fillet: float = 0.5):
+    """A disc r=10, 6 thick, with four teeth 4 wide standing out to r=14 and their roots rounded
+    ``root_fillet``: the disc's arcs between the teeth are its root lands (as a gear's)."""
+    from build123d import Cylinder, PolarLocations
+    part = Cylinder(10, 6)
+    for loc in PolarLocations(12, 4):
+        part += loc * Box(4.5, 4, 6)
+    roots = [e for e in part.edges().filter_by(Axis.Z) if abs(math.hypot(e.center().X, e.center().Y) - 10) < 0.1]
+    return fillet(roots, root_fillet)
+
+
+def test_a_fillet_rolls_onto_the_faces_it_rounds():
+    """Only a round that rolls onto two faces is a fillet (features_faces.rails). A hex
+    nut's corners turned off by a cylinder, a toothed disc's root lands (the smaller root fillets
+    blend into them, as a gear's) and a D-shaped plate's arc are not: before, they read as convex
+    fillets (a spur gear: "20 x r=17.5" and "20 x r=22", its root and tip). Turned, alike."""
+    from build123d import Cylinder, RegularPolygon
+    nut = extrude(RegularPolygon(7.5, 6), amount=6) & Cylinder(7.2, 20)
+    assert len(nut.faces().filter_by(GeomType.CYLINDER)) == 6  # the corners are turned
+    assert run(nut)["fillets"] == []
+    disc = toothed_disc()
+    want = [(0.5, False, 8)]  # the root fillets only, not the four lands r=10 between them
+    assert _fillets(run(disc)) == want
+    assert _fillets(run(Pos(30, 20, -5) * Rot(15, 25, 35) * disc)) == want
+    d_plate = extrude(make_face(Circle(10).edges()[0]), amount=4) & Box(40, 16, 20)  # an arc cut by two flats
+    assert run(d_plate)["fillets"] == []
+
+
+def test_a_bent_rod_cut_flat_is_no_fillet():
+    """A rod (a circle swept along a line, a bend and a line) cut flat top and bottom, as the
+    pegboard hook of build123d's examples: its straight pieces run smoothly into the bend only
+    across their ends (a cross-section, not a rail), and meet the flats at an angle. Before, the
+    straight pieces read as convex fillets r=2.5."""
+    from build123d import JernArc, Line, Plane, Wire, split
+    from build123d import Keep
+    l1 = Line((0, 0), (20, 0))
+    l2 = JernArc(start=l1 @ 1, tangent=l1 % 1, radius=6, arc_size=120)
+    l3 = Line(l2 @ 1, l2 @ 1 + (l2 % 1) * 15)
+    rod = sweep(Plane.YZ * Circle(2.5), path=Wire([l1, l2, l3]))
+    rod = split(rod, bisect_by=Plane.XY.offset(-2.2), keep=Keep.TOP)
+    rod = split(rod, bisect_by=Plane.XY.offset(2.2), keep=Keep.BOTTOM)
+    assert rod.faces().filter_by(GeomType.CYLINDER) and rod.faces().filter_by(GeomType.TORUS)
+    assert run(rod)["fillets"] == []
+
+
+def test_an_ogee_s_convex_round_meets_a_smaller_concave_one_and_is_a_fillet():
+    """An ogee step (an S in profile): a concave round r=2 off the lower level runs smoothly into a
+    convex round r=3 onto the upper one. The convex round rolls onto a plane on one side and the
+    smaller concave round on the other: both are fillets (a land is a round *all* of whose smooth
+    neighbours are smaller roundings)."""
+    from build123d import Line, ThreePointArc, Wire
+    s2 = math.sqrt(0.5)
+    edges = [Line((0, 0), (40, 0)), Line((40, 0), (40, 10)), Line((40, 10), (22, 10)),
+             ThreePointArc((22, 10), (22 - 2 * s2, 12 - 2 * s2), (20, 12)),
+             ThreePointArc((20, 12), (17 + 3 * s2, 12 + 3 * s2), (17, 15)),
+             Line((17, 15), (0, 15)), Line((0, 15), (0, 0))]
+    step = extrude(make_face(Wire(edges)), amount=20)
+    want = [(2.0, False, 1), (3.0, True, 1)]
+    assert _fillets(run(step)) == want
+    assert _fillets(run(Pos(-7, 3, 50) * Rot(40, 0, 70) * step)) == want
