@@ -116,13 +116,19 @@ def _read(f: Path, tmp: Path, stub: Path) -> dict:
 
 
 def run(f: Path, stub: Path, timeout: float) -> dict:
+    return run_forked(lambda: read_one(f, stub), timeout)
+
+
+def run_forked(read, timeout: float) -> dict:
+    """``read()`` (a JSON-able dict) in a forked child, killed past ``timeout`` seconds; its error
+    as ``{"error": ...}``."""
     r, w = os.pipe()
     sys.stdout.flush()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         try:
-            out = read_one(f, stub)
+            out = read()
         except BaseException as e:  # noqa: BLE001
             out = {"error": "".join(traceback.format_exception_only(e)).strip()[:200]}
         os.write(w, json.dumps(out).encode())
