@@ -69,22 +69,23 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
             d = norm(sub(pb, pa))
             if d <= tol or abs((b.t0 + b.t1) / 2 - pb_t) > max(a.t1 - a.t0, 1e-9):
                 continue
-            # the centre line, a point at t = 0 of a's axis frame (b's axis is parallel, same sense)
-            q = add(b.origin, mul(b.axis, dot(sub(a.origin, b.origin), b.axis)))
-            line = mul(add(a.origin, q), 0.5)
-            arc = _arc(infos, a, b, pa, pb, line, tol * 10)
-            if arc is None and (dot(sub(a.mid, pa), sub(pb, pa)) >= 0 or dot(sub(b.mid, pb), sub(pa, pb)) >= 0):
-                continue  # the two ends must open towards each other (along a straight slot)
             shift = dot(sub(b.origin, a.origin), a.axis)
             overlap = min(a.t1, b.t1 + shift) - max(a.t0, b.t0 + shift)  # along the axis
-            pairs.append((d, -round(overlap, 9), a, b, pa, pb, line, arc))
+            pairs.append((d, -round(overlap, 9), a, b, pa, pb))
     # nearest first; of two as near (an end a crossing cut split in two), the one alongside over more
-    # of its height; an exact tie keeps the faces' order (the sort is stable)
+    # of its height; an exact tie keeps the faces' order (the sort is stable). A pair is looked at
+    # closely (an arc between its ends: ~0.3 ms) only when both its ends are still free
     pairs.sort(key=lambda p: (round(p[0], 9), p[1]))
     out, taken = [], set()
-    for d, _, a, b, pa, pb, line, arc in pairs:
+    for d, _, a, b, pa, pb in pairs:
         if a.index in taken or b.index in taken:
             continue
+        # the centre line, a point at t = 0 of a's axis frame (b's axis is parallel, same sense)
+        q = add(b.origin, mul(b.axis, dot(sub(a.origin, b.origin), b.axis)))
+        line = mul(add(a.origin, q), 0.5)
+        arc = _arc(infos, a, b, pa, pb, line, tol * 10)
+        if arc is None and (dot(sub(a.mid, pa), sub(pb, pa)) >= 0 or dot(sub(b.mid, pb), sub(pa, pb)) >= 0):
+            continue  # the two ends must open towards each other (along a straight slot)
         if arc is not None:
             line = arc["mid"]  # the middle of an arc slot (the chord's may be in the material)
         step = max(1e-4, 1e-3 * a.r0)
