@@ -222,11 +222,14 @@ def pieces_of(fi: FaceInfo, infos) -> set[int]:
 
 
 def split_surfaces(infos) -> bool:
-    """Does a cylinder, cone, torus or sphere run on into a neighbour on the same surface: one face split in
-    pieces (a STEP file's half cylinders, as some CAD systems write them)? Each finder reads one
-    face per surface: ``features.find`` then reads the shape with such faces merged."""
+    """Does a cylinder, cone, torus or sphere run on into a neighbour on the same surface round its
+    axis: one face split in pieces (a STEP file's half cylinders, as some CAD systems write them)?
+    Each finder reads one face per surface: ``features.find`` then reads the shape with such faces
+    merged. A full turn split along its axis (a tube through a plate: the heat exchanger's) is read
+    as a run of segments already, and merging 600 of them costs ~1 s: not asked."""
     return any(_same_surface(fi, infos[j]) for fi in infos
-               if fi.kind in ("cylinder", "cone", "torus") or fi.sphere is not None for j in fi.neighbours)
+               if (fi.kind in ("cylinder", "cone", "torus") and fi.span < 0.98 * TWO_PI) or fi.sphere is not None
+               for j in fi.neighbours)
 
 
 def rails(fi: FaceInfo, infos) -> list[int]:
