@@ -1,8 +1,10 @@
 """Recognise channels and steps: straight flat-floored cuts that run out of the part.
 
-A **floor** is a planar face; a **wall** rises from it: a planar face square to it, sharing an
-edge with it (or a floor rounding: a concave quarter cylinder along that edge), lying wholly on
-the floor's open side. Walls in one plane are one wall (a wall split by crossing cuts) when they
+A **floor** is a planar face, or coplanar faces a groove along them splits (a V or a round groove
+under their plane: a V-slot extrusion's marker groove; ``floor_faces``); a **wall** rises from it:
+a planar face square to it, sharing an edge with it (or through a floor rounding, a concave quarter
+cylinder along that edge, or a corner slope, a plane leaning between the two), lying wholly on the
+floor's open side. Walls in one plane are one wall (a wall split by crossing cuts) when they
 cover at least half its length (two blocks standing in a row are no wall).
 
 * **Channel** (a slot with square or open ends, ``features_slots``' kind): two walls of one
@@ -45,17 +47,20 @@ nothing (a computation); OCP is imported by the modules it uses: jailed processe
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from jail.cad import features_walls as fw
-from jail.cad.features_faces import FaceInfo, dot
+from jail.cad.features_faces import FaceInfo, cross, dot
 from jail.cad.features_find import part_scale
 from jail.cad.features_material import Material
 
 
 def _rising(floor: FaceInfo, infos, used: set, tol: float, cache: dict) -> list[tuple[FaceInfo, FaceInfo | None]]:
-    """The walls rising from ``floor``: (wall, the floor rounding between them or None)."""
+    """The walls rising from ``floor``: (wall, the floor rounding or corner slope between them or None)."""
     n, h0 = floor.normal, dot(floor.mid, floor.normal)
+    members = _members(floor)
     out = []
     for j in floor.neighbours:
         g = infos[j]
@@ -63,17 +68,98 @@ def _rising(floor: FaceInfo, infos, used: set, tol: float, cache: dict) -> list[
             continue
         if g.kind == "plane":
             cands, via = [g], None
+            if g.normal is not None and fw.SQUARE_TO < dot(g.normal, n) < 1 - fw.SQUARE_TO:
+                cands, via = [infos[k] for k in g.neighbours if k not in members], g  # a corner slope
         elif (g.kind == "cylinder" and g.concave and abs(dot(g.axis, n)) < fw.SQUARE_TO
               and g.span <= fw.CORNER_SPAN):
-            cands, via = [infos[k] for k in g.neighbours if k != floor.index], g
+            cands, via = [infos[k] for k in g.neighbours if k not in members], g
         else:
             continue
         for w in cands:
             if (w.kind != "plane" or w.normal is None or w.index in used or abs(dot(w.normal, n)) > fw.SQUARE_TO
-                    or (via is not None and abs(dot(w.normal, via.axis)) > fw.SQUARE_TO)):
+                    or (via is not None and not _along(via, w, n))):
                 continue
             if fw.rises(w, n, h0, tol, cache):
                 out.append((w, via))
+    return out
+
+
+def _along(via: FaceInfo, w: FaceInfo, n) -> bool:
+    """Does ``via`` (a floor rounding: a cylinder; a corner slope: a plane) run along the corner
+    between the floor (normal ``n``) and the wall ``w``, turning from one to the other? A slope
+    leans towards the wall's side: its normal lies between the two."""
+    if via.kind == "cylinder":
+        return abs(dot(w.normal, via.axis)) <= fw.SQUARE_TO
+    return abs(dot(via.normal, cross(n, w.normal))) <= fw.SQUARE_TO and dot(via.normal, w.normal) > fw.SQUARE_TO
+
+
+def _members(floor) -> set:
+    """The face indices of a floor (one face, or the coplanar faces of a floor a groove splits)."""
+    return set(floor.index[1]) if isinstance(floor.index, tuple) else {floor.index}
+
+
+def floor_faces(infos: list[FaceInfo], used: set, tol: float, cache: dict) -> list[FaceInfo]:
+    """The planar faces that may be floors, those a groove along them splits joined as one: coplanar
+    faces (normal and level) that a groove joins (``_across_groove``: a marker groove along a
+    T-slot's floor). A joined floor is a ``FaceInfo`` of the first face's plane with the faces'
+    edges and outer neighbours, its ``index`` ("floor", their indices)."""
+    planes = [fi for fi in infos if fi.kind == "plane" and fi.normal is not None and fi.index not in used]
+    keys = [(tuple(round(x, 9) for x in fi.normal), round(dot(fi.mid, fi.normal), 6)) for fi in planes]
+    level: dict = {}
+    for fi, k in zip(planes, keys):
+        level.setdefault(k, set()).add(fi.index)
+    out, joined = [], set()
+    for fi, k in zip(planes, keys):
+        if fi.index in joined:
+            continue
+        group, todo = {fi.index}, [fi]
+        mates = level[k]
+        while len(mates) > 1 and todo:
+            for g in _across_groove(todo.pop(), infos, mates, tol, cache) - group:
+                group.add(g)
+                todo.append(infos[g])
+        if len(group) == 1:
+            out.append(fi)
+            continue
+        ids = tuple(sorted(group))
+        joined.update(ids)
+        members = [infos[i] for i in ids]
+        edges = {k: e for g in members for k, e in g.edges.items()}
+        nbrs = set().union(*(g.neighbours for g in members)) - group
+        out.append(replace(fi, index=("floor", ids), edges=edges, neighbours=nbrs, outer=None, leans={}))
+    return out
+
+
+def _across_groove(f: FaceInfo, infos, mates: set, tol: float, cache: dict) -> set:
+    """The faces of ``mates`` (coplanar with ``f``) that a groove along ``f`` joins to it: a round
+    groove (a concave cylinder along the plane) or a V (two planes leaning to each other), its
+    faces under the plane. A cut's square walls join nothing: two faces a through slot or a step
+    leaves stay apart. Faces are placed (their points read) only for a groove that meets a mate."""
+    n, h0 = f.normal, dot(f.mid, f.normal)
+
+    def shaped(g: FaceInfo) -> bool:  # by its kind and direction alone
+        if g.kind == "plane":
+            return g.normal is not None and fw.SQUARE_TO < abs(dot(g.normal, n)) < 1 - fw.SQUARE_TO
+        return g.kind == "cylinder" and bool(g.concave) and abs(dot(g.axis, n)) < fw.SQUARE_TO
+
+    def under(g: FaceInfo) -> bool:
+        lo, hi = fw.span(fw.points(g, cache), n)
+        return hi - h0 <= tol and lo - h0 < -tol
+
+    out = set()
+    for j in f.neighbours:
+        g = infos[j]
+        if not shaped(g):
+            continue
+        found = (g.neighbours & mates) - {f.index}
+        if found and under(g):
+            out |= found
+        if g.kind == "plane":  # a V's other flank
+            for k in g.neighbours - {f.index}:
+                h = infos[k]
+                found = (h.neighbours & mates) - {f.index}
+                if found and h.kind == "plane" and shaped(h) and under(g) and under(h):
+                    out |= found
     return out
 
 
@@ -95,9 +181,8 @@ def find(infos: list[FaceInfo], mat: Material, used: set) -> tuple[list[dict], l
     tol = 1e-6 * part_scale(infos) + 1e-6
     cache: dict = {}
     cands = []
-    for floor in infos:
-        if floor.kind == "plane" and floor.normal is not None and floor.index not in used:
-            cands += _candidates(floor, infos, mat, used, tol, cache)
+    for floor in floor_faces(infos, used, tol, cache):
+        cands += _candidates(floor, infos, mat, used, tol, cache)
     return _choose(cands, used)
 
 
@@ -149,8 +234,8 @@ def _candidates(floor: FaceInfo, infos, mat: Material, used: set, tol: float, ca
         if found is not None:
             mouth = _mouth([w for w, _ in parts], infos, fr, found["depth"], tol * 10)
             taken = {w.index for w, _ in parts} | {v.index for _, v in parts if v is not None} | also
-            out.append((best is None, -round(mouth, 6), round(found["width"], 6), floor.index, taken, stops,
-                        found))
+            out.append((best is None, -round(mouth, 6), round(found["width"], 6), frozenset(_members(floor)),
+                        taken, stops, found))
     return out
 
 
@@ -164,13 +249,13 @@ def _choose(cands: list[tuple], used: set) -> tuple[list[dict], list[dict]]:
     channels, steps, walls_taken, floors, channel_floors = [], [], set(), set(), set()
     on_floor: dict = {}  # floor: the walls of its steps, and the end walls that stop them
     for is_step, _, _, fl, taken, stops, found in sorted(cands, key=lambda c: c[:3]):
-        if taken & walls_taken or taken & floors or fl in walls_taken:
+        if taken & walls_taken or taken & floors or fl & walls_taken:
             continue
         walls, ends = on_floor.setdefault(fl, (set(), set()))
         if is_step and (fl in channel_floors or taken & ends or stops & walls):
             continue
         walls_taken |= taken
-        floors.add(fl)
+        floors |= fl
         if is_step:
             walls.update(taken)
             ends.update(stops)

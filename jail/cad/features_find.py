@@ -23,7 +23,8 @@ Slots, grooves and pockets have their own modules (``features_slots``, ``feature
 * **Fillets**: cylinders covering less than the full circle (a part's rounded corners are convex
   ones: never holes or bosses) and tori that roll onto the faces they round along two edges
   (``features_faces.rails``), unless every one of those is a smaller rounding (a gear's root land);
-  **chamfers**: narrow planar faces whose normal lies between its two neighbours' (size from the
+  **chamfers**: narrow planar faces whose normal lies between its two neighbours' and leans against
+  each (a face square to one is a wall: a T-slot's mouth between its lip and flare; size from the
   cut triangle), and cones that are neither hole nor boss (nor a flank of a V-groove, nor a taper
   longer than its radius).
 Heuristics on exact B-rep geometry; a face takes part in one feature at most.
@@ -777,9 +778,13 @@ def fillets(infos: list[FaceInfo], used: set) -> list[dict]:
     return sorted(groups.values(), key=lambda g: (g["radius"], not g["convex"]))
 
 
+CHAMFER_SQUARE = math.radians(89)  # a chamfer leans against both faces it joins: less than this to each
+
+
 def _chamfer_legs(fi: FaceInfo, by_index) -> tuple[float, float] | None:
     """The two legs of a planar chamfer face, or None when it does not look like one: a strip
-    smaller than the two planes it joins, its normal between theirs, both edges convex (the walls
+    smaller than the two planes it joins, its normal between theirs and leaning against each (not
+    square to one: ``CHAMFER_SQUARE``), both edges convex (the walls
     of a polygonal hole meet at concave corners: not chamfers), and cut into the corner they made:
     behind both planes (a hollow part's rim between two opposite inner walls is in front of them)."""
     bigger = fi.area * (1 + 1e-6)  # a chamfer is smaller than the faces it joins
@@ -797,6 +802,8 @@ def _chamfer_legs(fi: FaceInfo, by_index) -> tuple[float, float] | None:
             th_b = math.acos(max(-1.0, min(1.0, dot(n, nb))))
             if abs(th_a + th_b - phi) > 1e-4 or th_a < 1e-3 or th_b < 1e-3:
                 continue  # the normal is not between the two neighbours'
+            if max(th_a, th_b) > CHAMFER_SQUARE:
+                continue  # square to one of them: a wall (a T-slot's mouth between its lip and flare)
             if dot(sub(fi.mid, a.mid), na) >= 0 or dot(sub(fi.mid, b.mid), nb) >= 0:
                 continue  # not in the corner the two planes make
             # width of the strip: across it, in its plane (every vertex lies on one of its two long

@@ -12,7 +12,9 @@ bores from the top, maybe one from the bottom, maybe a round or chamfer in a flo
 read exactly as cut, upright and turned: 30, and 300 more with ``--soak``. Random spline cuts (a
 closed spline, or a straight side and a spline; blind, maybe its floor rounded, or through) must
 read as one freeform pocket of their depth and extents, upright and turned: 25, and 250 more with
-``--soak``; tapered, they read their draft too: 15, and 200 more with ``--soak``. Random parts
+``--soak``; tapered, they read their draft too: 15, and 200 more with ``--soak``. Random T-slots
+cut as extrusion profiles (sloped cavity corners, a marker groove, a flared mouth, each maybe) must
+read their mouth and cavity, upright and turned: 20, and 200 more with ``--soak``. Random parts
 converted to all-B-spline faces must read as the analytic part: 24, and
 400 more with ``--soak``.
 """
@@ -336,6 +338,56 @@ def test_random_spline_cuts_read_as_freeform_pockets_upright_and_turned(soak):
         (w2, _, d2, _) = readings[1]
         depth_alike = d2 == readings[0][2] or abs(d2 - readings[0][2]) < 1e-3
         assert w / 1.05 - 1e-3 <= w2 <= w + 2e-4 * readings[0][1] and depth_alike, (seed, readings)
+
+
+def _t_slot(seed: int):
+    """An 80 x 60 x 20 block with one T-slot across it along Y, cut as an extrusion's profile: a
+    random mouth, lips and cavity, maybe 45-degree slopes in the cavity's floor corners, maybe a
+    marker V groove along its floor's middle, maybe a 45-degree flare at the mouth over a short
+    upright. Returns (part, mouth width, cavity width, cavity height, depth, marker width or 0, flare
+    leg or 0)."""
+    import random
+
+    from build123d import Box, Plane, Polygon, extrude
+    rng = random.Random(seed)
+    depth = rng.uniform(5, 15)
+    mouth, cavity = rng.uniform(1, 4), rng.uniform(5, 12)
+    lip = rng.uniform(0.8, depth - 2.5)
+    height = depth - lip
+    z0 = 10 - depth
+    slope = rng.choice([0.0, rng.uniform(0.2, 0.8) * min(height - 0.3, cavity - mouth - 0.3)])
+    marker = rng.choice([0.0, rng.uniform(0.2, 0.6) * min(1.0, cavity - slope)])
+    flare = rng.choice([0.0, rng.uniform(0.2, 0.7) * lip])
+    floor = [(-marker / 2, z0), (0, z0 - marker / 2), (marker / 2, z0)] if marker else []
+    corner = [(-cavity, z0 + slope), (-cavity + slope, z0)] if slope else [(-cavity, z0)]
+    top = [(-mouth - flare, 10.5), (-mouth - flare, 10), (-mouth, 10 - flare)] if flare else [(-mouth, 10.5)]
+    half = [*top, (-mouth, z0 + height), (-cavity, z0 + height), *corner]
+    profile = half + floor + [(-x, y) for x, y in reversed(half)]
+    part = Box(80, 60, 20) - extrude(Plane.XZ * Polygon(*profile, align=None), amount=31, both=True)
+    return part, 2 * mouth, 2 * cavity, height, depth, marker, flare
+
+
+def test_random_t_slots_read_their_mouth_and_cavity_upright_and_turned(soak):
+    """Stop 52's T-slots as extrusion profiles cut them (a V-slot rail's: sloped cavity corners, a
+    marker groove splitting the floor, a flared mouth): one T-slot with the mouth's width, the whole
+    depth and the cavity's width and height, and the marker a V groove of its own; nothing read as
+    a step, and no chamfer but the flare (the mouth's edges broken); the same turned at random and
+    moved 500 mm off the origin."""
+    seeds = list(range(20)) + (list(range(9000, 9200)) if soak else [])
+    for seed in seeds:
+        part, width, cavity, height, depth, marker, flare = _t_slot(seed)
+        for p in (part, _turned_and_moved(part, seed)):
+            out = _reply(p)
+            tees = [x for x in out["slots"] if x.get("tee")]
+            assert len(tees) == 1, (seed, out["slots"])
+            (t,) = tees
+            got = (t["width"], t["depth"], t["tee"]["width"], t["tee"]["height"], t["length"])
+            assert all(abs(a - b) < 1e-3 for a, b in zip(got, (width, depth, cavity, height, 60))), (seed, got)
+            grooves = [x for x in out["slots"] if not x.get("tee")]
+            assert [round(g["width"], 3) for g in grooves] == ([round(marker, 3)] if marker else []), (seed, grooves)
+            assert out["steps"] == [], (seed, out["steps"])
+            assert all(c["count"] == 2 and c["size2"] is None and abs(c["size"] - flare) < 1e-3
+                       for c in out["chamfers"]) and len(out["chamfers"]) <= 1, (seed, flare, out["chamfers"])
 
 
 def test_random_drafted_spline_cuts_read_their_draft_upright_and_turned(soak):

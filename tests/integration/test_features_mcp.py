@@ -170,7 +170,8 @@ def test_v_grooves_dovetails_and_t_slots_through_the_client(client):
     from tests.unit import test_features_drafted as dr
     code = ("import math\nBLOCK = (100, 60, 30)\nTOP = 15\n" + inspect.getsource(dr.cut) + inspect.getsource(dr.vee)
             + inspect.getsource(dr.dovetail) + "grooved = vee(90)\ndovetailed = dovetail(60)\nBLOCK = (80, 60, 20)\n"
-            + inspect.getsource(ch.t_slot) + "slotted = t_slot()\n")
+            + inspect.getsource(ch.t_slot) + "slotted = t_slot()\n" + inspect.getsource(ch.v_slot_profile)
+            + "rail = v_slot_profile()\n")
     assert client.text("execute", {"code": code}).startswith("OK")
     data, text = features(client, {"object_name": "grooved", "kinds": ["slots"]})
     assert [(s["width"], s["depth"], s["draft"], s["ends"]) for s in data["slots"]] == [(16, 8, 45, ["open", "open"])]
@@ -181,6 +182,9 @@ def test_v_grooves_dovetails_and_t_slots_through_the_client(client):
     data, text = features(client, {"object_name": "slotted", "kinds": ["slots"]})
     assert [(s["width"], s["depth"], s["tee"]) for s in data["slots"]] == [(8, 10, {"width": 16, "height": 6})]
     assert "slots: 1 x length 60 width 8 T-slot (cavity 16 wide, 6 high) open at both ends depth 10" in text, text
+    data, text = features(client, {"object_name": "rail"})  # a V-slot extrusion: sloped cavities, marker grooves
+    assert sorted((s["width"], s["tee"]) for s in data["slots"] if s["tee"]) == [(6.25, {"width": 11, "height": 4.3})] * 4
+    assert data["chamfers"] == [] and "4 x length 100 width 6.25 T-slot (cavity 11 wide, 4.3 high)" in text, text
 
 
 def test_a_mesh_made_solid_says_it_is_faceted(client):

@@ -200,6 +200,68 @@ def test_a_stopped_turned_and_chamfered_t_slot(tmp_path):
     assert [x["tee"] for x in run(import_step(str(tmp_path / "t.step")))["slots"]] == [{"width": 16, "height": 6}]
 
 
+def sloped_t_slot(slope: float = 2.0, marker: bool = False):
+    """``t_slot`` cut as an extrusion's profile: its cavity's floor corners at 45 degrees (``slope``
+    legs, as a V-slot extrusion's), and with ``marker`` a 1 mm V groove along the middle of its floor."""
+    from build123d import Plane, Polygon, extrude
+    floor = [(-0.5, 0), (0, -0.5), (0.5, 0)] if marker else []
+    profile = [(-4, 10.02), (-4, 6), (-8, 6), (-8, slope), (-8 + slope, 0), *floor, (8 - slope, 0), (8, slope),
+               (8, 6), (4, 6), (4, 10.02)]
+    return Box(*BLOCK) - extrude(Plane.XZ * Polygon(*profile, align=None), amount=30, both=True)
+
+
+@pytest.mark.parametrize("marker", [False, True])
+def test_a_t_slot_with_sloped_cavity_corners_and_a_split_floor(marker, tmp_path):
+    """The cavity's walls meet its floor through 45-degree slopes (read as a floor rounding is), and
+    a marker groove splits its floor in two coplanar faces (read as one floor). Before, neither was a
+    T-slot: no wall rose from the floor, or each half had one wall only."""
+    part = sloped_t_slot(marker=marker)
+    d = run(part)
+    tees = [s for s in d["slots"] if s.get("tee")]
+    assert len(tees) == 1, d
+    (s,) = tees
+    assert s["tee"] == {"width": 16, "height": 6} and (s["width"], s["depth"], s["length"]) == (8, 10, 60)
+    assert near(s["center"], (0, 0, 10)) and s["ends"] == ["open", "open"]
+    assert d["chamfers"] == [] and d["steps"] == []
+    grooves = [s for s in d["slots"] if not s.get("tee")]
+    assert [(g["width"], g["depth"]) for g in grooves] == ([(1, 0.5)] if marker else [])
+    export_step(part, str(tmp_path / "t.step"))
+    assert [x["tee"] for x in run(import_step(str(tmp_path / "t.step")))["slots"] if x.get("tee")] == [
+        {"width": 16, "height": 6}]
+
+
+def v_slot_profile():
+    """A 20 x 20 V-slot extrusion, 100 long, as sold for linear rails: in each side a T-slot whose
+    mouth flares out at 45 degrees over a 0.345 mm upright, whose cavity's floor corners slope at
+    45 degrees, and whose floor a 0.42 mm marker V groove splits; a 4.2 mm bore."""
+    from build123d import BuildSketch, Circle, Mode, Polygon, Rectangle, extrude
+    pts = [(3.69, 0), (3.9, 0.21), (3.9, 2.84), (6.56, 5.5), (8.2, 5.5), (8.2, 3.125), (8.545, 3.125),
+           (10, 4.58), (10.5, 4.58), (10.5, 0)]
+    pts += [(x, -y) for x, y in reversed(pts) if y]
+    with BuildSketch() as sk:
+        Rectangle(20, 20)
+        Circle(2.1, mode=Mode.SUBTRACT)
+        for turn in (0, 90, 180, 270):
+            Polygon(*pts, rotation=turn, align=None, mode=Mode.SUBTRACT)
+    return extrude(sk.sketch, 100)
+
+
+def test_a_v_slot_extrusion_reads_its_four_t_slots():
+    """bd_warehouse's VSlotLinearRail read only its marker grooves, and its mouths' 0.345 mm uprights
+    as chamfers (each lies between a lip and a flare, square to the lip: a wall, no chamfer)."""
+    d = run(v_slot_profile())
+    tees = [s for s in d["slots"] if s.get("tee")]
+    assert len(tees) == 4, d
+    assert {(s["width"], s["depth"], s["length"], round(s["tee"]["width"], 6), round(s["tee"]["height"], 6))
+            for s in tees} == {(6.25, 6.1, 100, 11, 4.3)}
+    assert sorted(tuple(round(v, 6) for v in s["center"]) for s in tees) == [
+        (-10, 0, 50), (0, -10, 50), (0, 10, 50), (10, 0, 50)]
+    assert d["chamfers"] == [] and d["steps"] == []
+    assert len([s for s in d["slots"] if not s.get("tee")]) == 4  # the marker grooves
+    assert [(h["diameter"], h["through"]) for h in d["holes"]] == [(4.2, True)]
+    assert "4 x length 100 width 6.25 T-slot (cavity 11 wide, 4.3 high)" in text(v_slot_profile())
+
+
 def test_a_bridge_over_a_channel_is_no_t_slot():
     """Lips over one wall only (an L-shaped overhang) or a channel under a plate with no mouth."""
     assert run(Box(*BLOCK) - Pos(2, 0, 8.01) * Box(12, 60, 4.02) - Pos(0, 0, 3) * Box(16, 60, 6))["slots"] == []
