@@ -25,7 +25,8 @@ Slots, grooves and pockets have their own modules (``features_slots``, ``feature
   (``features_faces.rails``), unless every one of those is a smaller rounding (a gear's root land);
   **chamfers**: narrow planar faces whose normal lies between its two neighbours' and leans against
   each (a face square to one is a wall: a T-slot's mouth between its lip and flare; size from the
-  cut triangle), and cones that are neither hole nor boss (nor a flank of a V-groove, nor a taper
+  cut triangle), smaller than one of them, not the band left between two chamfers
+  (``_chamfer_strips``), and cones that are neither hole nor boss (nor a flank of a V-groove, nor a taper
   longer than its radius).
 Heuristics on exact B-rep geometry; a face takes part in one feature at most.
 """
@@ -782,18 +783,29 @@ CHAMFER_SQUARE = math.radians(89)  # a chamfer leans against both faces it joins
 
 
 def _chamfer_legs(fi: FaceInfo, by_index) -> tuple[float, float] | None:
-    """The two legs of a planar chamfer face, or None when it does not look like one: a strip
-    smaller than the two planes it joins, its normal between theirs and leaning against each (not
-    square to one: ``CHAMFER_SQUARE``), both edges convex (the walls
-    of a polygonal hole meet at concave corners: not chamfers), and cut into the corner they made:
-    behind both planes (a hollow part's rim between two opposite inner walls is in front of them)."""
-    bigger = fi.area * (1 + 1e-6)  # a chamfer is smaller than the faces it joins
-    planes = [by_index[j] for j in fi.neighbours
-              if by_index[j].kind == "plane" and by_index[j].normal and by_index[j].area > bigger
+    """The two legs of a planar chamfer face (``_chamfer_reading``), or None."""
+    r = _chamfer_reading(fi, by_index)
+    return None if r is None else r[0]
+
+
+def _chamfer_reading(fi: FaceInfo, by_index) -> tuple[tuple[float, float], tuple[int, int]] | None:
+    """(the two legs, the two planes it joins) of a planar chamfer face, or None when it does not
+    look like one: a strip smaller than one of the two planes it joins (a chamfer wider than the
+    band of side left beside it is one), its normal between theirs and leaning against each (not
+    square to one: ``CHAMFER_SQUARE``), both edges convex (the walls of a polygonal hole meet at
+    concave corners: not chamfers), and cut into the corner they made: behind both planes (a hollow
+    part's rim between two opposite inner walls is in front of them). Of several such pairs, the
+    one giving the shortest legs."""
+    bigger = fi.area * (1 + 1e-6)  # a chamfer is smaller than one of the faces it joins
+    planes = [by_index[j] for j in sorted(fi.neighbours)
+              if by_index[j].kind == "plane" and by_index[j].normal
               and dot(sub(by_index[j].mid, fi.mid), fi.normal) < 0]  # convex edge: the face falls away
+    big = [a for a in planes if a.area > bigger]  # each pair has one (a plate's top with 625 holes: none)
     best = None
-    for i, a in enumerate(planes):
-        for b in planes[i + 1:]:
+    for a in big:
+        for b in planes:
+            if b is a or (b.area > bigger and b.index < a.index):
+                continue  # each pair once
             na, nb, n = a.normal, b.normal, fi.normal
             phi = math.acos(max(-1.0, min(1.0, dot(na, nb))))
             if phi < math.radians(20) or phi > math.radians(160):
@@ -816,8 +828,8 @@ def _chamfer_legs(fi: FaceInfo, by_index) -> tuple[float, float] | None:
             if c <= 1e-6:
                 continue
             legs = (w * math.sin(th_b) / math.sin(c), w * math.sin(th_a) / math.sin(c))
-            if best is None or sum(legs) < sum(best):
-                best = legs
+            if best is None or sum(legs) < sum(best[0]):
+                best = (legs, (a.index, b.index))
     return best
 
 
@@ -864,17 +876,14 @@ CHAMFER_LEGS_MAX = 5.0  # a chamfer's longer leg at most this many times its sho
 
 
 def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
-    """Planar chamfers (``_chamfer_legs``, not a remnant of a face cut through: ``_remnant``) and
-    conical ones, grouped by size; legs more than ``CHAMFER_LEGS_MAX`` apart are none."""
+    """Planar chamfers (``_chamfer_strips``) and conical ones, grouped by size; legs more than ``CHAMFER_LEGS_MAX`` apart are none."""
     groups: dict = {}
-    planes: dict = {}
+    strips = _chamfer_strips(infos, used)
     for fi in infos:
         if fi.index in used:
             continue
         if fi.kind == "plane" and fi.normal:
-            legs = _chamfer_legs(fi, infos)
-            if legs is not None and _remnant(fi, infos, planes):
-                continue
+            legs = strips.get(fi.index)
         elif fi.kind == "cone":
             if _groove_flank(fi, infos):
                 continue
@@ -901,6 +910,19 @@ def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
         if size2 is not None:
             g["size2"] = min(g["size2"], size2)
     return sorted(groups.values(), key=lambda g: g["size"])
+
+
+def _chamfer_strips(infos: list[FaceInfo], used: set) -> dict:
+    """The legs of the planar faces that read as chamfers (``_chamfer_reading``, no remnant of a face
+    a cut went through: ``_remnant``) by index, once those that read as chamfers between chamfers
+    are set aside: a face whose two planes both read as chamfers is the band of side left between
+    them (a plate chamfered top and bottom), and two faces that each join the other are neither (an
+    elongated hexagon's short sides)."""
+    planes: dict = {}
+    read = {fi.index: r for fi in infos if fi.index not in used and fi.kind == "plane" and fi.normal
+            for r in (_chamfer_reading(fi, infos),) if r is not None and not _remnant(fi, infos, planes)}
+    read = {i: r for i, r in read.items() if not all(j in read for j in r[1])}
+    return {i: r[0] for i, r in read.items() if not any(j in read and i in read[j][1] for j in r[1])}
 
 
 def _close(x: float, y: float) -> bool:

@@ -14,7 +14,9 @@ closed spline, or a straight side and a spline; blind, maybe its floor rounded, 
 read as one freeform pocket of their depth and extents, upright and turned: 25, and 250 more with
 ``--soak``; tapered, they read their draft too: 15, and 200 more with ``--soak``. Random T-slots
 cut as extrusion profiles (sloped cavity corners, a marker groove, a flared mouth, each maybe) must
-read their mouth and cavity, upright and turned: 20, and 200 more with ``--soak``. Random parts
+read their mouth and cavity, upright and turned: 20, and 200 more with ``--soak``. Random plates
+chamfered on top and maybe underneath must read each chamfer: 30, and 300 more with ``--soak``.
+Random parts
 converted to all-B-spline faces must read as the analytic part: 24, and
 400 more with ``--soak``.
 """
@@ -388,6 +390,40 @@ def test_random_t_slots_read_their_mouth_and_cavity_upright_and_turned(soak):
             assert out["steps"] == [], (seed, out["steps"])
             assert all(c["count"] == 2 and c["size2"] is None and abs(c["size"] - flare) < 1e-3
                        for c in out["chamfers"]) and len(out["chamfers"]) <= 1, (seed, flare, out["chamfers"])
+
+
+def _chamfered_plate(seed: int):
+    """A random plate, its top edges chamfered and maybe its bottom ones, each chamfer maybe wider
+    than the band of side left beside it; its top stays wider than a chamfer (a ridge narrower than
+    the slopes beside it is ambiguous). Returns (part, the chamfers' sizes: top, then bottom or None)."""
+    import random
+
+    from build123d import Axis, Box, chamfer
+    rng = random.Random(seed)
+    t = rng.uniform(1.5, 8)
+    top = rng.uniform(0.1, 0.85) * t
+    bottom = rng.choice([None, top if top < t / 2 else None, rng.uniform(0.05, 0.8) * (t - top)])
+    b = Box(rng.uniform(40, 80), rng.uniform(40, 80), t)  # its top stays wider than a chamfer
+    part = chamfer(b.edges().group_by(Axis.Z)[-1], top)
+    if bottom is not None:
+        part = chamfer(part.edges().group_by(Axis.Z)[0], bottom)
+    return part, top, bottom
+
+
+def test_random_chamfered_plates_read_every_chamfer_upright_and_turned(soak):
+    """Stop 52: a plate chamfered top and bottom read the band of side left between the chamfers as
+    one, and missed a chamfer wider than that band. Each chamfer reads at its size, upright and
+    turned at random 500 mm off the origin."""
+    seeds = list(range(30)) + (list(range(9500, 9800)) if soak else [])
+    for seed in seeds:
+        part, top, bottom = _chamfered_plate(seed)
+        want = sorted([(top, 4)] + ([] if bottom is None else [(bottom, 4)]))
+        if bottom is not None and abs(top - bottom) < 1e-9:
+            want = [(top, 8)]
+        for p in (part, _turned_and_moved(part, seed)):
+            got = sorted((c["size"], c["count"]) for c in _reply(p)["chamfers"])
+            assert len(got) == len(want) and all(abs(a[0] - b[0]) < 1e-3 and a[1] == b[1]
+                                                 for a, b in zip(got, want)), (seed, got, want)
 
 
 def test_random_drafted_spline_cuts_read_their_draft_upright_and_turned(soak):

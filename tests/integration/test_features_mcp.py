@@ -184,7 +184,8 @@ def test_v_grooves_dovetails_and_t_slots_through_the_client(client):
     assert "slots: 1 x length 60 width 8 T-slot (cavity 16 wide, 6 high) open at both ends depth 10" in text, text
     data, text = features(client, {"object_name": "rail"})  # a V-slot extrusion: sloped cavities, marker grooves
     assert sorted((s["width"], s["tee"]) for s in data["slots"] if s["tee"]) == [(6.25, {"width": 11, "height": 4.3})] * 4
-    assert data["chamfers"] == [] and "4 x length 100 width 6.25 T-slot (cavity 11 wide, 4.3 high)" in text, text
+    assert [c["size"] for c in data["chamfers"]] == [1.455]  # the flared mouths, not their uprights
+    assert "4 x length 100 width 6.25 T-slot (cavity 11 wide, 4.3 high)" in text, text
 
 
 def test_a_mesh_made_solid_says_it_is_faceted(client):

@@ -248,7 +248,8 @@ def v_slot_profile():
 
 def test_a_v_slot_extrusion_reads_its_four_t_slots():
     """bd_warehouse's VSlotLinearRail read only its marker grooves, and its mouths' 0.345 mm uprights
-    as chamfers (each lies between a lip and a flare, square to the lip: a wall, no chamfer)."""
+    as chamfers (each lies between a lip and a flare, square to the lip: a wall, no chamfer). The
+    flares are chamfers: the mouth's edges broken at 45 degrees."""
     d = run(v_slot_profile())
     tees = [s for s in d["slots"] if s.get("tee")]
     assert len(tees) == 4, d
@@ -256,7 +257,7 @@ def test_a_v_slot_extrusion_reads_its_four_t_slots():
             for s in tees} == {(6.25, 6.1, 100, 11, 4.3)}
     assert sorted(tuple(round(v, 6) for v in s["center"]) for s in tees) == [
         (-10, 0, 50), (0, -10, 50), (0, 10, 50), (10, 0, 50)]
-    assert d["chamfers"] == [] and d["steps"] == []
+    assert [(c["size"], c["size2"], c["count"]) for c in d["chamfers"]] == [(1.455, None, 8)] and d["steps"] == []
     assert len([s for s in d["slots"] if not s.get("tee")]) == 4  # the marker grooves
     assert [(h["diameter"], h["through"]) for h in d["holes"]] == [(4.2, True)]
     assert "4 x length 100 width 6.25 T-slot (cavity 11 wide, 4.3 high)" in text(v_slot_profile())
