@@ -12,7 +12,7 @@ from this process and read by ``features`` (``jail.cad.features``, the code the 
 without the jail); printed: the part, its faces, the wall time of the call and the text a model
 gets (``launcher.tools.cad.features_content``). A part the library cannot build says so. Nothing is
 asserted: it is for a human who knows the parts, as ``bench_features_corpus`` is for build123d's
-examples (a gear's tips read as fillets, an extrusion's V-slots not read).
+examples (stop 51: a gear's tips read as fillets; stop 52: an extrusion's V-slots not read).
 """
 from __future__ import annotations
 
