@@ -794,8 +794,10 @@ def _chamfer_reading(fi: FaceInfo, by_index) -> tuple[tuple[float, float], tuple
     band of side left beside it is one), its normal between theirs and leaning against each (not
     square to one: ``CHAMFER_SQUARE``), both edges convex (the walls of a polygonal hole meet at
     concave corners: not chamfers), and cut into the corner they made: behind both planes (a hollow
-    part's rim between two opposite inner walls is in front of them). Of several such pairs, the
-    one giving the shortest legs."""
+    part's rim between two opposite inner walls is in front of them), meeting each along a line
+    parallel to the edge they would make. Of several such pairs, the one whose smaller face is the
+    largest (a thin box's upright chamfer joins its sides' bands, not the facets at its corners),
+    then the one giving the shortest legs."""
     bigger = fi.area * (1 + 1e-6)  # a chamfer is smaller than one of the faces it joins
     planes = [by_index[j] for j in sorted(fi.neighbours)
               if by_index[j].kind == "plane" and by_index[j].normal
@@ -818,9 +820,11 @@ def _chamfer_reading(fi: FaceInfo, by_index) -> tuple[tuple[float, float], tuple
                 continue  # square to one of them: a wall (a T-slot's mouth between its lip and flare)
             if dot(sub(fi.mid, a.mid), na) >= 0 or dot(sub(fi.mid, b.mid), nb) >= 0:
                 continue  # not in the corner the two planes make
+            edge_dir = unit(cross(na, nb))
+            if not (_meets_along(fi, a, edge_dir) and _meets_along(fi, b, edge_dir)):
+                continue  # not along the edge they would make (a thin box's corner: its mitres)
             # width of the strip: across it, in its plane (every vertex lies on one of its two long
             # edges, also where an end is mitred; its area over its length undercounts a trapezoid)
-            edge_dir = unit(cross(na, nb))
             w = _extent(fi, unit(cross(n, edge_dir)))
             if w <= 1e-9:
                 continue
@@ -828,9 +832,10 @@ def _chamfer_reading(fi: FaceInfo, by_index) -> tuple[tuple[float, float], tuple
             if c <= 1e-6:
                 continue
             legs = (w * math.sin(th_b) / math.sin(c), w * math.sin(th_a) / math.sin(c))
-            if best is None or sum(legs) < sum(best[0]):
-                best = (legs, (a.index, b.index))
-    return best
+            key = (-min(a.area, b.area), sum(legs))
+            if best is None or key < best[0]:
+                best = (key, legs, (a.index, b.index))
+    return None if best is None else best[1:]
 
 
 def _remnant(fi: FaceInfo, infos, planes: dict) -> bool:
@@ -912,16 +917,34 @@ def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
     return sorted(groups.values(), key=lambda g: g["size"])
 
 
+def _meets_along(fi: FaceInfo, g: FaceInfo, d) -> bool:
+    """Do ``fi`` and ``g`` share a straight edge along the unit direction ``d``? A chamfer meets each
+    face it joins along a line parallel to the edge it took off."""
+    for k in fi.edges.keys() & g.edges.keys():
+        pts = edge_points(fi.edges[k], 2)
+        if len(pts) == 3:
+            v = sub(pts[2], pts[0])
+            ln = norm(v)
+            if ln > 1e-12 and norm(cross(mul(v, 1.0 / ln), d)) <= 1e-6 and norm(
+                    cross(sub(pts[1], pts[0]), d)) <= 1e-6 * max(1.0, ln):
+                return True
+    return False
+
+
 def _chamfer_strips(infos: list[FaceInfo], used: set) -> dict:
     """The legs of the planar faces that read as chamfers (``_chamfer_reading``, no remnant of a face
     a cut went through: ``_remnant``) by index, once those that read as chamfers between chamfers
     are set aside: a face whose two planes both read as chamfers is the band of side left between
-    them (a plate chamfered top and bottom), and two faces that each join the other are neither (an
-    elongated hexagon's short sides)."""
+    them (a plate chamfered top and bottom), unless those are such bands themselves (a thin box's
+    upright edge, chamfered with the others, between two sides' bands), and two faces that each join
+    the other are neither (an elongated hexagon's short sides)."""
     planes: dict = {}
     read = {fi.index: r for fi in infos if fi.index not in used and fi.kind == "plane" and fi.normal
             for r in (_chamfer_reading(fi, infos),) if r is not None and not _remnant(fi, infos, planes)}
-    read = {i: r for i, r in read.items() if not all(j in read for j in r[1])}
+    between = {i for i, r in read.items() if all(j in read for j in r[1])}
+    # a band between two chamfers goes; a chamfer between two such bands (a thin box's upright edge,
+    # chamfered with all the others) stays
+    read = {i: r for i, r in read.items() if i not in between or all(j in between for j in r[1])}
     return {i: r[0] for i, r in read.items() if not any(j in read and i in read[j][1] for j in r[1])}
 
 

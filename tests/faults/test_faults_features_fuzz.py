@@ -395,7 +395,9 @@ def test_random_t_slots_read_their_mouth_and_cavity_upright_and_turned(soak):
 def _chamfered_plate(seed: int):
     """A random plate, its top edges chamfered and maybe its bottom ones, each chamfer maybe wider
     than the band of side left beside it; its top stays wider than a chamfer (a ridge narrower than
-    the slopes beside it is ambiguous). Returns (part, the chamfers' sizes: top, then bottom or None)."""
+    the slopes beside it is ambiguous). Chamfered alike top and bottom, maybe every edge is, the
+    uprights too (chamfers under 0.4 of the thickness: a band of side left between them). Returns
+    (part, the chamfers' sizes: top, then bottom, None or "all")."""
     import random
 
     from build123d import Axis, Box, chamfer
@@ -407,6 +409,8 @@ def _chamfered_plate(seed: int):
     part = chamfer(b.edges().group_by(Axis.Z)[-1], top)
     if bottom is not None:
         part = chamfer(part.edges().group_by(Axis.Z)[0], bottom)
+    if bottom == top and rng.random() < 0.5 and top < 0.4 * t:  # every edge, a band left between
+        return chamfer(b.edges(), top), top, "all"
     return part, top, bottom
 
 
@@ -417,9 +421,12 @@ def test_random_chamfered_plates_read_every_chamfer_upright_and_turned(soak):
     seeds = list(range(30)) + (list(range(9500, 9800)) if soak else [])
     for seed in seeds:
         part, top, bottom = _chamfered_plate(seed)
-        want = sorted([(top, 4)] + ([] if bottom is None else [(bottom, 4)]))
-        if bottom is not None and abs(top - bottom) < 1e-9:
+        if bottom == "all":
+            want = [(top, 12)]
+        elif bottom is not None and abs(top - bottom) < 1e-9:
             want = [(top, 8)]
+        else:
+            want = sorted([(top, 4)] + ([] if bottom is None else [(bottom, 4)]))
         for p in (part, _turned_and_moved(part, seed)):
             got = sorted((c["size"], c["count"]) for c in _reply(p)["chamfers"])
             assert len(got) == len(want) and all(abs(a[0] - b[0]) < 1e-3 and a[1] == b[1]

@@ -52,6 +52,14 @@ def test_a_plate_chamfered_on_one_side_reads_its_chamfers_however_wide():
     assert sizes(plate(3, 2, both=False)) == [(2, None, 4)]  # wider than the 1 mm of side left under it
 
 
+@pytest.mark.parametrize("thickness", [3, 2.5, 10])
+def test_a_box_chamfered_on_every_edge_reads_twelve(thickness):
+    """On a thin box each upright edge's chamfer lies between two sides' bands (each a face between
+    two chamfers): it stays a chamfer while the bands go."""
+    part = chamfer(Box(50, 30, thickness).edges(), 1)
+    assert sizes(part) == [(1, None, 12)], run(part)["chamfers"]
+
+
 def test_a_t_nut_s_chamfers_are_read_and_its_end_faces_are_not():
     """bd_warehouse's T-nut: a 5.9 x 4 block over a 10 x 3.2 one, the lower one's bottom corners
     chamfered 1.6 mm (wider than the 1.6 mm of end face left over them). It read ``chamfers: 2 x
