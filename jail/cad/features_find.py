@@ -881,7 +881,8 @@ CHAMFER_LEGS_MAX = 5.0  # a chamfer's longer leg at most this many times its sho
 
 
 def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
-    """Planar chamfers (``_chamfer_strips``) and conical ones, grouped by size; legs more than ``CHAMFER_LEGS_MAX`` apart are none."""
+    """Planar chamfers (``_chamfer_strips``) and conical ones, grouped by size; legs more than
+    ``CHAMFER_LEGS_MAX`` apart are none."""
     groups: dict = {}
     strips = _chamfer_strips(infos, used)
     for fi in infos:

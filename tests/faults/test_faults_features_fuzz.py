@@ -16,9 +16,8 @@ read as one freeform pocket of their depth and extents, upright and turned: 25, 
 cut as extrusion profiles (sloped cavity corners, a marker groove, a flared mouth, each maybe) must
 read their mouth and cavity, upright and turned: 20, and 200 more with ``--soak``. Random plates
 chamfered on top and maybe underneath must read each chamfer: 30, and 300 more with ``--soak``.
-Random parts
-converted to all-B-spline faces must read as the analytic part: 24, and
-400 more with ``--soak``.
+Random parts converted to all-B-spline faces must read as the analytic part: 24, and 400 more with
+``--soak``.
 """
 from __future__ import annotations
 
@@ -115,9 +114,8 @@ def test_random_parts_with_every_face_a_b_spline_read_alike(soak):
     seed 8302) and a slot's entry on a B-spline plane's patch, not the plane (8254, 8302); at stop 51, a
     chamfer cone left in two pieces read as one chamfer on the analytic part (whose pieces are merged
     first) and two on its B-spline copy (8089: a split cone is one chamfer now)."""
-    from OCP.BRepBuilderAPI import BRepBuilderAPI_NurbsConvert
-
     from build123d import Compound
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_NurbsConvert
     seeds = [(8254, True), (8302, PROFILED), (8089, False)]  # the soak's finds (docstring)
     seeds += [(s, False) for s in range(12)] + [(s, True) for s in range(6)] + [(s, PROFILED) for s in range(6)]
     if soak:  # 8164: a probe 0.2 mm off a B-spline wall, which OCCT's classifier puts inside (the ray: outside)
@@ -467,9 +465,9 @@ def test_random_parts_with_their_round_faces_split_in_halves_read_alike():
     leaves with a rim edge of its own (no neighbour: not read)."""
     import math
 
+    from build123d import Compound
     from OCP.ShapeUpgrade import ShapeUpgrade_ShapeDivideAngle
 
-    from build123d import Compound
     from jail.cad.features import _merged
     from jail.cad.features_faces import faces_of, split_surfaces
     seeds = [(s, False) for s in range(12)] + [(s, True) for s in range(12)] + [(s, PROFILED) for s in range(12)]
@@ -495,12 +493,11 @@ def _reordered(part, seed: int):
     file written by another system may list it."""
     import random
 
+    from build123d import Compound, Solid
     from OCP.BRep import BRep_Builder
     from OCP.TopAbs import TopAbs_FACE, TopAbs_SHELL, TopAbs_SOLID
     from OCP.TopExp import TopExp_Explorer
     from OCP.TopoDS import TopoDS_Shell, TopoDS_Solid
-
-    from build123d import Compound, Solid
 
     def each(shape, kind):
         ex = TopExp_Explorer(shape, kind)

@@ -10,8 +10,22 @@ from __future__ import annotations
 import json
 
 import pytest
-from build123d import Align, Axis, Box, BuildPart, BuildSketch, Locations, Plane, Polygon, Rectangle, Rot, chamfer
-from build123d import export_step, extrude, import_step
+from build123d import (
+    Align,
+    Axis,
+    Box,
+    BuildPart,
+    BuildSketch,
+    Locations,
+    Plane,
+    Polygon,
+    Rectangle,
+    Rot,
+    chamfer,
+    export_step,
+    extrude,
+    import_step,
+)
 
 from jail.cad import features
 from launcher.replies import features as R

@@ -284,6 +284,7 @@ def test_a_mouth_opens_to_the_outside_read_by_ray_or_by_probes(lofted):
     """``Material.open_along``: a ray along the mouth's normal meets nothing, a lofted solid's
     faces (B-splines, which ``inside`` leaves to the classifier) included."""
     from build123d import Rectangle, loft
+
     from jail.cad.features_material import Material
     base = loft([Rectangle(40, 20), Pos(0, 0, 10) * Rectangle(30, 16)]) if lofted else Box(40, 20, 20)
     part = base + Pos(0, 0, 15) * Box(10, 16, 2) + Pos(-4, 0, 12) * Box(2, 16, 5)  # a bridge on a post
