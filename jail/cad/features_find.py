@@ -795,9 +795,10 @@ def _chamfer_reading(fi: FaceInfo, by_index) -> tuple[tuple[float, float], tuple
     square to one: ``CHAMFER_SQUARE``), both edges convex (the walls of a polygonal hole meet at
     concave corners: not chamfers), and cut into the corner they made: behind both planes (a hollow
     part's rim between two opposite inner walls is in front of them), meeting each along a line
-    parallel to the edge they would make. Of several such pairs, the one whose smaller face is the
-    largest (a thin box's upright chamfer joins its sides' bands, not the facets at its corners),
-    then the one giving the shortest legs."""
+    parallel to the edge they would make, narrower across it than the wider of the two (a polygonal
+    prism's side is as wide as the sides beside it, whatever letters cut its area down). Of several
+    such pairs, the one whose smaller face is the largest (a thin box's upright chamfer joins its
+    sides' bands, not the facets at its corners), then the one giving the shortest legs."""
     bigger = fi.area * (1 + 1e-6)  # a chamfer is smaller than one of the faces it joins
     planes = [by_index[j] for j in sorted(fi.neighbours)
               if by_index[j].kind == "plane" and by_index[j].normal
@@ -828,6 +829,8 @@ def _chamfer_reading(fi: FaceInfo, by_index) -> tuple[tuple[float, float], tuple
             w = _extent(fi, unit(cross(n, edge_dir)))
             if w <= 1e-9:
                 continue
+            if w * (1 + 1e-6) >= max(_extent(g, unit(cross(g.normal, edge_dir))) for g in (a, b)):
+                continue  # as wide as the faces it joins (a polygon's side, its area cut down by letters)
             c = math.pi - th_a - th_b
             if c <= 1e-6:
                 continue

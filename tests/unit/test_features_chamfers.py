@@ -97,3 +97,21 @@ def test_the_short_sides_of_a_hexagonal_prism_are_no_chamfers(points):
     their long edge are no chamfers of each other."""
     part = extrude(Polygon(*points, align=None), 10)
     assert run(part)["chamfers"] == []
+
+
+@pytest.mark.parametrize("sides", [6, 8])
+def test_a_polygonal_prism_with_text_cut_into_one_side_has_no_chamfer(sides):
+    """bd_warehouse's eccentric spacer: a hexagon with "6mm" cut 0.1 mm into one side read
+    ``chamfers: 1 x 5.7735``. The letters made that side smaller than the sides beside it; as wide as
+    they are, it is no chamfer of the corner they would make."""
+    from build123d import BuildSketch, FontStyle, Mode, RegularPolygon, Text
+
+    with BuildPart() as prism:
+        with BuildSketch():
+            RegularPolygon(10, sides)
+        extrude(amount=12)
+        side = max(prism.faces().filter_by(Axis.Z, reverse=True), key=lambda f: f.normal_at().X)
+        with BuildSketch(side):
+            Text("6mm", font_size=3, font_style=FontStyle.BOLD)
+        extrude(amount=-0.2, mode=Mode.SUBTRACT)
+    assert run(prism.part)["chamfers"] == []
