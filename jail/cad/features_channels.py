@@ -52,7 +52,7 @@ from dataclasses import replace
 import numpy as np
 
 from jail.cad import features_walls as fw
-from jail.cad.features_faces import FaceInfo, cross, dot
+from jail.cad.features_faces import FaceInfo, cross, dot, mul
 from jail.cad.features_find import part_scale
 from jail.cad.features_material import Material
 
@@ -142,9 +142,8 @@ def _across_groove(f: FaceInfo, infos, mates: set, tol: float, cache: dict) -> s
             return g.normal is not None and fw.SQUARE_TO < abs(dot(g.normal, n)) < 1 - fw.SQUARE_TO
         return g.kind == "cylinder" and bool(g.concave) and abs(dot(g.axis, n)) < fw.SQUARE_TO
 
-    def under(g: FaceInfo) -> bool:
-        lo, hi = fw.span(fw.points(g, cache), n)
-        return hi - h0 <= tol and lo - h0 < -tol
+    def under(g: FaceInfo) -> bool:  # wholly under the plane and off it: rising from it, turned over
+        return fw.rises(g, mul(n, -1.0), -h0, tol, cache)
 
     out = set()
     for j in f.neighbours:
