@@ -8,7 +8,8 @@ plane across the axis.
   **arc**: four or more on one circle, equally spaced but for one wider gap (a polar array over part
   of a turn, a bolt circle with a hole left out), ``start_angle`` at the member after the gap;
 * a **grid**: the members of a group are exactly an ``nx x ny`` lattice (nx, ny >= 2) along two
-  directions of that plane (the part's axes when the holes run along X, Y or Z; else, or when the
+  directions of that plane (the part's axes when the holes run along X, Y or Z, or within 2.6
+  degrees of one: then made square to them; else, or when the
   lattice is turned in its plane, the direction from one centre to its nearest neighbour and the
   one square to it), equal pitch each;
 * a **linear array**: three or more members on one line with equal pitch (not already a grid);
@@ -48,15 +49,19 @@ def _angle(y: float, x: float) -> float:
 
 
 def _frame(axis):
-    """Two unit directions across ``axis``: the part's axes when ``axis`` is one of them."""
+    """Two unit directions square to ``axis`` and to each other: the part's two other axes when
+    ``axis`` lies within 2.6 degrees of one, made square to it (taken as they are, 2.5 degrees
+    off, they drew a bolt circle of r=10.7 as an ellipse 0.01 mm out of round: arcs, not the circle)."""
     a = canonical_dir(unit(axis))
     ref = (0.0, 0.0, 1.0)
-    if abs(a[2]) > 0.999:
-        return (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)
-    if abs(a[0]) > 0.999:
-        return (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
-    if abs(a[1]) > 0.999:
-        return (1.0, 0.0, 0.0), (0.0, 0.0, 1.0)
+    for k, (u, v) in ((2, ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0))), (0, ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0))),
+                      (1, ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0)))):
+        if abs(a[k]) > 0.999:
+            if abs(a[k]) == 1.0:
+                return u, v
+            u = unit(sub(u, mul(a, dot(u, a))))
+            v = sub(v, mul(a, dot(v, a)))
+            return u, unit(sub(v, mul(u, dot(v, u))))
     u = unit(cross(ref, a))
     return u, unit(cross(a, u))
 

@@ -2376,6 +2376,21 @@ def test_a_row_off_by_its_last_digits_is_no_huge_circle():
     assert [p["type"] for p in found] == ["linear"], found
 
 
+@pytest.mark.parametrize("tilt", [0.5, 1.0, 2.5])
+def test_a_bolt_circle_tilted_a_little_off_an_axis_is_one_circle(tilt):
+    """Holes whose axes lie within 2.6 degrees of the part's Z were placed in the X-Y plane as they
+    were, not square to their axes: a circle of 20 holes, r=10.7, tilted 2.5 degrees, came out an
+    ellipse 0.01 mm out of round (``tol`` 0.001) and read as 33 arcs (stop 53's fluted knobs)."""
+    from jail.cad import features_patterns
+    a = math.radians(tilt)
+    axis = (0.0, -math.sin(a), -math.cos(a))  # Z turned round X
+    u, v = (1.0, 0.0, 0.0), (0.0, math.cos(a), -math.sin(a))
+    items = [{"center": tuple(10.7 * (math.cos(t) * u[k] + math.sin(t) * v[k]) for k in range(3)),
+              "axis": axis, "diameter": 2.0, "sig": 1} for t in (2 * math.pi * i / 20 for i in range(20))]
+    (found,) = features_patterns.find(items, "holes")
+    assert (found["type"], found["count"], round(found["radius"], 9)) == ("bolt_circle", 20, 10.7), found
+
+
 @pytest.mark.parametrize("turn", [17, 30, 45, 90])
 def test_staggered_rows_turned_in_their_plane_are_found(turn):
     """A honeycomb of holes (HexLocations, 4 rows of 5) turned in its plane: the staggered rows were
