@@ -184,7 +184,7 @@ TANGENT_COS = math.cos(math.radians(1.0))  # two faces meet smoothly along an ed
 ALONG_SIN = math.sin(math.radians(5.0))     # a rail runs across the round's bend: within 5 degrees
 
 
-def _same_surface(a: FaceInfo, b: FaceInfo) -> bool:
+def same_surface(a: FaceInfo, b: FaceInfo) -> bool:
     """Do ``a`` and ``b`` (a cylinder's, cone's or torus' pieces) lie on one surface: one axis line,
     one radius (a torus: both; a cone: the same radius at every point along the axis), or a sphere's:
     one centre and radius?"""
@@ -208,16 +208,18 @@ def _same_surface(a: FaceInfo, b: FaceInfo) -> bool:
     return abs(a.r0 - b.r0) <= tol and abs(a.minor - b.minor) <= tol and abs(a.major - b.major) <= tol
 
 
-def pieces_of(fi: FaceInfo, infos) -> set[int]:
+def pieces_of(fi: FaceInfo, infos, apart: list[FaceInfo] = ()) -> set[int]:
     """The indices of ``fi`` and of the pieces of its cylinder, cone or torus it runs on into, through
     one another: one face split (a fillet along an edge with a vertex on it, which OCCT could not
-    merge, a B-spline copy's)."""
+    merge, a B-spline copy's); and those of ``apart`` on the same surface, pieces that other cuts
+    left apart (a chamfer round a knob's rim, cut through by its flutes)."""
     pieces, todo = {fi.index}, [fi]
     while todo:
         for j in todo.pop().neighbours:
-            if j not in pieces and _same_surface(fi, infos[j]):
+            if j not in pieces and same_surface(fi, infos[j]):
                 pieces.add(j)
                 todo.append(infos[j])
+    pieces.update(g.index for g in apart if g.kind == fi.kind and g.index not in pieces and same_surface(fi, g))
     return pieces
 
 
@@ -227,7 +229,7 @@ def split_surfaces(infos) -> bool:
     Each finder reads one face per surface: ``features.find`` then reads the shape with such faces
     merged. A full turn split along its axis (a tube through a plate: the heat exchanger's) is read
     as a run of segments already, and merging 600 of them costs ~1 s: not asked."""
-    return any(_same_surface(fi, infos[j]) for fi in infos
+    return any(same_surface(fi, infos[j]) for fi in infos
                if (fi.kind in ("cylinder", "cone", "torus") and fi.span < 0.98 * TWO_PI) or fi.sphere is not None
                for j in fi.neighbours)
 
@@ -241,7 +243,7 @@ def rails(fi: FaceInfo, infos) -> list[int]:
     out = []
     props = None
     for j in fi.neighbours:
-        if _same_surface(fi, infos[j]):
+        if same_surface(fi, infos[j]):
             continue  # a piece of its own surface OCCT could not merge (a bore cut up by a helix)
         other = infos[j].face
         for k in fi.edges.keys() & infos[j].edges.keys():

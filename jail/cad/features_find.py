@@ -46,6 +46,10 @@ from jail.cad import features_rounds
 from jail.cad.features_material import Material
 
 FULL = 0.98 * TWO_PI
+# a concave cylinder over at least this much of a turn (and short of FULL) is a hole open on one
+# side; over less, and at least WALL_MIN, a notch in the face it leaves by (features_slots)
+PARTIAL_MIN = 1.05 * math.pi
+WALL_MIN = 0.52 * math.pi
 # a cone widening to a hole's entry is a countersink when at least this many times as wide as the
 # bore it leads into (a flat head's seat: ISO 7046 heads are 1.6-2x their clearance holes); a
 # narrower one is an edge broken round the mouth, a chamfer (1 mm on a d=10 hole: 1.2x)
@@ -355,7 +359,7 @@ def _keyway(infos, seg: dict, origin, axis, tol: float) -> dict | None:
     between the walls; ``depth`` from the bore's wall to the floor (the floor's distance from the
     axis less the radius). None for any other gap (a hole breaking out of the part's side)."""
     r = seg["r0"]
-    if seg["kind"] != "cylinder" or not math.pi * 1.05 <= seg["span"] < FULL:
+    if seg["kind"] != "cylinder" or not PARTIAL_MIN <= seg["span"] < FULL:
         return None
     mine = {fi.index for fi in seg["faces"]}
     walls = {j: infos[j] for j in _along_wall(infos, seg, origin, axis, tol)}
@@ -382,7 +386,7 @@ def _gap(infos, seg: dict, origin, axis, tol: float) -> dict | None:
     a full one): ``{"keyway": ...}`` (:func:`_keyway`), else ``{"partial": True}``: a hole whose wall
     is open on one side (drilled across a part's edge, a saddle, a bore with two keyways). None
     for a wall of half a turn or less (a slot's end, a fillet)."""
-    if seg["kind"] != "cylinder" or not math.pi * 1.05 <= seg["span"] < FULL:
+    if seg["kind"] != "cylinder" or not PARTIAL_MIN <= seg["span"] < FULL:
         return None
     if _slot_wall(infos, seg, tol):
         return None
@@ -437,7 +441,7 @@ def holes(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
     # a face over more than a quarter turn: a double D's two walls are 94 degrees each at least (a
     # pocket's 90-degree corner is none)
     walls = [fi for fi in infos if fi.index not in used and fi.kind in ("cylinder", "cone") and fi.concave
-             and fi.span >= 0.52 * math.pi]
+             and fi.span >= WALL_MIN]
     rounds = step_rounds([fi for fi in infos if fi.index not in used], walls, tol * 10)
     cands = walls + [fi for fi in infos if fi.index in round_in | rounds and fi.index not in used]
     out = []
@@ -752,9 +756,18 @@ def _round_radius(fi: FaceInfo, memo: dict) -> float:
     return memo[fi.index][0] if memo[fi.index] else 0.0
 
 
+def _pieces(infos: list[FaceInfo], used: set, kinds: tuple) -> list[FaceInfo]:
+    """The faces of ``kinds`` short of a full turn not taken yet: where the pieces of a rounding or a
+    chamfer that other cuts left apart are looked for (``pieces_of``)."""
+    return [fi for fi in infos if fi.index not in used and fi.kind in kinds and fi.span < FULL]
+
+
 def fillets(infos: list[FaceInfo], used: set) -> list[dict]:
     groups: dict = {}
     memo: dict = {}  # B-spline roundings by face index
+    # a round round an axis (a torus) that other cuts left in pieces is one; a cylinder's pieces
+    # apart along it stay apart (a hinge's knuckles, a bend cut by a relief)
+    apart = _pieces(infos, used, ("torus",))
     for fi in infos:
         if fi.index in used:
             continue
@@ -770,7 +783,7 @@ def fillets(infos: list[FaceInfo], used: set) -> list[dict]:
         if len(on) < RAILS or all(0 < _round_radius(infos[j], memo) < r * (1 - 1e-6) for j in on):
             continue  # no rounding of two faces: a turned land, a gear's tip, an arc of an outline,
             # or a face that smaller roundings blend into (a gear's root between its root fillets)
-        used.update(pieces_of(fi, infos))  # one fillet, however many faces it was left in
+        used.update(pieces_of(fi, infos, apart))  # one fillet, however many faces it was left in
         convex = bool(convex)
         # one group per radius within a tolerance (a rounded key splits equal radii that straddle
         # its rounding, and a part read turned another way would group them differently)
@@ -888,6 +901,7 @@ def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
     ``CHAMFER_LEGS_MAX`` apart are none."""
     groups: dict = {}
     strips = _chamfer_strips(infos, used)
+    apart = _pieces(infos, used, ("cone",))
     for fi in infos:
         if fi.index in used:
             continue
@@ -907,7 +921,7 @@ def chamfers(infos: list[FaceInfo], used: set) -> list[dict]:
         if b * CHAMFER_LEGS_MAX < a:
             continue  # legs more than 5:1 apart: a loft's flat side, a mesh's sliver, not a chamfer
         equal = abs(a - b) <= 1e-4 * max(a, 1e-9) + 1e-7
-        used.update(pieces_of(fi, infos) if fi.kind == "cone" else (fi.index,))  # a split cone: one chamfer
+        used.update(pieces_of(fi, infos, apart) if fi.kind == "cone" else (fi.index,))  # a split cone: one chamfer
         size, size2 = (a, b) if not equal else ((a + b) / 2, None)
         # one group per size within a tolerance, as fillets; its size the smallest member's, so the
         # order the faces come in (a part turned another way) does not choose it

@@ -15,7 +15,9 @@ slot), a counterbored one, and slots open at one end.
 * **Counterbored** (:func:`_counterbored`): a wider, longer slot over a closed one on its centre
   line is its ``counterbore``.
 * **Open at one end** (:func:`_open_slot`): one half cylinder whose straight edges meet walls
-  tangent to it running out of the part, or the face it leaves by.
+  tangent to it running out of the part, or the face it leaves by; and a notch, a concave cylinder
+  over ``WALL_MIN`` to ``PARTIAL_MIN`` of a turn (more is a hole open on one side) whose straight
+  edges lie on the one plane or cylinder it cuts (:func:`_leaves_by`: a knob's flutes, a scallop).
 
 ``ends`` says what closes each end (the one at ``-direction`` first): "round" here;
 ``features_channels`` adds straight-walled slots with "square" and "open" ends (a channel).
@@ -29,9 +31,9 @@ from __future__ import annotations
 import math
 
 from jail.cad.features_faces import (TopAbs_EDGE, FaceInfo, add, canonical_dir, cross, dot, edge_points, mul, norm,
-                                     sub, unique, unit)
-from jail.cad.features_find import (FLOOR_CHAMFER, FLOOR_ROUND, MOUTH_CHAMFER, MOUTH_ROUND, axis_crossing, draft,
-                                    entry_first, part_scale, past_end, sides_of)
+                                     same_surface, sub, unique, unit)
+from jail.cad.features_find import (FLOOR_CHAMFER, FLOOR_ROUND, MOUTH_CHAMFER, MOUTH_ROUND, PARTIAL_MIN, WALL_MIN,
+                                    axis_crossing, draft, entry_first, part_scale, past_end, sides_of)
 from jail.cad.features_material import Material
 
 
@@ -116,7 +118,11 @@ def slots(infos: list[FaceInfo], mat: Material, used: set) -> list[dict]:
         taken.update((a.index, b.index))
         used.update((a.index, b.index))
     out = _counterbored(out, tol * 10)
-    for a in halves:
+    # and the notches: a concave cylinder over less than a hole open on one side (a flute in a
+    # knob's rim, a scallop in a plate's edge)
+    notches = [fi for fi in infos if fi.index not in used and fi.kind == "cylinder" and fi.concave
+               and WALL_MIN <= fi.span < PARTIAL_MIN and abs(fi.span - math.pi) > 0.02 * math.pi]
+    for a in halves + notches:
         if a.index not in taken and a.kind == "cylinder":  # a drafted one (a half cone): not read
             found = _open_slot(infos, a, mat, tol)
             if found is not None:
@@ -211,14 +217,16 @@ def _arc(infos, a: FaceInfo, b: FaceInfo, pa, pb, line, tol: float) -> dict | No
 
 
 def _open_slot(infos, a: FaceInfo, mat: Material, tol: float) -> dict | None:
-    """A slot that runs out of the part at one end: one concave half cylinder (its round end) whose
+    """A slot that runs out of the part at one end: one concave cylinder (its round end) whose
     straight edges meet either two walls tangent to it, leading to where the slot leaves the part
-    (a U slot at a flange's edge), or the face the slot leaves by, square to it (a semicircular
-    notch). ``direction`` points to the open end; ``length`` runs from there to the round end;
-    ``center`` is the middle of that length where the slot is entered. None for anything else (a
-    half-round end of a closed pocket, a fillet)."""
-    sides = sides_of(infos, a, tol * 10)
-    if sides is None or any(fi.kind != "plane" for fi in sides):
+    (a U slot at a flange's edge: a half cylinder), or the surface the slot leaves by
+    (:func:`_leaves_by`: a semicircular notch in a plate's edge, a flute in a knob's rim, a
+    scallop cut from beyond the edge). ``direction`` points to the open end; ``length`` runs from
+    there (where the centre line meets the surface left by) to the round end; ``center`` is the
+    middle of that length where the slot is entered. None for anything else (a half-round end of a
+    closed pocket, a fillet, a pocket's rounded corner)."""
+    sides = sides_of(infos, a, tol * 10) or _rim_sides(infos, a, tol * 10)
+    if sides is None:
         return None
     mid_line = add(a.origin, mul(a.axis, (a.t0 + a.t1) / 2))
     w = sub(a.mid, mid_line)
@@ -226,19 +234,19 @@ def _open_slot(infos, a: FaceInfo, mat: Material, tol: float) -> dict | None:
     if norm(w) <= tol:
         return None
     d = mul(unit(w), -1.0)  # from the round end towards the opening
-    tangent = [abs(dot(fi.normal, d)) < 1e-6 and abs(dot(fi.normal, a.axis)) < 1e-6 for fi in sides]
-    square = [dot(fi.normal, d) > 1 - 1e-6 for fi in sides]
-    if all(tangent):
+    tangent = [fi.kind == "plane" and abs(dot(fi.normal, d)) < 1e-6 and abs(dot(fi.normal, a.axis)) < 1e-6
+               for fi in sides]
+    if all(tangent) and abs(a.span - math.pi) <= 0.02 * math.pi:
         reach = max(dot(sub(p, mid_line), d) for fi in sides for e in unique(fi.face, TopAbs_EDGE)
                     for p in edge_points(e))
-    elif all(square):
-        reach = 0.0
     else:
-        return None
+        reach = _leaves_by(a, sides, mid_line, d, tol * 10)
+        if reach is None:
+            return None
     step = max(1e-4, 1e-3 * a.r0)
     if mat.inside(add(mid_line, mul(d, reach + step))):
         return None  # the walls end on material: a closed pocket's round end
-    inner = add(a.origin, mul(d, -a.r0 / 2))  # in the slot, halfway to its round end
+    inner = add(a.origin, mul(d, (min(reach, 0.0) - a.r0) / 2))  # in the slot, halfway to its round end
     open_lo = not mat.inside(add(inner, mul(a.axis, a.t0 - step)))
     open_hi = not mat.inside(add(inner, mul(a.axis, a.t1 + step)))
     if not (open_lo or open_hi):
@@ -252,3 +260,82 @@ def _open_slot(infos, a: FaceInfo, mat: Material, tol: float) -> dict | None:
             "axis": mul(a.axis, 1.0 if from_lo else -1.0), "direction": d,
             "depth": None if through else hi - lo, "through": through, "open_end": True, "arc": None,
             "counterbore": None, "ends": ["round", "open"]}
+
+
+def _rim_sides(infos, a: FaceInfo, tol: float) -> list[FaceInfo] | None:
+    """The faces across a notch wall's two straight edges when a chamfer or a rounding round the rim
+    it cuts (a knob's top) stopped them short of the wall's ends: the wall's only two edges that
+    are lines along its axis over at least half its length, at two places round it; None otherwise."""
+    length = a.t1 - a.t0
+    out, at = [], []
+    for j in a.neighbours:
+        for k in a.edges.keys() & infos[j].edges.keys():
+            pts = edge_points(a.edges[k], 2)
+            if len(pts) != 3:
+                continue
+            v = sub(pts[2], pts[0])
+            ln = norm(v)
+            straight = norm(sub(pts[1], mul(add(pts[0], pts[2]), 0.5))) <= tol
+            if ln < 0.5 * length or abs(dot(v, a.axis)) < ln - tol or not straight:
+                continue
+            w = sub(pts[0], a.origin)
+            out.append(infos[j])
+            at.append(sub(w, mul(a.axis, dot(w, a.axis))))
+    if len(out) != 2 or norm(sub(at[0], at[1])) <= tol:
+        return None
+    return out
+
+
+NOTCH_FACING = 0.5  # the surface a notch leaves by faces its opening within 60 degrees at its edges
+NOTCH_CROSSING = math.cos(math.radians(15))  # and meets its wall at 15 degrees at least there
+
+
+def _leaves_by(a: FaceInfo, sides: list[FaceInfo], p, d, tol: float) -> float | None:
+    """Where a notch's centre line (from ``p`` on the axis of its wall ``a``, along ``d`` towards
+    the opening) meets the surface it leaves by, or None. Both faces across the wall's straight
+    edges lie on that one surface, a plane (one face, or two coplanar) or a cylinder (a knob's rim,
+    in pieces); at each edge it faces the way the notch opens and crosses the wall, not tangent to
+    it. So a pocket's rounded corner (tangent walls), a bay in a D pocket's flat (it faces back
+    into the arc) and a hole crossed by a slot (two walls apart) are no notches."""
+    s, t = sides
+    if s.kind == "plane" and t.kind == "plane":
+        if dot(s.normal, t.normal) < 1 - 1e-9 or abs(dot(sub(t.mid, s.mid), s.normal)) > tol:
+            return None
+    elif not (s.kind == t.kind == "cylinder" and (s is t or same_surface(s, t))):
+        return None
+    for fi in sides:
+        for k in a.edges.keys() & fi.edges.keys():
+            pts = edge_points(a.edges[k], 2)
+            if not pts:
+                return None
+            q = pts[1]
+            v = sub(q, a.origin)
+            wall_n = unit(sub(mul(a.axis, dot(v, a.axis)), v))  # a concave wall's normal: to its axis
+            n = _normal(fi, q)
+            if n is None or dot(n, d) < NOTCH_FACING or abs(dot(n, wall_n)) > NOTCH_CROSSING:
+                return None
+    if s.kind == "plane":
+        den = dot(d, s.normal)
+        return dot(sub(s.mid, p), s.normal) / den
+    # the cylinder: |(p - o) + x d| radially = R, the root nearest the notch's opening
+    ax, r = s.axis, s.r0
+    v = sub(p, s.origin)
+    v = sub(v, mul(ax, dot(v, ax)))
+    dd = sub(d, mul(ax, dot(d, ax)))
+    qa, qb, qc = dot(dd, dd), 2 * dot(v, dd), dot(v, v) - r * r
+    disc = qb * qb - 4 * qa * qc
+    if qa <= 1e-12 or disc < 0:
+        return None
+    roots = [(-qb + sg * math.sqrt(disc)) / (2 * qa) for sg in (1.0, -1.0)]
+    return min(roots, key=lambda x: abs(x))
+
+
+def _normal(fi: FaceInfo, q) -> tuple | None:
+    """A plane's or a cylinder's normal at its point ``q``, out of the material."""
+    if fi.kind == "plane":
+        return fi.normal
+    v = sub(q, fi.origin)
+    radial = sub(v, mul(fi.axis, dot(v, fi.axis)))
+    if norm(radial) <= 1e-12:
+        return None
+    return mul(unit(radial), -1.0 if fi.concave else 1.0)

@@ -16,14 +16,19 @@ read as one freeform pocket of their depth and extents, upright and turned: 25, 
 cut as extrusion profiles (sloped cavity corners, a marker groove, a flared mouth, each maybe) must
 read their mouth and cavity, upright and turned: 20, and 200 more with ``--soak``. Random plates
 chamfered on top and maybe underneath must read each chamfer: 30, and 300 more with ``--soak``.
+Random fluted knobs (the cutters centred on, inside or beyond the rim, the rim maybe rounded or
+chamfered) must read each flute as a notch of its depth on one circle, and the rim's rounding or
+chamfer once: 20, and 200 more with ``--soak``.
 Random parts converted to all-B-spline faces must read as the analytic part: 24, and 400 more with
 ``--soak``.
 """
 from __future__ import annotations
 
 import json
+import math
 
 from jail.cad import features
+from jail.cad.features_find import PARTIAL_MIN, WALL_MIN
 from jail.cad.measure import MeasureError
 from launcher.replies import features as R
 from tests.helpers import random_parts
@@ -429,6 +434,70 @@ def test_random_chamfered_plates_read_every_chamfer_upright_and_turned(soak):
             got = sorted((c["size"], c["count"]) for c in _reply(p)["chamfers"])
             assert len(got) == len(want) and all(abs(a[0] - b[0]) < 1e-3 and a[1] == b[1]
                                                  for a, b in zip(got, want)), (seed, got, want)
+
+
+def _flute_span(big: float, r: float, at: float) -> float:
+    """The turn of a flute's wall: the arc of a cutter of radius ``r`` centred ``at`` from the axis
+    that lies within the rim of radius ``big``."""
+    return 2 * (math.pi - math.acos((big * big - at * at - r * r) / (2 * at * r)))
+
+
+def _fluted_knob(seed: int):
+    """A random knob: ``n`` flutes of radius ``r`` centred ``at`` from the axis of a cylinder of
+    radius ``big`` (the cutter within half its radius of the rim, inside or out, its wall's turn
+    kept off the two bounds by 0.03 of a half turn); its top edge maybe rounded or chamfered first
+    (smaller than the flutes are deep, so each flute's walls keep their straight edges over half
+    their length). Returns (part, n, the flute's depth, width, its wall's turn, the rim's treatment)."""
+    import random
+
+    from build123d import Axis, Cylinder, Pos, Rot, chamfer, fillet
+    rng = random.Random(seed)
+    big, h = rng.uniform(8, 30), rng.uniform(6, 20)
+    r = rng.uniform(0.04, 0.12) * big
+    while True:
+        at = big + rng.uniform(-0.5, 0.5) * r
+        span = _flute_span(big, r, at)
+        if all(abs(span - b) > 0.03 * math.pi for b in (WALL_MIN, PARTIAL_MIN)):
+            break
+    n = rng.randint(5, min(30, int(math.pi * big / (1.3 * r))))
+    part = Cylinder(big, h)
+    rim = rng.choice([None, "fillet", "chamfer"])
+    size = rng.uniform(0.2, 0.4) * min(r, h, big - at + r)
+    if rim == "fillet":
+        part = fillet(part.edges().sort_by(Axis.Z)[-1], size)
+    elif rim == "chamfer":
+        part = chamfer(part.edges().sort_by(Axis.Z)[-1], size)
+    part = part - [Rot(0, 0, i * 360 / n) * Pos(at, 0, 0) * Cylinder(r, h) for i in range(n)]
+    return part, n, big - (at - r), 2 * r, span, (rim, size)
+
+
+def test_random_fluted_knobs_read_every_flute_upright_and_turned(soak):
+    """Stop 53: a knob's flutes read as nothing (only exact half cylinders in a plane were notches),
+    and a chamfer round its rim read once per piece its flutes left. Each flute whose wall turns
+    less than a hole open on one side (``PARTIAL_MIN``) reads as a notch of its depth and width,
+    one turning more as such a hole of the cutter's diameter, one turning less than ``WALL_MIN`` as
+    nothing; all on one circle; the rim's rounding or chamfer as one; upright and turned at random
+    500 mm off the origin."""
+    seeds = list(range(20)) + (list(range(9800, 10000)) if soak else [])
+    for seed in seeds:
+        part, n, depth, width, span, (rim, size) = _fluted_knob(seed)
+        kind = "holes" if span >= PARTIAL_MIN else "slots" if span >= WALL_MIN else None
+        for p in (part, _turned_and_moved(part, seed)):
+            reply = _reply(p)
+            if kind == "slots":
+                got = [(s["length"], s["width"], s["open_end"], s["through"]) for s in reply["slots"]]
+                assert len(got) == n and all(abs(g[0] - depth) < 1e-3 and abs(g[1] - width) < 1e-3 and g[2] and g[3]
+                                             for g in got), (seed, got, depth, width)
+            elif kind == "holes":
+                got = [(h["diameter"], h["partial"], h["through"]) for h in reply["holes"]]
+                assert len(got) == n and all(abs(g[0] - width) < 1e-3 and g[1] and g[2] for g in got), (seed, got)
+            assert reply["slots" if kind == "holes" else "holes"] == [], (seed, span, reply)
+            assert [(pt["type"], pt["count"]) for pt in reply["patterns"]] == ([("bolt_circle", n)] if kind else []), \
+                (seed, reply["patterns"])
+            rounds = [(f["radius"], f["count"]) for f in reply["fillets"]]
+            chamfers = [(c["size"], c["count"]) for c in reply["chamfers"]]
+            assert len(rounds) == (rim == "fillet") and len(chamfers) == (rim == "chamfer"), (seed, rounds, chamfers)
+            assert all(abs(x - size) < 1e-3 and k == 1 for x, k in rounds + chamfers), (seed, rounds, chamfers, size)
 
 
 def test_random_drafted_spline_cuts_read_their_draft_upright_and_turned(soak):

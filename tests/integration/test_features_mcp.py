@@ -188,6 +188,18 @@ def test_v_grooves_dovetails_and_t_slots_through_the_client(client):
     assert "4 x length 100 width 6.25 T-slot (cavity 11 wide, 4.3 high)" in text, text
 
 
+def test_a_fluted_knob_through_the_client(client):
+    """A knob's flutes, cut through its chamfered rim: notches on one circle, the chamfer once."""
+    from tests.unit import test_features_notches as nt
+    code = inspect.getsource(nt.knob) + "knob = knob('chamfer')\n"
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "knob"})
+    assert [(s["length"], s["width"], s["open_end"]) for s in data["slots"]] == [(1.2, 2.4, True)] * 18, data["slots"]
+    assert [(p["type"], p["count"], p["radius"]) for p in data["patterns"]] == [("bolt_circle", 18, 14.4)]
+    assert [(c["size"], c["count"]) for c in data["chamfers"]] == [(1, 1)] and data["holes"] == []
+    assert "slots: 18 x length 1.2 width 2.4 open-ended through -Z turned round a bolt circle r=14.4" in text, text
+
+
 def test_a_mesh_made_solid_says_it_is_faceted(client):
     """The plate's mesh made a solid in the session (an STL's way): no holes, and ``faceted`` says why."""
     code = PLATE_CODE + ("vs, ts = plate.tessellate(0.5, 0.5)\n"
