@@ -148,6 +148,7 @@ class FaceInfo:
     edges: dict = field(default_factory=dict)  # its edges by their index in the shape (``faces_of``)
     outer: set | None = None           # the indices of its outer wire's edges (``outer_edges``), when read
     leans: dict = field(default_factory=dict)  # features_outlines' draft readings by direction, when read
+    spread: dict = field(default_factory=dict)  # features_pockets: "outline" points, extents by direction
 
     @property
     def area(self) -> float:

@@ -34,6 +34,11 @@ loop, :func:`_curved_shape` reads it): a wheel's windows between its spokes are 
 (shape "sector", with ``sector``), a D-shaped pocket's round end one curved side (``curved``
 counts them). Not drafted.
 
+Ribs lower than the walls may join them (a ribbed box's floor stiffeners): a wall with more than
+two neighbours across edges along ``d`` keeps the two that run its whole height (:func:`_sides`).
+Not read right: an egg crate's cells (crossing ribs) read as pockets whose walls are the ribs'
+faces, with those faces' extents.
+
 Not found: walls with no straight wall among them (an ellipse's: ``features_ovals``), walls split along their length, a
 round pocket (a hole) or a slot (found as such first). Faces that another feature took
 (``used``) are never walls.
@@ -50,8 +55,8 @@ from OCP.BRepAdaptor import BRepAdaptor_Curve
 from OCP.GeomAbs import GeomAbs_BezierCurve, GeomAbs_BSplineCurve, GeomAbs_Line
 from OCP.TopoDS import TopoDS
 
-from jail.cad.features_faces import (DRAFT_MAX, TWO_PI, TopAbs_VERTEX, FaceInfo, add, canonical_dir, cross, dot,
-                                     edge_points, mul, norm, sub, unique, unit)
+from jail.cad.features_faces import (DRAFT_MAX, EDGE_SAMPLES, TWO_PI, TopAbs_VERTEX, FaceInfo, add, canonical_dir,
+                                     cross, dot, edge_points, mul, norm, sub, unique, unit)
 from jail.cad.features_faces import inside_outline, outer_edges
 from jail.cad.features_find import axis_crossing, entry_first, faces_across, open_beyond, part_scale
 from jail.cad.features_material import Material
@@ -66,6 +71,10 @@ _SIN_DRAFT = math.sin(DRAFT_MAX)
 
 def _pt(p) -> tuple:
     return (p.X(), p.Y(), p.Z())
+
+
+def _is_line(edge) -> bool:
+    return BRepAdaptor_Curve(TopoDS.Edge(edge)).GetType() == GeomAbs_Line
 
 
 def _line_dir(edge) -> tuple | None:
@@ -219,7 +228,11 @@ def _winds_round_void(loop: list[FaceInfo], d) -> bool:
 
 def _sides(fi: FaceInfo, d, infos, used: set, tilt: float = 0.0) -> list[int] | None:
     """The walls next to ``fi`` across its straight edges along ``d`` (drafted: close to it); None
-    unless there are two."""
+    unless there are two, or, of more, two whose edges with ``fi`` run its whole extent along ``d``:
+    the pocket's corners, where ribs lower than the walls join it along shorter edges (a ribbed
+    box's floor stiffeners). A rib flush with a corner, hiding part of the corner's edge, still
+    stops the reading; an egg crate's cell (between crossing ribs) reads with its ribs' faces'
+    extents (a known gap)."""
     out = []
     for j in fi.neighbours:
         g = infos[j]
@@ -231,9 +244,39 @@ def _sides(fi: FaceInfo, d, infos, used: set, tilt: float = 0.0) -> list[int] | 
                 continue
             along = abs(dot(e, d))
             if (along >= DRAFTED_EDGE if tilt else abs(along - 1) < 1e-9) and _corner(fi, g):
-                out.append(j)
+                out.append((j, k))
                 break
-    return out if len(out) == 2 else None
+    if 2 < len(out) <= RIBS_MAX:  # the two longest, if they run the face's whole extent along d
+        spans = {}
+        for _, k in out:
+            ends = edge_points(fi.edges[k], 1)
+            spans[k] = abs(dot(sub(ends[1], ends[0]), d)) if len(ends) == 2 else 0.0
+        longest = max(spans.values())
+        out = [(j, k) for j, k in out if spans[k] >= longest * (1 - 1e-9)]
+        if len(out) != 2 or not all(_runs_whole(fi.edges[k], fi, d) for _, k in out):
+            return None
+    return [j for j, _ in out] if len(out) == 2 else None
+
+
+RIBS_MAX = 16  # a wall with more neighbours along the axis than this is no ribbed pocket's
+
+
+def _runs_whole(edge, fi: FaceInfo, d) -> bool:
+    """Does ``edge`` of ``fi`` run the face's whole extent along ``d``? The face's extent is read
+    once per direction (``FaceInfo.spread``)."""
+    key = tuple(round(c, 12) for c in d)
+    if key not in fi.spread:
+        if "outline" not in fi.spread:  # its edges' ends, and points along each curved one
+            fi.spread["outline"] = [p for e in fi.edges.values()
+                                    for p in edge_points(e, 1 if _is_line(e) else EDGE_SAMPLES)]
+        ts = [dot(p, d) for p in fi.spread["outline"]]
+        fi.spread[key] = (min(ts), max(ts)) if ts else None
+    te = [dot(p, d) for p in edge_points(edge, 1)]
+    if fi.spread[key] is None or len(te) != 2:
+        return False
+    lo, hi = fi.spread[key]
+    tol = 1e-6 * max(1.0, abs(lo), abs(hi))
+    return min(te) <= lo + tol and max(te) >= hi - tol
 
 
 def _loop(start: FaceInfo, d, infos, used: set) -> list[FaceInfo] | None:

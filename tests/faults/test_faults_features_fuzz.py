@@ -19,6 +19,8 @@ chamfered on top and maybe underneath must read each chamfer: 30, and 300 more w
 Random fluted knobs (the cutters centred on, inside or beyond the rim, the rim maybe rounded or
 chamfered) must read each flute as a notch of its depth on one circle, and the rim's rounding or
 chamfer once: 20, and 200 more with ``--soak``.
+Random shelled boxes with ribs on their floor (wall to wall or from one wall, all one way; maybe
+inside corners rounded) must read their cavity: 20, and 200 more with ``--soak``.
 Random parts converted to all-B-spline faces must read as the analytic part: 24, and 400 more with
 ``--soak``.
 """
@@ -498,6 +500,59 @@ def test_random_fluted_knobs_read_every_flute_upright_and_turned(soak):
             chamfers = [(c["size"], c["count"]) for c in reply["chamfers"]]
             assert len(rounds) == (rim == "fillet") and len(chamfers) == (rim == "chamfer"), (seed, rounds, chamfers)
             assert all(abs(x - size) < 1e-3 and k == 1 for x, k in rounds + chamfers), (seed, rounds, chamfers, size)
+
+
+def _ribbed_box(seed: int):
+    """A random box shelled from its top, one to four ribs on its floor at most 0.85 of the walls'
+    height (all along X or all along Y, wall to wall or from one wall, apart, clear of the inside
+    corners: a rib that hides part of a corner's edge, and the cells of crossing ribs, are known
+    gaps), its upright edges maybe rounded first. Returns (part, the cavity's length, width, depth, inside corner radius or None)."""
+    import random
+
+    from build123d import Align, Axis, Box, BuildPart, Locations, fillet, offset
+    rng = random.Random(seed)
+    lx, ly, h, t = rng.uniform(30, 90), rng.uniform(30, 90), rng.uniform(10, 40), rng.uniform(1, 3)
+    corner = rng.choice([None, rng.uniform(t + 0.5, min(lx, ly) / 4)])
+    ix, iy, depth = lx - 2 * t, ly - 2 * t, h - t
+    with BuildPart() as p:
+        Box(lx, ly, h)
+        if corner:
+            fillet(p.edges().filter_by(Axis.Z), corner)
+        offset(amount=-t, openings=p.faces().sort_by(Axis.Z)[-1])
+        used: list[float] = []
+        along_x = rng.random() < 0.5  # all one way: crossing ribs make an egg crate (a known gap)
+        for _ in range(rng.randint(1, 4)):
+            span, across = (ix, iy) if along_x else (iy, ix)
+            w = rng.uniform(0.8, 2.5)
+            room = max(0.0, across / 2 - (corner or t) - w - 2)  # clear of the corners' edges
+            at = rng.uniform(-room, room)
+            if any(abs(at - u) < 6 for u in used):
+                continue
+            used.append(at)
+            full = rng.random() < 0.6
+            length = span if full else rng.uniform(0.3, 0.7) * span
+            mid = 0.0 if full else (span - length) / 2 * rng.choice([-1, 1])
+            x, y, sx, sy = (mid, at, length, w) if along_x else (at, mid, w, length)
+            with Locations((x, y, -h / 2 + t)):
+                Box(sx, sy, rng.uniform(0.15, 0.85) * depth, align=(Align.CENTER, Align.CENTER, Align.MIN))
+    return p.part, max(ix, iy), min(ix, iy), depth, (corner - t if corner else None)
+
+
+def test_random_ribbed_boxes_read_their_cavity_upright_and_turned(soak):
+    """Stop 53: a shelled box with ribs on its floor read no pocket (a wall the ribs join had more
+    than two neighbours along the pocket's axis). Each reads one rectangular pocket of the cavity's
+    size and depth, upright and turned at random 500 mm off the origin."""
+    seeds = list(range(20)) + (list(range(10000, 10200)) if soak else [])
+    for seed in seeds:
+        part, length, width, depth, corner = _ribbed_box(seed)
+        for p in (part, _turned_and_moved(part, seed)):
+            found = _reply(p)["pockets"]
+            assert len(found) == 1, (seed, found)
+            pk = found[0]
+            got = (pk["shape"], pk["length"], pk["width"], pk["depth"], pk["corner_radius"])
+            assert got[0] == "rectangle" and all(abs(a - b) < 1e-3 for a, b in zip(got[1:4], (length, width, depth))), \
+                (seed, got, (length, width, depth))
+            assert (got[4] is None) == (corner is None) and (corner is None or abs(got[4] - corner) < 1e-3), (seed, got)
 
 
 def test_random_drafted_spline_cuts_read_their_draft_upright_and_turned(soak):
