@@ -161,6 +161,20 @@ class FaceInfo:
         return self._area
 
 
+def flat(n, d) -> tuple:
+    """``n`` without its ``d`` part, unit: a drafted wall's normal as seen along the axis ``d``."""
+    return unit(sub(n, mul(d, dot(n, d))))
+
+
+def void_normal(fi: FaceInfo, p, d) -> tuple:
+    """A plane's or a cylinder's normal out of the material at its point ``p``, as seen along ``d``
+    (a pocket's axis; a cylinder's own axis is along it)."""
+    if fi.kind == "plane":
+        return flat(fi.normal, d)
+    radial = flat(sub(p, fi.origin), d)
+    return mul(radial, -1.0) if fi.concave else radial
+
+
 def _normal_at(face, u, v):
     p, n = gp_Pnt(), gp_Vec()
     BRepGProp_Face(face).Normal(u, v, p, n)  # orientation-aware: points out of the material

@@ -56,7 +56,7 @@ from OCP.GeomAbs import GeomAbs_BezierCurve, GeomAbs_BSplineCurve, GeomAbs_Line
 from OCP.TopoDS import TopoDS
 
 from jail.cad.features_faces import (DRAFT_MAX, EDGE_SAMPLES, TWO_PI, TopAbs_VERTEX, FaceInfo, add, canonical_dir,
-                                     cross, dot, edge_points, mul, norm, sub, unique, unit)
+                                     cross, dot, edge_points, flat, mul, norm, sub, unique, unit, void_normal)
 from jail.cad.features_faces import inside_outline, outer_edges
 from jail.cad.features_find import axis_crossing, entry_first, faces_across, open_beyond, part_scale
 from jail.cad.features_material import Material
@@ -121,11 +121,6 @@ def _half_angle(fi: FaceInfo) -> float:
     return math.atan2(abs(fi.r1 - fi.r0), max(abs(fi.t1 - fi.t0), 1e-12))
 
 
-def _flat(n, d) -> tuple:
-    """``n`` without its ``d`` part, unit: a drafted wall's normal as seen along the axis."""
-    return unit(sub(n, mul(d, dot(n, d))))
-
-
 def _corner(a: FaceInfo, b: FaceInfo) -> int:
     """How two walls meet: 1 concave (the void in front of both: a pocket's inside corner), -1
     convex (behind both), 0 neither (one plane split in two). A corner radius is its own kind."""
@@ -152,7 +147,7 @@ def _turns(loop: list[FaceInfo], d) -> list[tuple[int, float]]:
         between = loop[i + 1:j] if j > i else loop[i + 1:] + loop[:j]
         kinds = {_corner(a, b)} if not between else {1 if r.concave else -1 for r in between}
         kind = kinds.pop() if len(kinds) == 1 else 0
-        out.append((kind, math.acos(max(-1.0, min(1.0, dot(_flat(a.normal, d), _flat(b.normal, d)))))))
+        out.append((kind, math.acos(max(-1.0, min(1.0, dot(flat(a.normal, d), flat(b.normal, d)))))))
     return out
 
 
@@ -179,14 +174,6 @@ def _joint(a: FaceInfo, b: FaceInfo) -> tuple | None:
     return None
 
 
-def _void_normal(fi: FaceInfo, p, d) -> tuple:
-    """A wall's normal out of the material (into the void) at ``p``, as seen along ``d``."""
-    if fi.kind == "plane":
-        return _flat(fi.normal, d)
-    radial = _flat(sub(p, fi.origin), d)
-    return mul(radial, -1.0) if fi.concave else radial
-
-
 def _flat_part(p, d) -> tuple:
     """``p`` without its ``d`` part (a point on the plane across ``d`` through the origin)."""
     return sub(p, mul(d, dot(p, d)))
@@ -211,11 +198,11 @@ def _winds_round_void(loop: list[FaceInfo], d) -> bool:
     total, ring, void_left = 0.0, [], None
     for i, fi in enumerate(loop):
         p_in, p_out = joints[i - 1], joints[i]
-        n_in, n_out = _void_normal(fi, p_in, d), _void_normal(fi, p_out, d)
+        n_in, n_out = void_normal(fi, p_in, d), void_normal(fi, p_out, d)
         if fi.kind != "plane":  # through its middle: half a turn (a D's end) has no sign of its own
-            n_mid = _void_normal(fi, fi.mid, d)
+            n_mid = void_normal(fi, fi.mid, d)
             total += _turn(n_in, n_mid, d) + _turn(n_mid, n_out, d)
-        total += _turn(n_out, _void_normal(loop[(i + 1) % n], p_out, d), d)
+        total += _turn(n_out, void_normal(loop[(i + 1) % n], p_out, d), d)
         ring += [p_in] if fi.kind == "plane" else [p_in, fi.mid]
         if void_left is None and fi.kind == "plane":
             void_left = dot(cross(d, sub(p_out, p_in)), n_in) > 0
@@ -341,7 +328,7 @@ def _outline(loop: list[FaceInfo], d, at: float | None = None) -> tuple[tuple, t
     v = cross(d, u)
     lines = []
     for fi in (w for w in loop if w.kind == "plane"):
-        n = _flat(fi.normal, d)
+        n = flat(fi.normal, d)
         # the wall's plane n.x = n.mid, with x.d = at: (flat n).x = (n.mid - (n.d) at) / |n without d|
         c = dot(fi.mid, n) if at is None else (
             (dot(fi.mid, fi.normal) - dot(fi.normal, d) * at) / norm(sub(fi.normal, mul(d, dot(fi.normal, d)))))
@@ -383,7 +370,7 @@ def _shape(loop: list[FaceInfo], d, pts, tol: float, at: float | None = None) ->
         on = [p for p in pts if abs(dot(p, d) - at) <= tol * 10]
         pts = on if len(on) >= 3 else pts
     walls = [fi for fi in loop if fi.kind == "plane"]
-    normals = [_flat(fi.normal, d) for fi in walls]  # as seen along d (a drafted wall leans)
+    normals = [flat(fi.normal, d) for fi in walls]  # as seen along d (a drafted wall leans)
     across = [(_extent(pts, n), n) for n in normals]
     narrow = min(hi - lo for (lo, hi), _ in across)
     # of the narrowest (a regular polygon: every wall), the one whose length runs most along X, Y, Z
@@ -435,7 +422,7 @@ def _curved_shape(loop: list[FaceInfo], d, tol: float) -> dict:
     n = len(loop)
     joints = [_joint(loop[i], loop[(i + 1) % n]) for i in range(n)]
     smooth = [fi.kind != "plane" and all(
-        abs(_turn(_void_normal(a, p, d), _void_normal(b, p, d), d)) < 1e-3
+        abs(_turn(void_normal(a, p, d), void_normal(b, p, d), d)) < 1e-3
         for a, b, p in ((loop[i - 1], fi, joints[i - 1]), (fi, loop[(i + 1) % n], joints[i])))
         for i, fi in enumerate(loop)]
     curved = [fi for fi in loop if fi.kind != "plane"]
@@ -451,12 +438,12 @@ def _curved_shape(loop: list[FaceInfo], d, tol: float) -> dict:
     if len(planes) == 2 and outer is not None and len(arcs) == 1 + len(inner) <= 2:
         o = _flat_part(outer.origin, d)  # the axis, in the plane across d
         # each side's direction away from the axis (a spoke of even width: its sides are off the axis)
-        sides = [cross(d, _flat(w.normal, d)) for w in planes]
+        sides = [cross(d, flat(w.normal, d)) for w in planes]
         sides = [t if dot(t, sub(w.mid, o)) > 0 else mul(t, -1.0) for t, w in zip(sides, planes)]
         coaxial = all(norm(sub(_flat_part(a.origin, d), _flat_part(outer.origin, d))) <= tol * 10 for a in inner)
         # each side runs out from the axis, near a radius (a spoke of even width: off it by half its
         # width), not across (two straight walls meeting off the axis and an arc: no sector)
-        radial = all(dot(t, _flat(sub(w.mid, o), d)) >= SECTOR_RADIAL for t, w in zip(sides, planes))
+        radial = all(dot(t, flat(sub(w.mid, o), d)) >= SECTOR_RADIAL for t, w in zip(sides, planes))
         if coaxial and radial and dot(*sides) > -1 + 1e-6:
             r_in, r_out = (inner[0].r0 if inner else 0.0), outer.r0
             angle = math.acos(max(-1.0, min(1.0, dot(*sides))))
@@ -469,7 +456,7 @@ def _curved_shape(loop: list[FaceInfo], d, tol: float) -> dict:
             return out
     pts = [q for fi in loop for e in fi.edges.values() for q in edge_points(e)]
     longest = max(planes, key=lambda w: w.area) if planes else loop[0]
-    along = canonical_dir(unit(cross(d, _flat(longest.normal, d)))) if planes else _flat((1.0, 0.0, 0.0), d)
+    along = canonical_dir(unit(cross(d, flat(longest.normal, d)))) if planes else flat((1.0, 0.0, 0.0), d)
     across = cross(d, along)
     (a_lo, a_hi), (c_lo, c_hi) = _extent(pts, along), _extent(pts, across)
     centre = add(mul(along, (a_lo + a_hi) / 2), mul(across, (c_lo + c_hi) / 2))

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 
 from jail.cad.features_faces import (TopAbs_EDGE, FaceInfo, add, canonical_dir, cross, dot, edge_points, mul, norm,
-                                     same_surface, sub, unique, unit)
+                                     same_surface, sub, unique, unit, void_normal)
 from jail.cad.features_find import (FLOOR_CHAMFER, FLOOR_ROUND, MOUTH_CHAMFER, MOUTH_ROUND, PARTIAL_MIN, WALL_MIN,
                                     axis_crossing, draft, entry_first, part_scale, past_end, sides_of)
 from jail.cad.features_material import Material
@@ -311,8 +311,8 @@ def _leaves_by(a: FaceInfo, sides: list[FaceInfo], p, d, tol: float) -> float | 
             q = pts[1]
             v = sub(q, a.origin)
             wall_n = unit(sub(mul(a.axis, dot(v, a.axis)), v))  # a concave wall's normal: to its axis
-            n = _normal(fi, q)
-            if n is None or dot(n, d) < NOTCH_FACING or abs(dot(n, wall_n)) > NOTCH_CROSSING:
+            n = void_normal(fi, q, a.axis)  # a side cylinder's axis is along a's: its lines are
+            if dot(n, d) < NOTCH_FACING or abs(dot(n, wall_n)) > NOTCH_CROSSING:
                 return None
     if s.kind == "plane":
         den = dot(d, s.normal)
@@ -328,14 +328,3 @@ def _leaves_by(a: FaceInfo, sides: list[FaceInfo], p, d, tol: float) -> float | 
         return None
     roots = [(-qb + sg * math.sqrt(disc)) / (2 * qa) for sg in (1.0, -1.0)]
     return min(roots, key=lambda x: abs(x))
-
-
-def _normal(fi: FaceInfo, q) -> tuple | None:
-    """A plane's or a cylinder's normal at its point ``q``, out of the material."""
-    if fi.kind == "plane":
-        return fi.normal
-    v = sub(q, fi.origin)
-    radial = sub(v, mul(fi.axis, dot(v, fi.axis)))
-    if norm(radial) <= 1e-12:
-        return None
-    return mul(unit(radial), -1.0 if fi.concave else 1.0)
