@@ -29,13 +29,14 @@ from jail.cad.render_mesh import (ANGULAR, MAX_TRIANGLES, box_corners, edge_poly
 from jail.cad import render_premesh
 from jail.cad.render_select import select_parts, select_shown
 from jail.cad.render_section import clipped, render_section, section_plane
-from jail.cad.render_shade import BG, BG_PACKED, shade_packed, to_image
+from jail.cad.render_shade import BG, BG_PACKED, shade_window, to_image
 from jail.cad.render_view import SHEET, SS, VIEWS, RenderError, View, camera, fit, number
 from jail.wire.caps import PNG_MAX_BYTES, RENDER_MAX_OBJECTS, RENDER_MAX_PX, RENDER_MIN_PX
 
 __all__ = ["RenderError", "render", "op_render", "warm_up", "SS_MAX_PIXELS", "PNG_SAVE"]
 
 SS_MAX_PIXELS = 1_000_000  # images up to this many output pixels are supersampled (SS), larger ones not
+BG_RGB = tuple(int(c) for c in BG)  # the background as Pillow takes it
 PNG_SAVE = {"format": "PNG", "compress_level": 6}  # Pillow's encoder settings (the bench's floor uses them)
 
 
@@ -135,9 +136,10 @@ def render(namespace: dict, objects: list[str] | None = None, view: str = "iso",
     if not len(mesh.T) and not polys:
         raise RenderError("nothing to draw: the objects have no faces or edges")
     v = View(r, u, d, centre, mm, width, height, _ss(width, height))
-    packed, _ = shade_packed(mesh, v, palette=palette)
-    from PIL import ImageDraw  # Pillow is imported where used (the zygote's warm-up loads it)
-    img = to_image(packed)
+    window, corner, _ = shade_window(mesh, v, palette=palette)
+    from PIL import Image, ImageDraw  # Pillow is imported where used (the zygote's warm-up loads it)
+    img = Image.new("RGB", (width, height), BG_RGB)
+    img.paste(to_image(window), corner)
     draw = ImageDraw.Draw(img)
     draw_polylines(draw, v, polys, palette=palette)
     title = view_label + (f", cut at {meta['section']}" if cap_plane is not None else "")
@@ -174,9 +176,11 @@ def _sheet(shapes, names, lo, hi, diag, width, height, font, small, max_triangle
         r, u, d = cams[name]
         centre, _ = fit(corners, r, u, pw, ph - 16)
         v = View(r, u, d, centre, mm, pw, ph, _ss(width, height))
-        canvas[cy * ph:(cy + 1) * ph, cx * pw:(cx + 1) * pw] = shade_packed(mesh, v, palette=palette)[0]
+        win, (ox, oy), _ = shade_window(mesh, v, palette=palette)
+        y0, x0 = cy * ph + oy, cx * pw + ox
+        canvas[y0:y0 + win.shape[0], x0:x0 + win.shape[1]] = win
         views[name] = v
-    img = Image.new("RGB", (width, height), tuple(int(c) for c in BG))
+    img = Image.new("RGB", (width, height), BG_RGB)
     img.paste(to_image(canvas), (0, 0))
     draw = ImageDraw.Draw(img)
     for name, cx, cy in SHEET:

@@ -39,6 +39,22 @@ class Samples:
         self.pos[self.R] = ((y * ss)[:, None, None] + a[None, :, None]) * self.W + (x * ss)[:, None, None] \
             + a[None, None, :]
 
+    def rows(self, tr: np.ndarray, jmin: np.ndarray, jmax: np.ndarray, imin: np.ndarray,
+             imax: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(triangle, supersampled row)`` pairs of the triangles ``tr`` (rows ``jmin..jmax``,
+        columns ``imin..imax``, supersampled, indexed by triangle), in triangle then row order,
+        whose output row holds a chosen pixel within the triangle's output columns: the rows the
+        rasteriser must scan. Tested once per output row (prefix counts ``C``), not per sample row."""
+        ss, cw = self.ss, self.cw
+        y0 = jmin[tr] // ss
+        rt, y = _pairs(tr, y0, jmax[tr] // ss - y0 + 1, by_index=False)
+        row = y * cw
+        hit = np.flatnonzero(self.C[row + imax[rt] // ss + 1] > self.C[row + imin[rt] // ss])
+        rt = np.repeat(rt[hit], ss)
+        j = (np.repeat(y[hit] * ss, ss).reshape(-1, ss) + np.arange(ss)).ravel()
+        ok = (j >= jmin[rt]) & (j <= jmax[rt])
+        return rt[ok], j[ok]
+
     def spans(self, Y: np.ndarray, X0: np.ndarray, X1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For spans [``X0``, ``X1``) of supersampled rows ``Y``: the rank of their first sample
         and how many samples they hold (``rank_yx`` of both ends, the row's share computed once)."""
@@ -70,6 +86,15 @@ class Samples:
         r += a * ss * (self.C[row + cw] - c0)
         r += b * self.marked[row + x]
         return r
+
+
+def _pairs(tr: np.ndarray, first: np.ndarray, count: np.ndarray, by_index: bool = True):
+    """One entry per (triangle, row): the triangles ``tr`` each repeated over its rows ``first``,
+    ``first + 1``, ... (``count`` of them); ``first``/``count`` indexed by triangle when ``by_index``,
+    else one per entry of ``tr``."""
+    f, n = (first[tr], count[tr]) if by_index else (first, count)
+    rt = np.repeat(tr, n)
+    return rt, np.repeat(f, n) + (np.arange(len(rt)) - np.repeat(np.cumsum(n) - n, n))
 
 
 def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, W: int, H: int,
@@ -129,12 +154,10 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
             break
         tr = np.arange(start, stop)
         start = stop
-        nr = rows[tr]
-        rt = np.repeat(tr, nr)  # one entry per (triangle, row)
-        j = jmin[rt] + (np.arange(len(rt)) - np.repeat(np.cumsum(nr) - nr, nr))
-        if sel is not None:  # only rows with a chosen pixel within the triangle's columns
-            hit = np.flatnonzero(sel.spans(j, imin[rt], imax[rt] + 1)[1])
-            rt, j = rt[hit], j[hit]
+        if sel is None:
+            rt, j = _pairs(tr, jmin, rows)
+        else:  # only rows with a chosen pixel within the triangle's columns
+            rt, j = sel.rows(tr, jmin, jmax, imin, imax)
         cy = j + 0.5
         lo = np.full(len(rt), -np.inf)
         hi = np.full(len(rt), np.inf)

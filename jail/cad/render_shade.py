@@ -18,7 +18,7 @@ from jail.cad.render_mesh import Mesh
 from jail.cad.render_raster import Samples, rasterize
 from jail.cad.render_view import View, unit
 
-__all__ = ["shade", "shade_packed", "to_image", "BG_PACKED", "downsample", "compose", "PALETTE", "BG", "EDGE", "GRID", "HOLE"]
+__all__ = ["shade", "shade_packed", "shade_window", "to_image", "BG_PACKED", "downsample", "compose", "PALETTE", "BG", "EDGE", "GRID", "HOLE"]
 
 PALETTE = [(74, 144, 217), (230, 126, 34), (46, 175, 92), (200, 60, 70), (142, 96, 196),
            (22, 170, 170), (214, 178, 32), (150, 100, 70), (120, 130, 145), (220, 110, 170)]
@@ -70,7 +70,24 @@ def _down_u8(c: np.ndarray, ss: int) -> np.ndarray:
 def shade_packed(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = False,
                  coverage: bool = False, holes: bool = True, palette: list | None = None):
     """Rasterise and shade ``mesh``; returns (image (h, w) of packed RGBA uint32 over the background
-    ``BG``, coverage (h, w) float32 or None) at output size.
+    ``BG``, coverage (h, w) float32 or None) at output size: ``shade_window`` pasted on the background."""
+    win, (ox, oy), covered = shade_window(mesh, view, hatch_caps=hatch_caps, flat_fill=flat_fill,
+                                          coverage=coverage, holes=holes, palette=palette)
+    ch, cw = win.shape
+    full = np.full((view.h, view.w), BG_PACKED, np.uint32)
+    full[oy:oy + ch, ox:ox + cw] = win
+    cov = None
+    if coverage:
+        cov = np.zeros((view.h, view.w), np.float32)
+        cov[oy:oy + ch, ox:ox + cw] = covered
+    return full, cov
+
+
+def shade_window(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: bool = False,
+                 coverage: bool = False, holes: bool = True, palette: list | None = None):
+    """``shade_packed`` of only the window the triangles cover (``_window``): returns (that window
+    (ch, cw) of packed RGBA uint32, its top left corner ``(x, y)`` in the image, its coverage
+    (ch, cw) float32 or None). Outside it the image is the background ``BG``.
 
     Shading is Gouraud-interpolated Lambert (per-vertex intensity, so planar faces are flat and
     curved ones smooth), two-sided for free faces; triangles of solids facing away are skipped.
@@ -106,7 +123,6 @@ def shade_packed(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: 
     edge = np.zeros((ch, cw), bool)  # at 1x: the pixel after a face change; at SS: the pixels to supersample
     edge[:, 1:] |= dx
     edge[1:, :] |= dy
-    cov = None
     if SS == 1:
         canvas[edge.ravel()] = _pack(EDGE)
         covered = (t1 >= 0) | edge.ravel()
@@ -157,12 +173,7 @@ def shade_packed(mesh: Mesh, view: View, *, hatch_caps: bool = True, flat_fill: 
                 q = c2[hole].view(np.uint8).reshape(-1, 4)
                 q[:, :3] = (q[:, :3] * HOLE).astype(np.uint8)
                 c2[hole] = q.view(np.uint32)[:, 0]
-    full = np.full((view.h, view.w), BG_PACKED, np.uint32)
-    full[oy:oy + ch, ox:ox + cw] = c2
-    if coverage:
-        cov = np.zeros((view.h, view.w), np.float32)
-        cov[oy:oy + ch, ox:ox + cw] = covered.reshape(ch, cw)
-    return full, cov
+    return c2, (ox, oy), covered.reshape(ch, cw).astype(np.float32, copy=False) if coverage else None
 
 
 def to_image(packed: np.ndarray):

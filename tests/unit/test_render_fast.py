@@ -86,6 +86,30 @@ def test_rasterising_chosen_pixels_gives_the_whole_buffers_values():
     assert np.array_equal(smp.rank_yx(q // (2 * w), q % (2 * w)), np.searchsorted(smp.pos, q))
 
 
+
+@pytest.mark.parametrize("ss", [1, 2, 3])
+def test_the_rows_scanned_for_chosen_pixels_are_exactly_those_holding_one(ss):
+    """``Samples.rows`` tests a triangle's rows once per output row: the (triangle, sample row)
+    pairs it keeps, in order, are those whose sample row has a chosen sample within the triangle's
+    columns, counted one by one."""
+    from jail.cad.render_raster import Samples
+    rng = np.random.default_rng(11 + ss)
+    w, h = 23, 17
+    smp = Samples(np.sort(rng.choice(w * h, 40, replace=False)), w, h, ss)
+    W, H = w * ss, h * ss
+    n = 60
+    jmin = rng.integers(0, H, n)
+    jmax = np.minimum(jmin + rng.integers(0, H // 2, n), H - 1)
+    imin = rng.integers(0, W, n)
+    imax = np.minimum(imin + rng.integers(0, W // 3, n), W - 1)
+    tr = np.arange(5, n)  # a batch need not start at the first triangle
+    chosen = np.zeros((H, W), bool)
+    chosen.ravel()[smp.pos] = True
+    want = [(t, j) for t in tr for j in range(jmin[t], jmax[t] + 1) if chosen[j, imin[t]:imax[t] + 1].any()]
+    rt, j = smp.rows(tr, jmin, jmax, imin, imax)
+    assert list(zip(rt.tolist(), j.tolist())) == want
+    assert len(want) > 20
+
 def _render(objs: dict, **kw) -> np.ndarray:
     import io
 
