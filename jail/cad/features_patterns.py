@@ -2,7 +2,9 @@
 
 Members are grouped when they have the same diameter, the same kind (through/blind, countersink,
 counterbore) and axes the same way (radial patterns: any axes); their centres are projected onto the
-plane across the axis.
+plane across the axis. A lattice of a group whose members enter at several levels along the axis
+stands when the levels rise or fall one way along each of its rows (a stepped plate drilled through,
+holes drilled down into a sloping face); otherwise (a C-beam's flanges) each level is searched on its own.
 
 * a **bolt circle**: three or more members on one circle, equally spaced all the way round; an
   **arc**: four or more on one circle, equally spaced but for one wider gap (a polar array over part
@@ -341,44 +343,104 @@ def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
     for g in _groups(items, tol):
         if len(g) < 3:
             continue
-        before = len(out)
-        axis = items[g[0]]["axis"]
-        u, v = _frame(axis)
-        o = items[g[0]]["center"]
-        pts3 = [items[i]["center"] for i in g]
-        pts2 = [(dot(sub(p, o), u), dot(sub(p, o), v)) for p in pts3]
-        heights = [dot(sub(p, o), canonical_dir(unit(axis))) for p in pts3]
-        found = _lattice(g, pts3, o, u, v, of, tol)
-        if found is None:
-            u2, v2 = _own_frame(pts3, axis)  # the row's or the grid's own directions, when turned
-            if u2 is not None and min(abs(dot(u2, u)), abs(dot(u2, v))) > 1e-6:
-                found = _lattice(g, pts3, o, u2, v2, of, tol)
-        turned = [(u2, v2) for u2, v2 in _row_frames(pts3, axis, tol)
-                  if min(abs(dot(u2, u)), abs(dot(u2, v))) > 1e-6]  # a block of rows turned in their plane
-        for bundle in (False, True):
-            for fu, fv in [(u, v)] + ([] if bundle else turned):  # a bundle with a tube out reads
-                if found is None:                                   # gapless along another way
-                    both = [x for x in (_staggered(g, pts3, o, fu, fv, of, tol, bundle),
-                                        _staggered(g, pts3, o, fv, fu, of, tol, bundle)) if x]
-                    found = max(both, key=lambda x: x["counts"][0], default=None)  # the longer rows read better
-        if found is not None:
-            out.append(found)
-        lattice = len(out) > before  # a grid or an array: the whole group
-        circles = []
-        if len(g) <= GROUP_CAP:
-            for ctr, rad, members, a0, step, full in _bolt_circles(g, pts2, tol):
-                if lattice and len(members) < len(g):
-                    continue  # four holes of a grid's square: the grid says it
-                if _sides_go_on(members, pts2, ctr, tol):
-                    continue  # a square cut out of longer rows: the rows say it
-                h = sum(heights[k] for k in members) / len(members)
-                c3 = add(add(o, add(mul(u, ctr[0]), mul(v, ctr[1]))), mul(canonical_dir(unit(axis)), h))
-                ang = {k: (_angle(pts2[k][1] - ctr[1], pts2[k][0] - ctr[0]) - a0) % (2 * math.pi)
-                       for k in members}  # from the first member round the circle
-                circles.append({"type": "bolt_circle" if full else "arc", "of": of, "center": c3, "radius": rad,
-                                "count": len(members), "axis": canonical_dir(unit(axis)),
-                                "start_angle": math.degrees(a0), "pitch_angle": math.degrees(step),
-                                "members": [g[k] for k in sorted(members, key=lambda k: ang[k] + 1e-9 * k)]})
-        out[before:before] = circles  # circles first, as a drawing calls them out
+        whole = _group_patterns(g, items, of, tol)
+        levels = _at_levels(g, items, tol)
+        if len(levels) > 1:  # a lattice across levels that alternate is none; each level may have its own
+            whole = [p for p in whole if p["type"] not in LATTICES or _levels_in_runs(p, items, tol)]
+            if not any(p["type"] in LATTICES for p in whole):
+                apart = [p for lv in levels if len(lv) >= 3 for p in _group_patterns(lv, items, of, tol)]
+                if _covered(apart) >= _covered(whole):
+                    whole = apart
+        out += whole
     return out + _radials(items, of, tol)
 
+
+LATTICES = ("grid", "linear", "staggered", "bundle")
+
+
+def _covered(pats: list[dict]) -> int:
+    return len({m for p in pats for m in p["members"]})
+
+
+def _at_levels(g: list[int], items: list[dict], tol: float) -> list[list[int]]:
+    """The group ``g`` split by where its members' centres lie along their axis (within ``tol``)."""
+    a = canonical_dir(unit(items[g[0]]["axis"]))
+    h = {i: dot(items[i]["center"], a) for i in g}
+    out: list[list[int]] = []
+    for i in sorted(g, key=h.get):
+        if out and h[i] - h[out[-1][-1]] <= tol:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return [sorted(lv) for lv in out]
+
+
+def _levels_in_runs(p: dict, items: list[dict], tol: float) -> bool:
+    """Whether the members' centres of the lattice ``p`` (a grid, an array, staggered rows) rise or
+    fall one way along each of its rows and columns: holes drilled through a stepped plate (the
+    upper step's entries above the lower's) or down into a sloping face, read across the axis as
+    one lattice. Not so when levels alternate (a C-beam's flanges drilled in turn: two rows, not
+    one at half their pitch) or members lie one over another."""
+    a = canonical_dir(unit(items[p["members"][0]]["axis"]))
+    o = items[p["members"][0]]["center"]
+    dirs = p["directions"] if "directions" in p else [p["direction"]]
+    cs = [sub(items[m]["center"], o) for m in p["members"]]
+    for k, d in enumerate(dirs):
+        across = [dot(c, dirs[1 - k]) for c in cs] if len(dirs) == 2 else [0.0] * len(cs)
+        lines: dict[int, list[tuple[float, float]]] = {}
+        rows = _levels(across, tol)
+        for c, x in zip(cs, across):
+            row = min(range(len(rows)), key=lambda r: abs(rows[r] - x))
+            lines.setdefault(row, []).append((dot(c, d), dot(c, a)))
+        for pts in lines.values():
+            hs = [h for _, h in sorted(pts)]
+            steps = [b - x for x, b in zip(hs, hs[1:])]
+            if any(s > tol for s in steps) and any(s < -tol for s in steps):
+                return False
+    return True
+
+
+def _group_patterns(g: list[int], items: list[dict], of: str, tol: float) -> list[dict]:
+    """The patterns of one group of like members (``find``): a lattice of the whole group, or
+    staggered rows, then bolt circles and arcs, on centres projected across their axis."""
+    out: list[dict] = []
+    if len(g) < 3:
+        return out
+    axis = items[g[0]]["axis"]
+    u, v = _frame(axis)
+    o = items[g[0]]["center"]
+    pts3 = [items[i]["center"] for i in g]
+    pts2 = [(dot(sub(p, o), u), dot(sub(p, o), v)) for p in pts3]
+    heights = [dot(sub(p, o), canonical_dir(unit(axis))) for p in pts3]
+    found = _lattice(g, pts3, o, u, v, of, tol)
+    if found is None:
+        u2, v2 = _own_frame(pts3, axis)  # the row's or the grid's own directions, when turned
+        if u2 is not None and min(abs(dot(u2, u)), abs(dot(u2, v))) > 1e-6:
+            found = _lattice(g, pts3, o, u2, v2, of, tol)
+    turned = [(u2, v2) for u2, v2 in _row_frames(pts3, axis, tol)
+              if min(abs(dot(u2, u)), abs(dot(u2, v))) > 1e-6]  # a block of rows turned in their plane
+    for bundle in (False, True):
+        for fu, fv in [(u, v)] + ([] if bundle else turned):  # a bundle with a tube out reads
+            if found is None:                                   # gapless along another way
+                both = [x for x in (_staggered(g, pts3, o, fu, fv, of, tol, bundle),
+                                    _staggered(g, pts3, o, fv, fu, of, tol, bundle)) if x]
+                found = max(both, key=lambda x: x["counts"][0], default=None)  # the longer rows read better
+    if found is not None:
+        out.append(found)
+    lattice = found is not None  # a grid or an array: the whole group
+    circles = []
+    if len(g) <= GROUP_CAP:
+        for ctr, rad, members, a0, step, full in _bolt_circles(g, pts2, tol):
+            if lattice and len(members) < len(g):
+                continue  # four holes of a grid's square: the grid says it
+            if _sides_go_on(members, pts2, ctr, tol):
+                continue  # a square cut out of longer rows: the rows say it
+            h = sum(heights[k] for k in members) / len(members)
+            c3 = add(add(o, add(mul(u, ctr[0]), mul(v, ctr[1]))), mul(canonical_dir(unit(axis)), h))
+            ang = {k: (_angle(pts2[k][1] - ctr[1], pts2[k][0] - ctr[0]) - a0) % (2 * math.pi)
+                   for k in members}  # from the first member round the circle
+            circles.append({"type": "bolt_circle" if full else "arc", "of": of, "center": c3, "radius": rad,
+                            "count": len(members), "axis": canonical_dir(unit(axis)),
+                            "start_angle": math.degrees(a0), "pitch_angle": math.degrees(step),
+                            "members": [g[k] for k in sorted(members, key=lambda k: ang[k] + 1e-9 * k)]})
+    return circles + out  # circles first, as a drawing calls them out

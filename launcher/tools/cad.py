@@ -484,7 +484,17 @@ def features_content(result: dict) -> list[dict]:
         for p in f["patterns"]:
             if p["of"] == of:
                 pats.setdefault(tuple(sorted(p["members"])), []).append(_pattern_text(p))
-        for (kind, own), idx in groups.items():
+        lines_of: list[tuple[tuple, list[int]]] = []
+        for key, idx in groups.items():  # a line per pattern among them (a C-beam's two flanges: two rows)
+            rest, parts = set(idx), []
+            for members in sorted(pats, key=lambda m: (-len(m), m)):
+                if members and len(members) < len(idx) and set(members) <= rest:
+                    parts.append(list(members))
+                    rest -= set(members)
+            if rest:
+                parts.append([i for i in idx if i in rest])
+            lines_of += [(key, m) for m in sorted(parts, key=min)]
+        for (kind, own), idx in lines_of:
             on = pats.get(tuple(sorted(idx)))
             if on:
                 said[of].add(tuple(sorted(idx)))

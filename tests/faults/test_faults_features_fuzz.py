@@ -555,6 +555,57 @@ def test_random_ribbed_boxes_read_their_cavity_upright_and_turned(soak):
             assert (got[4] is None) == (corner is None) and (corner is None or abs(got[4] - corner) < 1e-3), (seed, got)
 
 
+
+def _drilled_beam(seed: int):
+    """A random C-beam (``_c_beam``) with a row of holes in each flange, the same diameter and
+    pitch, the bottom row at the top's places (through both) or half a pitch along (drilled in turn);
+    returns (part, top count, bottom count, pitch)."""
+    import random
+
+    from build123d import Cylinder, Pos
+    rng = random.Random(seed)
+    length, h, w, t = rng.uniform(120, 300), rng.uniform(30, 80), rng.uniform(20, 40), rng.uniform(2, 5)
+    d, pitch = rng.uniform(2, min(8, w / 3)), rng.uniform(12, 40)
+    y = rng.uniform(t + d, w - d)
+    n = rng.randint(3, max(3, int((length - 2 * d) / pitch)))
+    first = rng.uniform(d, length - d - (n - 1) * pitch)
+    staggered = rng.random() < 0.5
+    part = _c_beam(length, h, w, t)
+    for k in range(n):
+        part -= Pos(first + k * pitch, y, h / 2) * Cylinder(d / 2, 3 * t)
+    below = [first + k * pitch + (pitch / 2 if staggered else 0) for k in range(n - (1 if staggered else 0))]
+    for x in below:
+        part -= Pos(x, y, -h / 2) * Cylinder(d / 2, 3 * t)
+    return part, n, len(below), pitch
+
+
+def _c_beam(length: float, h: float, w: float, t: float):
+    """A C-beam along X from 0 to ``length``: a web ``t`` thick and ``h`` high, flanges ``w`` wide."""
+    from build123d import Align, BuildPart, BuildSketch, Locations, Plane, Rectangle, extrude
+    with BuildPart() as c:
+        with BuildSketch(Plane.YZ):
+            Rectangle(t, h, align=(Align.MIN, Align.CENTER))
+            with Locations((0, h / 2)):
+                Rectangle(w, t, align=(Align.MIN, Align.MAX))
+            with Locations((0, -h / 2)):
+                Rectangle(w, t, align=(Align.MIN, Align.MIN))
+        extrude(amount=length)
+    return c.part
+
+
+def test_random_drilled_c_beams_read_a_row_in_each_flange_upright_and_turned(soak):
+    """Stop 54: holes projected across their axis put a C-beam's two flanges in one group: drilled
+    alike, no pattern (each hole over another); drilled in turn, one row at half the pitch. Each
+    flange now reads its own row at the pitch it was drilled, upright and turned at random."""
+    seeds = list(range(20)) + (list(range(10200, 10400)) if soak else [])
+    for seed in seeds:
+        part, top, bottom, pitch = _drilled_beam(seed)
+        for p in (part, _turned_and_moved(part, seed)):
+            rows = sorted((q["type"], q["count"]) for q in _reply(p)["patterns"])
+            want = sorted(("linear", c) for c in (top, bottom) if c >= 3)
+            assert rows == want, (seed, rows, want)
+            assert all(abs(q["pitch"] - pitch) < 1e-3 for q in _reply(p)["patterns"]), seed
+
 def test_random_drafted_spline_cuts_read_their_draft_upright_and_turned(soak):
     """Stop 50's drafted freeform pockets on random tapered spline cuts: one pocket of shape
     "freeform" with the taper as its draft (an undercut's negative), blind at its depth or through

@@ -310,3 +310,18 @@ def test_a_step_plate_whose_holes_are_split_in_quarters_through_the_client(clien
     data, text = features(client, {"object_name": "split"})
     unit.check_plate(data)
     assert "countersink d=12 90°" in text and "fillets: 4 x r=5 (convex rounds)" in text, text
+
+
+def test_a_c_beams_flanges_drilled_in_turn_through_the_client(client):
+    """Two flanges drilled in turn read as two rows of pitch 40, each on a line of its own with its
+    centres; before, as one row of nine at pitch 20 that no hole lies on."""
+    from tests.unit import test_features_pattern_levels as levels
+    code = (inspect.getsource(levels.c_beam) + "\nbeam = c_beam()\n"
+            "for x in (20, 60, 100, 140, 180):\n    beam -= Pos(x, 18, 25) * Cylinder(3, 10)\n"
+            "for x in (40, 80, 120, 160):\n    beam -= Pos(x, 18, -25) * Cylinder(3, 10)\n")
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "beam"})
+    assert sorted((p["type"], p["count"], p["pitch"]) for p in data["patterns"]) == [("linear", 4, 40), ("linear", 5, 40)]
+    assert "holes: 5 x through d=6 -Z on a linear pitch 40 along (1, 0, 0) at (20, 18, 25)," in text, text
+    assert "holes: 4 x through d=6 -Z on a linear pitch 40 along (1, 0, 0) at (40, 18, -22)," in text, text
+    assert "pitch 20" not in text, text

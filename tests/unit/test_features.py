@@ -988,7 +988,8 @@ def test_arcs_of_holes_and_a_bolt_circle_with_a_hole_left_out(leave_out, want):
                   for i in arc["members"]]
         assert angles == [pytest.approx(a) for a in (10, 40, 70, 100, 130)]
         text = table.render_text("features", {"ok": True, "features": R.features_reply(d, "p")})
-        assert "pattern: 5 holes on an arc r=30 at (0, 0, 4), 30° apart from 10°" in text, text
+        assert "holes: 5 x through d=6 -Z on an arc r=30 at (0, 0, 4), 30° apart from 10° at (29.54" in text, text
+        assert "holes: 3 x through d=6 -Z at (-8, -25, 4)" in text, text  # the others: a line of their own
         return
     for i in range(6):
         if i != leave_out:
