@@ -5,6 +5,8 @@ counterbore) and axes the same way (radial patterns: any axes); their centres ar
 plane across the axis. A lattice of a group whose members enter at several levels along the axis
 stands when the levels rise or fall one way along each of its rows (a stepped plate drilled through,
 holes drilled down into a sloping face); otherwise (a C-beam's flanges) each level is searched on its own.
+A group that is no lattice as a whole may hold one beside a bolt circle: the members off the circle
+(a plate's row of mounting holes beside a flange's circle); a square on a circle is also a 2x2 grid.
 
 * a **bolt circle**: three or more members on one circle, equally spaced all the way round; an
   **arc**: four or more on one circle, equally spaced but for one wider gap (a polar array over part
@@ -347,7 +349,7 @@ def find(items: list[dict], of: str, tol: float = 1e-3) -> list[dict]:
         levels = _at_levels(g, items, tol)
         if len(levels) > 1:  # a lattice across levels that alternate is none; each level may have its own
             whole = [p for p in whole if p["type"] not in LATTICES or _levels_in_runs(p, items, tol)]
-            if not any(p["type"] in LATTICES for p in whole):
+            if not any(p["type"] in LATTICES and len(p["members"]) == len(g) for p in whole):
                 apart = [p for lv in levels if len(lv) >= 3 for p in _group_patterns(lv, items, of, tol)]
                 if _covered(apart) >= _covered(whole):
                     whole = apart
@@ -412,11 +414,7 @@ def _group_patterns(g: list[int], items: list[dict], of: str, tol: float) -> lis
     pts3 = [items[i]["center"] for i in g]
     pts2 = [(dot(sub(p, o), u), dot(sub(p, o), v)) for p in pts3]
     heights = [dot(sub(p, o), canonical_dir(unit(axis))) for p in pts3]
-    found = _lattice(g, pts3, o, u, v, of, tol)
-    if found is None:
-        u2, v2 = _own_frame(pts3, axis)  # the row's or the grid's own directions, when turned
-        if u2 is not None and min(abs(dot(u2, u)), abs(dot(u2, v))) > 1e-6:
-            found = _lattice(g, pts3, o, u2, v2, of, tol)
+    found = _any_lattice(g, pts3, o, u, v, axis, of, tol)
     turned = [(u2, v2) for u2, v2 in _row_frames(pts3, axis, tol)
               if min(abs(dot(u2, u)), abs(dot(u2, v))) > 1e-6]  # a block of rows turned in their plane
     for bundle in (False, True):
@@ -443,4 +441,28 @@ def _group_patterns(g: list[int], items: list[dict], of: str, tol: float) -> lis
                             "count": len(members), "axis": canonical_dir(unit(axis)),
                             "start_angle": math.degrees(a0), "pitch_angle": math.degrees(step),
                             "members": [g[k] for k in sorted(members, key=lambda k: ang[k] + 1e-9 * k)]})
+    if found is None:  # the members off a circle may be a grid or a row (a motor's bolt circle, the plate's corners)
+        for c in sorted(circles, key=lambda c: -c["count"]):
+            on = set(c["members"])
+            rest = [k for k in range(len(g)) if g[k] not in on]
+            if len(rest) >= 3 and (lat := _any_lattice([g[k] for k in rest], [pts3[k] for k in rest], o, u, v,
+                                                      axis, of, tol)) is not None:
+                out.append(lat)
+                circles = [x for x in circles if x is c or not set(x["members"]) < set(lat["members"])]
+                break
+        for c in circles:  # a square of four on a circle is also a 2x2 grid, as a whole group of four is
+            lat = _any_lattice(c["members"], [items[m]["center"] for m in c["members"]], o, u, v, axis, of, tol) \
+                if c["count"] == 4 and c["type"] == "bolt_circle" and len(c["members"]) < len(g) else None
+            if lat is not None and all(set(x["members"]) != set(lat["members"]) for x in out):
+                out.append(lat)
     return circles + out  # circles first, as a drawing calls them out
+
+
+def _any_lattice(g, pts3, o, u, v, axis, of: str, tol: float) -> dict | None:
+    """``_lattice`` along ``u`` and ``v``, else along the members' own rows (turned in their plane)."""
+    found = _lattice(g, pts3, o, u, v, of, tol)
+    if found is None:
+        u2, v2 = _own_frame(pts3, axis)  # the row's or the grid's own directions, when turned
+        if u2 is not None and min(abs(dot(u2, u)), abs(dot(u2, v))) > 1e-6:
+            found = _lattice(g, pts3, o, u2, v2, of, tol)
+    return found

@@ -606,6 +606,51 @@ def test_random_drilled_c_beams_read_a_row_in_each_flange_upright_and_turned(soa
             assert rows == want, (seed, rows, want)
             assert all(abs(q["pitch"] - pitch) < 1e-3 for q in _reply(p)["patterns"]), seed
 
+
+def _circle_and_lattice(seed: int):
+    """A random plate with holes of one size on a bolt circle (3, or 5 to 8: never a square) and,
+    well clear of it, on a row or a grid (not square: no circle of its own); returns (part, the
+    circle's count, the lattice's type and counts)."""
+    import random
+
+    from build123d import Box, BuildPart, GridLocations, Hole, Locations, PolarLocations
+    rng = random.Random(seed)
+    d = rng.uniform(2, 8)
+    r = rng.uniform(3 * d, 6 * d)
+    n = rng.choice([3, 5, 6, 7, 8])
+    nx, ny = rng.randint(2, 5), rng.randint(1, 3)
+    if nx * ny < 3:
+        nx = 3
+    px = rng.uniform(2 * d, 4 * d)
+    py = px * rng.uniform(1.2, 2.0)
+    gx = 6 * r + nx * px / 2  # the lattice's centre: clear of the circle's sides carried on
+    t = rng.uniform(3, 10)
+    with BuildPart() as p:
+        Box(gx + nx * px + 4 * r, 2 * max(r, ny * py) + 4 * d, t)
+        with Locations((-gx / 2, 0, t / 2)):
+            with PolarLocations(r, n, start_angle=rng.uniform(0, 360)):
+                Hole(d / 2)
+        with Locations((gx / 2, 0, t / 2)):
+            with GridLocations(px, py, nx, ny):
+                Hole(d / 2)
+    lattice = ("grid", [nx, ny]) if ny > 1 else ("linear", None)
+    return p.part, n, lattice, nx * ny
+
+
+def test_random_bolt_circles_beside_a_row_or_grid_of_the_same_holes_upright_and_turned(soak):
+    """Stop 54: a group of like holes was a lattice only as a whole, so a row or grid of the same
+    holes as a bolt circle read as loose holes. Each plate reads its circle and its lattice,
+    upright and turned at random."""
+    seeds = list(range(20)) + (list(range(10400, 10600)) if soak else [])
+    for seed in seeds:
+        part, n, (kind, counts), m = _circle_and_lattice(seed)
+        for p in (part, _turned_and_moved(part, seed)):
+            pats = _reply(p)["patterns"]
+            got = sorted((q["type"], q["count"]) for q in pats)
+            assert got == sorted([("bolt_circle", n), (kind, m)]), (seed, got)
+            if counts:
+                assert next(q for q in pats if q["type"] == "grid")["counts"] == counts, (seed, pats)
+
 def test_random_drafted_spline_cuts_read_their_draft_upright_and_turned(soak):
     """Stop 50's drafted freeform pockets on random tapered spline cuts: one pocket of shape
     "freeform" with the taper as its draft (an undercut's negative), blind at its depth or through
