@@ -6,7 +6,8 @@ plane across the axis. A lattice of a group whose members enter at several level
 stands when the levels rise or fall one way along each of its rows (a stepped plate drilled through,
 holes drilled down into a sloping face); otherwise (a C-beam's flanges) each level is searched on its own.
 A group that is no lattice as a whole may hold one beside a bolt circle: the members off the circle
-(a plate's row of mounting holes beside a flange's circle); a square on a circle is also a 2x2 grid.
+(a plate's row of mounting holes beside a flange's circle); a square on a circle is also a 2x2 grid;
+members still loose may make rows (``_rows``: a bar's two rows at two pitches).
 
 * a **bolt circle**: three or more members on one circle, equally spaced all the way round; an
   **arc**: four or more on one circle, equally spaced but for one wider gap (a polar array over part
@@ -450,12 +451,48 @@ def _group_patterns(g: list[int], items: list[dict], of: str, tol: float) -> lis
                 out.append(lat)
                 circles = [x for x in circles if x is c or not set(x["members"]) < set(lat["members"])]
                 break
+        loose = [k for k in range(len(g)) if all(g[k] not in x["members"] for x in circles + out)]
+        if len(loose) >= 3:  # rows among them (two rows of a bar's mounting holes at two pitches)
+            out += _rows([g[k] for k in loose], [pts3[k] for k in loose], o, u, v, axis, of, tol)
         for c in circles:  # a square of four on a circle is also a 2x2 grid, as a whole group of four is
             lat = _any_lattice(c["members"], [items[m]["center"] for m in c["members"]], o, u, v, axis, of, tol) \
                 if c["count"] == 4 and c["type"] == "bolt_circle" and len(c["members"]) < len(g) else None
             if lat is not None and all(set(x["members"]) != set(lat["members"]) for x in out):
                 out.append(lat)
     return circles + out  # circles first, as a drawing calls them out
+
+
+def _rows(g, pts3, o, u, v, axis, of: str, tol: float) -> list[dict]:
+    """Linear arrays among members that make no lattice together: lines of three or more members,
+    equally spaced, none missing, along ``u``, ``v`` (the part's axes) or from the first member to
+    its nearest others (rows turned in their plane). The way that holds the most members in rows
+    first, then the same among the members left (a board's two rows of pins, and a column of three
+    beside them)."""
+    out: list[dict] = []
+    left = list(range(len(g)))
+    for _ in range(3):
+        best: list[dict] = []
+        sub_g, sub_p = [g[k] for k in left], [pts3[k] for k in left]
+        ways = [(u, v)] + [(fu, fv) for fu, fv in _row_frames(sub_p, axis, tol)
+                           if min(abs(dot(fu, u)), abs(dot(fu, v))) > 1e-6]
+        for d, e in [w for fu, fv in ways for w in ((fu, fv), (fv, fu))]:
+            across = [dot(sub(p, o), e) for p in sub_p]
+            found = []
+            for level in _levels(across, tol):
+                line = [k for k in range(len(sub_g)) if abs(across[k] - level) <= tol]
+                if len(line) >= 3 and (lat := _lattice([sub_g[k] for k in line], [sub_p[k] for k in line], o, d,
+                                                       e, of, tol)) is not None and lat["type"] == "linear":
+                    found.append(lat)
+            if _covered(found) > _covered(best):
+                best = found
+        if not best:
+            break
+        out += best
+        taken = {m for p in best for m in p["members"]}
+        left = [k for k in left if g[k] not in taken]
+        if len(left) < 3:
+            break
+    return out
 
 
 def _any_lattice(g, pts3, o, u, v, axis, of: str, tol: float) -> dict | None:

@@ -651,6 +651,43 @@ def test_random_bolt_circles_beside_a_row_or_grid_of_the_same_holes_upright_and_
             if counts:
                 assert next(q for q in pats if q["type"] == "grid")["counts"] == counts, (seed, pats)
 
+
+def _two_rows(seed: int):
+    """A random bar with two rows of one size of hole along it, each at its own pitch and count
+    (never a lattice together: the counts differ); returns (part, the rows' (count, pitch), sorted)."""
+    import random
+
+    from build123d import Box, BuildPart, Hole, Locations
+    rng = random.Random(seed)
+    d = rng.uniform(2, 6)
+    n1 = rng.randint(3, 7)
+    n2 = rng.choice([n for n in range(3, 8) if n != n1])
+    p1, p2 = rng.uniform(2 * d, 5 * d), rng.uniform(2 * d, 5 * d)
+    gap = rng.uniform(3 * d, 6 * d)  # between the rows: more than a pitch, so each row's nearest are its own
+    gap = max(gap, 1.5 * max(p1, p2))
+    length = max(n1 * p1, n2 * p2) + 4 * d
+    t = rng.uniform(3, 8)
+    x1, x2 = rng.uniform(-d, d), rng.uniform(-d, d)
+    with BuildPart() as p:
+        Box(length, gap + 4 * d, t)
+        with Locations(*[(x1 + (k - (n1 - 1) / 2) * p1, gap / 2, t / 2) for k in range(n1)],
+                       *[(x2 + (k - (n2 - 1) / 2) * p2, -gap / 2, t / 2) for k in range(n2)]):
+            Hole(d / 2)
+    return p.part, sorted([(n1, p1), (n2, p2)])
+
+
+def test_random_bars_with_two_rows_at_two_pitches_read_a_row_each_upright_and_turned(soak):
+    """Stop 54: holes of one size in two rows of different counts make no lattice together, and
+    read as no pattern. Each row is now a linear array at its pitch, upright and turned at random."""
+    seeds = list(range(20)) + (list(range(10600, 10800)) if soak else [])
+    for seed in seeds:
+        part, want = _two_rows(seed)
+        for p in (part, _turned_and_moved(part, seed)):
+            pats = _reply(p)["patterns"]
+            got = sorted((q["count"], q["pitch"]) for q in pats if q["type"] == "linear")
+            assert len(pats) == 2 and [n for n, _ in got] == [n for n, _ in want], (seed, pats, want)
+            assert all(abs(a[1] - b[1]) < 1e-3 for a, b in zip(got, want)), (seed, got, want)
+
 def test_random_drafted_spline_cuts_read_their_draft_upright_and_turned(soak):
     """Stop 50's drafted freeform pockets on random tapered spline cuts: one pocket of shape
     "freeform" with the taper as its draft (an undercut's negative), blind at its depth or through
