@@ -442,7 +442,7 @@ def _group_patterns(g: list[int], items: list[dict], of: str, tol: float) -> lis
                             "count": len(members), "axis": canonical_dir(unit(axis)),
                             "start_angle": math.degrees(a0), "pitch_angle": math.degrees(step),
                             "members": [g[k] for k in sorted(members, key=lambda k: ang[k] + 1e-9 * k)]})
-    if found is None:  # the members off a circle may be a grid or a row (a motor's bolt circle, the plate's corners)
+    if not lattice:  # the members off a circle may be a grid or a row (a motor's bolt circle, the plate's corners)
         for c in sorted(circles, key=lambda c: -c["count"]):
             on = set(c["members"])
             rest = [k for k in range(len(g)) if g[k] not in on]

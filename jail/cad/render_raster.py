@@ -47,7 +47,7 @@ class Samples:
         rasteriser must scan. Tested once per output row (prefix counts ``C``), not per sample row."""
         ss, cw = self.ss, self.cw
         y0 = jmin[tr] // ss
-        rt, y = _pairs(tr, y0, jmax[tr] // ss - y0 + 1, by_index=False)
+        rt, y = _pairs(tr, y0, jmax[tr] // ss - y0 + 1)
         row = y * cw
         hit = np.flatnonzero(self.C[row + imax[rt] // ss + 1] > self.C[row + imin[rt] // ss])
         rt = np.repeat(rt[hit], ss)
@@ -88,13 +88,11 @@ class Samples:
         return r
 
 
-def _pairs(tr: np.ndarray, first: np.ndarray, count: np.ndarray, by_index: bool = True):
-    """One entry per (triangle, row): the triangles ``tr`` each repeated over its rows ``first``,
-    ``first + 1``, ... (``count`` of them); ``first``/``count`` indexed by triangle when ``by_index``,
-    else one per entry of ``tr``."""
-    f, n = (first[tr], count[tr]) if by_index else (first, count)
-    rt = np.repeat(tr, n)
-    return rt, np.repeat(f, n) + (np.arange(len(rt)) - np.repeat(np.cumsum(n) - n, n))
+def _pairs(tr: np.ndarray, first: np.ndarray, count: np.ndarray):
+    """One entry per (triangle, row): each triangle of ``tr`` repeated over its rows ``first``,
+    ``first + 1``, ... (``count`` of them; both one per entry of ``tr``)."""
+    rt = np.repeat(tr, count)
+    return rt, np.repeat(first, count) + (np.arange(len(rt)) - np.repeat(np.cumsum(count) - count, count))
 
 
 def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, W: int, H: int,
@@ -155,7 +153,7 @@ def rasterize(px: np.ndarray, py: np.ndarray, pz: np.ndarray, tris: np.ndarray, 
         tr = np.arange(start, stop)
         start = stop
         if sel is None:
-            rt, j = _pairs(tr, jmin, rows)
+            rt, j = _pairs(tr, jmin[tr], rows[tr])
         else:  # only rows with a chosen pixel within the triangle's columns
             rt, j = sel.rows(tr, jmin, jmax, imin, imax)
         cy = j + 0.5

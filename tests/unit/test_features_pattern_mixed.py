@@ -9,22 +9,10 @@ and the plate's corner holes, one drill) read only the square, as a circle.
 """
 from __future__ import annotations
 
-import json
-
 import pytest
 from build123d import Box, BuildPart, GridLocations, Hole, Locations, PolarLocations, Rot
 
-from jail.cad import features
-from launcher.replies import features as R
-from launcher.tools import table
-
-
-def run(part) -> dict:
-    return json.loads(json.dumps(features.features({"p": part}, "p"), allow_nan=False))
-
-
-def text_of(d: dict) -> str:
-    return table.render_text("features", {"ok": True, "features": R.features_reply(d, "p")})
+from tests.unit.test_features_pattern_levels import run, text_of
 
 
 def kinds(d: dict) -> list[tuple]:
