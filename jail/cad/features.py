@@ -125,6 +125,8 @@ def _pattern(p: dict) -> dict:
                    directions=[_v(d) for d in p["directions"]])
     else:
         out.update(pitch=f(p["pitch"]), direction=_v(p["direction"]))
+    if p["type"] in ("grid", "linear"):
+        out["empty"] = [_v(q) for q in p.get("empty", ())]
     return out
 
 

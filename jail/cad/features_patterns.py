@@ -41,6 +41,7 @@ import itertools
 import math
 
 from jail.cad.features_faces import add, canonical_dir, cross, dot, mul, sub, unit
+from jail.wire.caps import PATTERN_EMPTY_CAP
 
 GROUP_CAP = 40
 
@@ -181,9 +182,10 @@ def _even(levels, tol) -> float | None:
     return steps[0] if all(abs(s - steps[0]) <= tol for s in steps) else None
 
 
-def _lattice(g, pts3, o, u, v, of: str, tol: float) -> dict | None:
+def _lattice(g, pts3, o, u, v, of: str, tol: float, gaps: bool = False) -> dict | None:
     """The group ``g`` (centres ``pts3``) as a grid along ``u`` and ``v`` (equal pitch each, every
-    cell filled) or a linear array along one of them; None when it is neither."""
+    cell filled) or a linear array along one of them; None when it is neither. With ``gaps``, a
+    lattice with a few positions left empty stands too (``_gapped``)."""
     pts2 = [(dot(sub(p, o), u), dot(sub(p, o), v)) for p in pts3]
     us, vs = _levels([p[0] for p in pts2], tol), _levels([p[1] for p in pts2], tol)
     cells = {(next(i for i, x in enumerate(us) if abs(x - p[0]) <= tol),
@@ -200,7 +202,81 @@ def _lattice(g, pts3, o, u, v, of: str, tol: float) -> dict | None:
             order = sorted(range(len(g)), key=lambda k: dot(sub(pts3[k], o), d))
             return {"type": "linear", "of": of, "count": len(g), "pitch": p, "direction": d,
                     "members": [g[k] for k in order]}
+    if gaps and len(cells) == len(g):
+        return _gapped(g, pts3, o, u, v, of, tol, us, vs, cells)
     return None
+
+
+# a lattice with positions left empty (``_gapped``): at most one position in GAP_SHARE empty, at most
+# EMPTY_MAX empty (each is listed); a row of ROW_MIN positions or more
+GAP_SHARE, EMPTY_MAX, ROW_MIN = 4, PATTERN_EMPTY_CAP, 5
+
+
+def _on_pitch(levels, tol) -> tuple[float, list[int]] | None:
+    """``levels`` (sorted) on one pitch with some steps left out: the smallest step, and each
+    level's position counted in it from the first; None when a step is no whole number of it, or
+    more than ``EMPTY_MAX`` positions are left out."""
+    steps = [b - a for a, b in zip(levels, levels[1:])]
+    if not steps:
+        return None
+    p = min(steps)
+    if p <= tol:
+        return None
+    pos = [0]
+    for s in steps:
+        k = round(s / p)
+        if k < 1 or abs(s - k * p) > tol:
+            return None
+        pos.append(pos[-1] + k)
+        if pos[-1] + 1 - len(pos) > EMPTY_MAX:
+            return None
+    return p, pos
+
+
+def _gapped(g, pts3, o, u, v, of: str, tol: float, us, vs, cells) -> dict | None:
+    """A grid (every row and column holding a member) or a linear array on one pitch, with a few
+    positions left empty: a 3x3 grid round a central boss, a row with one hole left out. At most
+    one position in ``GAP_SHARE`` empty, a row of ``ROW_MIN`` positions or more (three holes with a
+    gap between two are no row), a grid with two members or more on each of its rows and columns
+    (so 3x3 or more: five holes of a 3x2 grid are a row of three and two more), at most
+    ``EMPTY_MAX`` empty, and every member entering at one level along the axis (an empty
+    position's entry is then that level). ``empty`` lists the empty positions' centres; None when
+    the members make no such lattice."""
+    a = canonical_dir(unit(cross(u, v)))
+    h0 = dot(pts3[0], a)
+    if any(abs(dot(p, a) - h0) > tol for p in pts3):
+        return None
+    pts2 = [(dot(sub(p, o), u), dot(sub(p, o), v)) for p in pts3]
+    if len(us) >= 2 and len(vs) >= 2:
+        pu, pv = _even(us, tol), _even(vs, tol)
+        if pu is None or pv is None:
+            return None
+        if any(sum(1 for c in cells if c[0] == i) < 2 for i in range(len(us))) or \
+                any(sum(1 for c in cells if c[1] == j) < 2 for j in range(len(vs))):
+            return None
+        spots = [(i, j) for j in range(len(vs)) for i in range(len(us)) if (i, j) not in cells]
+        n = len(us) * len(vs)
+        if not spots or len(spots) * GAP_SHARE > n or len(spots) > EMPTY_MAX:
+            return None
+        lift = mul(a, h0 - dot(o, a))  # from ``o``'s level (another member's, maybe) to the members'
+        empty = [add(add(o, lift), add(mul(u, us[i]), mul(v, vs[j]))) for i, j in spots]
+        return {"type": "grid", "of": of, "count": len(g), "counts": [len(us), len(vs)],
+                "pitch": [pu, pv], "directions": [u, v], "members": list(g), "empty": empty}
+    if len(us) != 1 and len(vs) != 1:
+        return None
+    levels, d, k = (us, u, 0) if len(vs) == 1 else (vs, v, 1)
+    line = _on_pitch(levels, tol)
+    if line is None:
+        return None
+    p, pos = line
+    n = pos[-1] + 1
+    spots = sorted(set(range(n)) - set(pos))
+    if n < ROW_MIN or not spots or len(spots) * GAP_SHARE > n or len(spots) > EMPTY_MAX:
+        return None
+    start = pts3[min(range(len(g)), key=lambda i: pts2[i][k])]
+    order = sorted(range(len(g)), key=lambda i: dot(sub(pts3[i], o), d))
+    return {"type": "linear", "of": of, "count": len(g), "pitch": p, "direction": d,
+            "members": [g[i] for i in order], "empty": [add(start, mul(d, p * i)) for i in spots]}
 
 
 def _staggered(g, pts3, o, u, v, of: str, tol: float, bundle: bool = False) -> dict | None:
@@ -496,10 +572,13 @@ def _rows(g, pts3, o, u, v, axis, of: str, tol: float) -> list[dict]:
 
 
 def _any_lattice(g, pts3, o, u, v, axis, of: str, tol: float) -> dict | None:
-    """``_lattice`` along ``u`` and ``v``, else along the members' own rows (turned in their plane)."""
-    found = _lattice(g, pts3, o, u, v, of, tol)
-    if found is None:
-        u2, v2 = _own_frame(pts3, axis)  # the row's or the grid's own directions, when turned
-        if u2 is not None and min(abs(dot(u2, u)), abs(dot(u2, v))) > 1e-6:
-            found = _lattice(g, pts3, o, u2, v2, of, tol)
-    return found
+    """``_lattice`` along ``u`` and ``v``, else along the members' own rows (turned in their plane);
+    a full lattice either way before one with empty positions."""
+    u2, v2 = _own_frame(pts3, axis)  # the row's or the grid's own directions, when turned
+    ways = [(u, v)] + ([(u2, v2)] if u2 is not None and min(abs(dot(u2, u)), abs(dot(u2, v))) > 1e-6 else [])
+    for gaps in (False, True):
+        for fu, fv in ways:
+            found = _lattice(g, pts3, o, fu, fv, of, tol, gaps)
+            if found is not None:
+                return found
+    return None

@@ -26,6 +26,7 @@ VALUE_REPR_CAP = 1000     # the repr of a call's trailing expression (REPL style
 SUMMARY_MAX_OBJECTS = 200  # summaries per reply (one more item may say how many were left out)
 MEASURE_LIST_CAP = 50      # face types, cylinder diameters per measure reply
 FEATURES_LIST_CAP = 100    # holes, bosses, fillet groups... per features reply (each kind)
+PATTERN_EMPTY_CAP = 50     # empty positions of one grid or linear array (more: not read as one)
 
 # file formats the jail can write (export) and read (import_file)
 EXPORT_FORMATS = ("step", "stl", "brep", "svg", "dxf", "3mf")

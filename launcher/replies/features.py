@@ -4,7 +4,7 @@ The op ran in a disposable next of a session that may have run hostile code, so 
 rebuilt field by field into exactly the shape of :data:`OUTPUT_SCHEMA`: known keys only, every
 number finite and within +-1e12 (``ReplyRefused`` otherwise, naming the field), vectors of three,
 booleans that are booleans, enums from the list, lists cut to ``FEATURES_LIST_CAP`` (the cut
-counted in ``truncated``). Nothing the jail sends is copied as text: the only strings kept are
+counted in ``truncated``; a pattern's ``empty`` positions to ``PATTERN_EMPTY_CAP``). Nothing the jail sends is copied as text: the only strings kept are
 enum values. :func:`check` validates the rebuilt dict against the schema once more (the MCP
 server sends it as ``structuredContent``, which clients validate).
 
@@ -14,7 +14,7 @@ Does not block: a session that lies about its own model (wrong but well-formed n
 """
 from __future__ import annotations
 
-from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
+from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP, PATTERN_EMPTY_CAP
 
 from launcher.replies import validate as replies
 from launcher.replies.cad import ReplyRefused
@@ -200,6 +200,9 @@ _GRID = {"of": _OF, "count": _COUNT, "members": _MEMBERS,  # the fields of GRID_
          "counts": {"type": "array", "items": _COUNT, "minItems": 2, "maxItems": 2},
          "pitch": {"type": "array", "items": _POS, "minItems": 2, "maxItems": 2},
          "directions": {"type": "array", "items": _VEC, "minItems": 2, "maxItems": 2}}
+_EMPTY = {"type": "array", "items": _VEC, "maxItems": PATTERN_EMPTY_CAP,
+          "description": "centres of the lattice's positions that hold no member (a grid round a central "
+                         "boss, a row with a hole left out); empty when every position holds one"}
 PATTERN = {"anyOf": [
     _obj({"type": {"const": "bolt_circle"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, **_ROUND}),
     _obj({"type": {"const": "arc"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, **_ROUND},
@@ -207,7 +210,9 @@ PATTERN = {"anyOf": [
     _obj({"type": {"const": "radial"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, **_ROUND},
          "members whose axes meet at center, square to axis, equally spaced round it (radius: from center "
          "to their entries)"),
-    _obj({"type": {"const": "grid"}, **_GRID}),
+    _obj({"type": {"const": "grid"}, **_GRID, "empty": _EMPTY},
+         "counts[0] x counts[1] positions pitch[0] apart along directions[0] and pitch[1] apart along "
+         "directions[1]; count: the members, fewer than the positions when some are empty"),
     _obj({"type": {"const": "staggered"}, **_GRID},
          "rows along directions[0] pitch[0] apart, the rows pitch[1] apart along directions[1], every other row "
          "shifted by half a pitch; counts: the longest row's members, the rows"),
@@ -216,7 +221,8 @@ PATTERN = {"anyOf": [
          "pitch[1] apart along directions[1], every other row shifted by half a pitch; counts: the longest "
          "row's members, the rows"),
     _obj({"type": {"const": "linear"}, "of": _OF, "count": _COUNT, "members": _MEMBERS, "pitch": _POS,
-          "direction": _VEC}),
+          "direction": _VEC, "empty": _EMPTY}, "members on one line pitch apart along direction, but for the "
+         "empty positions between them"),
 ]}
 OUTPUT_SCHEMA = _obj({
     "name": {"type": "string"},
@@ -411,6 +417,11 @@ def _pattern(p, w, n_items: dict) -> dict:
                    directions=[_vec(d, f"{w}.directions[{i}]") for i, d in enumerate(dirs)])
     else:
         out.update(pitch=_num(p.get("pitch"), w + ".pitch", 0.0), direction=_vec(p.get("direction"), w + ".direction"))
+    if kind in ("grid", "linear"):
+        empty = p.get("empty", [])
+        if not isinstance(empty, list):
+            _Path(w + ".empty").refuse("is not a list")
+        out["empty"] = [_vec(q, f"{w}.empty[{i}]") for i, q in enumerate(empty[:PATTERN_EMPTY_CAP])]
     return out
 
 

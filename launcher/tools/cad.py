@@ -446,8 +446,21 @@ def _pattern_text(p: dict) -> str:
                 f"{_g(p['pitch'][0])} x {_g(p['pitch'][1])}, rows along {_axis_word(p['directions'][0])}")
     if p["type"] in ("grid", "staggered"):
         grid = f"{p['counts'][0]}x{p['counts'][1]} grid pitch {_g(p['pitch'][0])} x {_g(p['pitch'][1])}"
-        return grid if p["type"] == "grid" else f"staggered {grid}, rows along {_axis_word(p['directions'][0])}"
-    return f"linear pitch {_g(p['pitch'])} along {_at(p['direction'])}"
+        return grid + _empty_text(p) if p["type"] == "grid" else \
+            f"staggered {grid}, rows along {_axis_word(p['directions'][0])}"
+    return f"linear pitch {_g(p['pitch'])} along {_at(p['direction'])}{_empty_text(p)}"
+
+
+EMPTY_SHOWN = 4  # a lattice's empty positions named in its text (the rest: counted)
+
+
+def _empty_text(p: dict) -> str:
+    """`` (1 empty: (0, 0, 5))``: the lattice's positions that hold no member, the first few named."""
+    empty = p.get("empty") or []
+    if not empty:
+        return ""
+    more = ", ..." if len(empty) > EMPTY_SHOWN else ""
+    return f" ({len(empty)} empty: {', '.join(_at(q) for q in empty[:EMPTY_SHOWN])}{more})"
 
 
 def _a(text: str) -> str:
@@ -562,7 +575,7 @@ FEATURES = Tool(
     "sockets, a wheel's sector windows; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed; round a shaft, in a bore or in a face), steps (a rebate or shoulder: a floor and one wall along an edge; "
     "width, depth, length, side), and "
     "patterns of holes, bosses, slots or pockets (bolt circles, arcs, grids, staggered rows and bundles, "
-    "linear arrays, radial). A mesh made solid (mostly flat triangles, an STL) is said to be one: faceted. "
+    "linear arrays, radial; a grid or array's empty positions). A mesh made solid (mostly flat triangles, an STL) is said to be one: faceted. "
     "The numbers are in structuredContent; the text is a summary. Read-only: runs in "
     "a disposable jailed process.",
     params={"object_name": OBJECT,

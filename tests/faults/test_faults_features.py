@@ -139,6 +139,15 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
     "ball_text": (f"r['holes'][0]['ball'] = {ANSI!r}; return r", "holes[0].ball"),
     "ball": ("r['holes'][0]['ball'] = 3; return r", "ok"),
     # members repeated and shared by two radial patterns: a valid reply, one text line per pattern
+    # a lattice's empty positions (stop 55): numbers, vectors of three, a list, at most PATTERN_EMPTY_CAP
+    "empty_nan": ("p = r['patterns'][0]; p.update(type='grid', counts=[3, 3], pitch=[1, 1], "
+                  "directions=[[1, 0, 0], [0, 1, 0]], empty=[[0, float('nan'), 0]]); return r", "error"),
+    "empty_short": ("p = r['patterns'][0]; p.update(type='linear', pitch=1, direction=[1, 0, 0], empty=[[0, 0]]); "
+                    "return r", "patterns[0].empty[0]"),
+    "empty_string": (f"p = r['patterns'][0]; p.update(type='linear', pitch=1, direction=[1, 0, 0], empty={ANSI!r}); "
+                     "return r", "patterns[0].empty"),
+    "empty_huge": ("p = r['patterns'][0]; p.update(type='linear', pitch=1, direction=[1, 0, 0], "
+                   "empty=[[1e11, -1e11, 0.5]] * 2000); return r", "ok"),
     "radial_overlap": ("p = dict(r['patterns'][0], type='radial', members=[0, 0, 1]); "
                        "r['patterns'] = [p, dict(p, members=[1, 2, 6])]; return r", "ok"),
 }
@@ -187,6 +196,9 @@ def test_hostile_features_reply(client, case):
         if case == "freeform":  # a closed spline's one wall
             assert [(p["shape"], p["sides"]) for p in data["pockets"]] == [("freeform", 1)]
             assert "pockets: 1 x freeform 30 x 16 along +X depth 5 -Z at (0, 0, 10)" in text, text
+        if case == "empty_huge":  # cut to the cap, a few named in one short line
+            assert data["patterns"][0]["empty"] == [[1e11, -1e11, 0.5]] * 50, data["patterns"][0]["empty"][:2]
+            assert text.count("(50 empty: (1e+11, -1e+11, 0.5), ") == 1 and text.count("1e+11") == 8, text
         if case == "many_steps":
             assert len(data["steps"]) == 100 and data["truncated"] == {"steps": 500} and "steps (500 found)" in text
     else:

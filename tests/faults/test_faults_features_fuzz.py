@@ -22,7 +22,8 @@ chamfer once: 20, and 200 more with ``--soak``.
 Random shelled boxes with ribs on their floor (wall to wall or from one wall, all one way; maybe
 inside corners rounded) must read their cavity: 20, and 200 more with ``--soak``.
 Random parts converted to all-B-spline faces must read as the analytic part: 24, and 400 more with
-``--soak``.
+``--soak``. Random grids and rows with up to a quarter of their positions left empty must read as
+one lattice, the empty positions where they are, upright and turned: 20, and 200 more with ``--soak``.
 """
 from __future__ import annotations
 
@@ -798,3 +799,77 @@ def test_random_parts_with_their_faces_in_another_order_read_alike(soak):
         assert _alike(_reading(features.features({"p": _reordered(part, seed)}, "p")), want), seed
         compared += 1
     assert compared >= len(seeds) * 2 // 3, compared
+
+
+def _lattice_with_gaps(seed: int):
+    """A random plate drilled on a grid (3 to 6 by 3 to 6) or a row (5 to 10) of one size of hole,
+    with up to a quarter of its positions left empty (a grid's rows and columns keep two members or
+    more, a row keeps its ends); returns (part, type, counts or None, members, empty (x, y, z))."""
+    import random
+
+    from build123d import Box, BuildPart, Hole, Locations
+    rng = random.Random(seed)
+    d = rng.uniform(2, 6)
+    t = rng.uniform(3, 10)
+    if rng.random() < 0.6:
+        nx, ny = rng.randint(3, 6), rng.randint(3, 6)
+        px, py = rng.uniform(2.5 * d, 5 * d), rng.uniform(2.5 * d, 5 * d)
+        spots = [(i, j) for j in range(ny) for i in range(nx)]
+        empty: set = set()
+        for s in rng.sample(spots, len(spots)):
+            if len(empty) >= rng.randint(1, len(spots) // 4):
+                break
+            trial = empty | {s}
+            if all(sum((i, j) not in trial for j in range(ny)) >= 2 for i in range(nx)) and \
+                    all(sum((i, j) not in trial for i in range(nx)) >= 2 for j in range(ny)):
+                empty = trial
+        kind, counts = "grid", [nx, ny]
+    else:
+        nx, ny, px, py = rng.randint(5, 10), 1, rng.uniform(2.5 * d, 5 * d), 0.0
+        inner = list(range(1, nx - 1))
+        empty = {(i, 0) for i in rng.sample(inner, rng.randint(1, nx // 4))}
+        kind, counts = "linear", None
+    at = {(i, j): ((i - (nx - 1) / 2) * px, (j - (ny - 1) / 2) * py, t / 2) for i in range(nx) for j in range(ny)}
+    with BuildPart() as p:
+        Box(nx * px + 4 * d, ny * py + 4 * d, t)
+        with Locations(*[q for s, q in at.items() if s not in empty]):
+            Hole(d / 2)
+    return p.part, kind, counts, nx * ny - len(empty), sorted(at[s] for s in empty)
+
+
+def _moved_point(q, seed: int):
+    """Where ``_turned_and_moved(part, seed)`` takes the point ``q`` of the part."""
+    import random
+
+    from build123d import Location, Pos, Rot
+    rng = random.Random(seed)
+    loc = Pos(rng.uniform(-500, 500), rng.uniform(-500, 500), rng.uniform(-500, 500)) \
+        * Rot(rng.uniform(0, 360), rng.uniform(0, 360), rng.uniform(0, 360))
+    v = (loc * Location(q)).position
+    return (v.X, v.Y, v.Z)
+
+
+def test_random_lattices_with_positions_left_empty_read_as_lattices_upright_and_turned(soak):
+    """Stop 55: a grid or a row with a few positions left empty read as smaller lattices, circles
+    and loose holes. Each now reads as one lattice of all its members, its empty positions listed
+    where they are, upright and turned at random."""
+    seeds = list(range(20)) + (list(range(10800, 11000)) if soak else [])
+    for seed in seeds:
+        part, kind, counts, n, empty = _lattice_with_gaps(seed)
+        for turned, p in ((False, part), (True, _turned_and_moved(part, seed))):
+            pats = _reply(p)["patterns"]
+            assert [(q["type"], q["count"]) for q in pats] == [(kind, n)], (seed, turned, pats)
+            if counts:
+                assert sorted(pats[0]["counts"]) == sorted(counts), (seed, pats[0]["counts"], counts)
+            want = [_moved_point(q, seed) for q in empty] if turned else empty
+            got, axis = pats[0]["empty"], _reply(p)["holes"][0]["axis"]
+            assert len(got) == len(want), (seed, turned, got, want)
+            for w in want:  # across the axis: a through hole's entry may be on either face once turned
+                assert any(_off_axis(w, g, axis) < 1e-3 for g in got), (seed, turned, w, got)
+
+
+def _off_axis(w, g, axis) -> float:
+    """How far ``g`` lies from the line through ``w`` along ``axis`` (a unit vector)."""
+    d = [b - a for a, b in zip(w, g)]
+    along = sum(x * y for x, y in zip(d, axis))
+    return math.dist(d, [along * x for x in axis])

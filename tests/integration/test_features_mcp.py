@@ -325,3 +325,20 @@ def test_a_c_beams_flanges_drilled_in_turn_through_the_client(client):
     assert "holes: 5 x through d=6 -Z on a linear pitch 40 along (1, 0, 0) at (20, 18, 25)," in text, text
     assert "holes: 4 x through d=6 -Z on a linear pitch 40 along (1, 0, 0) at (40, 18, -22)," in text, text
     assert "pitch 20" not in text, text
+
+
+def test_a_grid_round_a_central_boss_through_the_client(client):
+    """A 3x3 grid of holes with its centre left for a boss reads as the grid, its empty position in
+    ``empty`` and in the text; before, as a 2x2 grid of its corners and a bolt circle of its sides."""
+    code = ("with BuildPart() as gb:\n    Box(100, 100, 10)\n"
+            "    with Locations(*[(x, y, 5) for x in (-20, 0, 20) for y in (-20, 0, 20) if (x, y) != (0, 0)]):\n"
+            "        Hole(radius=2.5)\n"
+            "    with Locations((0, 0, 5)):\n        Cylinder(8, 6, align=(Align.CENTER, Align.CENTER, Align.MIN))\n"
+            "grid_plate = gb.part\n")
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "grid_plate"})
+    (grid,) = data["patterns"]
+    assert (grid["type"], grid["count"], grid["counts"]) == ("grid", 8, [3, 3]), grid
+    assert grid["empty"] == [[0, 0, 5]] or all(abs(a - b) < 0.05 for a, b in zip(grid["empty"][0], (0, 0, 5))), grid
+    assert "holes: 8 x through d=5 -Z on a 3x3 grid pitch 20 x 20 (1 empty: (0, 0, 5)) at (" in text, text
+    assert "bolt circle" not in text and len(data["bosses"]) == 1, text
