@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 from bench_corpus import DEFAULT_CACHE, OCP_VSCODE_STUB, corpus_files, fetch, installed_version, stage  # noqa: E402
 
-KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "steps", "patterns")
+from jail.cad.features import KINDS  # noqa: E402 - the kinds the jail reads
 
 
 def largest_solid(ns: dict):

@@ -104,8 +104,7 @@ def read(name: str, make) -> dict:
     blocks = features_content({"ok": True, "features": features_reply(d, "p")})
     text = "".join(b.get("text", "") for b in blocks).removeprefix("p:\n")
     return {"faces": len(part.faces()), "ms": round(ms, 1), "text": text,
-            "found": {k: len(d[k]) for k in ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves",
-                                             "steps", "patterns") if d[k]}}
+            "found": {k: len(d[k]) for k in features.KINDS if d[k]}}
 
 
 def main() -> None:

@@ -1,18 +1,20 @@
-"""The ``features`` op: holes, bosses, fillets, chamfers, slots, pockets, grooves, steps and patterns of one object.
+"""The ``features`` op: holes, bosses, fillets, chamfers, slots, pockets, pads, grooves, steps and patterns of one
+object.
 
 Runs in a jailed, disposable next like ``measure``: the object is resolved by name with
 ``measure.select_one`` (same messages), its OCCT faces are read (``features_faces``), features
 are recognised (``features_find``, ``features_slots``, ``features_grooves``, ``features_pockets``,
 ``features_ovals``: an ellipse's wall is a pocket of shape "oval", ``features_outlines``: a spline's
 of shape "freeform", ``features_rounds``: a B-spline rounding along a curved edge is a fillet,
-``features_dimples``: a sphere's cap in a plane is a hole with ``ball``,
+``features_dimples``: a sphere's cap in a plane is a hole with ``ball``, ``features_pads``: raised
+features that are not round,
 ``features_channels``: channels and T-slots are slots; ``features_drafted``: V grooves and
 dovetails are slots with a draft) and patterns
 searched (``features_patterns``). A solid whose faces are mostly flat triangles (``faceted``: a
 mesh made solid, an STL through ``Solid``/``insert``) is said to be one, and its triangles are
 never chamfers (the slivers between two nearly coplanar facets read as 0.6 x 0.001 chamfers). The
 reply is plain JSON: every number rounded and finite (``measure.f``), every list capped
-(``FEATURES_LIST_CAP``, the count before the cap in ``truncated``), the nine kinds' keys always
+(``FEATURES_LIST_CAP``, the count before the cap in ``truncated``), the ten kinds' keys always
 present (an empty list for a kind not asked for; a pattern of a kind not asked for has no
 ``members``, which index that kind's list), and ``faceted``.
 
@@ -26,14 +28,15 @@ import math
 from OCP.ShapeUpgrade import ShapeUpgrade_UnifySameDomain
 
 from jail.cad import (features_channels, features_dimples, features_drafted, features_find as ff, features_grooves,
-                      features_outlines, features_ovals, features_patterns as fp, features_pockets, features_slots)
+                      features_outlines, features_ovals, features_pads, features_patterns as fp, features_pockets,
+                      features_slots)
 from jail.cad.features_faces import cross, dot, faces_of, split_surfaces, sub
 from jail.cad.features_material import Material
 from jail.cad.measure import MeasureError, f, is_mesh, is_valid, mesh_error, select_one
 from jail.cad.names import cap
 from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP
 
-KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "steps", "patterns")
+KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "pads", "grooves", "steps", "patterns")
 CENTERS_CAP = 20  # centres listed per fillet/chamfer group (keeps a full reply well under the cap)
 SECTOR_SIZES = ("inner_radius", "outer_radius", "angle")  # a ring sector pocket's numbers besides its centre
 FACETED_MIN = 20  # flat triangles (and at least half the faces) before a solid reads as a mesh made solid
@@ -99,6 +102,12 @@ def _pocket(p: dict) -> dict:
                                                         "length": f(p["island"]["length"])},
             "sector": None if p["sector"] is None else {"center": _v(p["sector"]["center"]),
                                                         **{k: f(p["sector"][k]) for k in SECTOR_SIZES}}}
+
+
+def _pad(p: dict) -> dict:
+    return {"center": _v(p["center"]), "axis": _v(p["axis"]), "shape": str(p["shape"]), "width": f(p["width"]),
+            "length": f(p["length"]), "direction": _v(p["direction"]), "height": f(p["height"]),
+            "sides": int(p["sides"]), "corner_radius": None if p["corner_radius"] is None else f(p["corner_radius"])}
 
 
 def _groove(g: dict) -> dict:
@@ -167,6 +176,13 @@ def _pocket_sig(p: dict, turned: bool = False) -> tuple:
             None if p["draft"] is None else round(p["draft"], 3), p["curved"], None if p["island"] is None else tuple(round(x, 3) for x in p["island"].values()))
 
 
+def _pad_sig(p: dict, turned: bool = False) -> tuple:
+    """What pads of one pattern share: outline, sizes, height and (unless ``turned``) direction."""
+    return (p["shape"], round(p["length"], 3), round(p["height"], 3),
+            None if p["corner_radius"] is None else round(p["corner_radius"], 3),
+            None if turned else tuple(round(x, 6) for x in p["direction"]))
+
+
 def _with_turned(items: list[dict], of: str, turned_sig) -> list[dict]:
     """The patterns of ``items`` (slots or pockets, each turned the same way), then circles of
     copies turned round the circle's centre among the rest (an index plate's radial slots): the
@@ -233,6 +249,8 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
     slanted = features_drafted.find(infos, mat, used) if mat.solids else []  # before steps: a V's walls are none
     channels, steps = features_channels.find(infos, mat, used) if mat.solids else ([], [])
     sl, st = sorted(sl + channels + slanted, key=_order), sorted(steps, key=_order)
+    # after slots and steps: a waffle's posts are its channels' walls, a shoulder all round four steps
+    pd = sorted(features_pads.pads(infos, mat, used), key=_order) if mat.solids else []
     fl = ff.fillets(infos, used)
     triangles = {fi.index for fi in infos if fi.kind == "plane" and len(fi.edges) == 3}
     facets = None
@@ -248,8 +266,10 @@ def find(shape, kinds=None, mat: Material | None = None) -> dict:
                          lambda s: _slot_sig(s, turned=True))
     pats += _with_turned([dict(p, diameter=p["width"], sig=_pocket_sig(p)) for p in pk], "pockets",
                          lambda p: _pocket_sig(p, turned=True))
-    return {"holes": hs, "bosses": bs, "fillets": fl, "chamfers": ch, "slots": sl, "pockets": pk, "grooves": gr,
-            "steps": st, "patterns": pats, "faceted": facets}
+    pats += _with_turned([dict(p, diameter=p["width"], sig=_pad_sig(p)) for p in pd], "pads",
+                         lambda p: _pad_sig(p, turned=True))
+    return {"holes": hs, "bosses": bs, "fillets": fl, "chamfers": ch, "slots": sl, "pockets": pk, "pads": pd,
+            "grooves": gr, "steps": st, "patterns": pats, "faceted": facets}
 
 
 def features(namespace: dict, name: str, kinds=None) -> dict:
@@ -271,7 +291,7 @@ def features(namespace: dict, name: str, kinds=None) -> dict:
         raise MeasureError(f"{cap(name, NAME_CAP)!r} is not a valid solid (BRepCheck), and features could not "
                            f"read it ({type(e).__name__}); validate says what is wrong") from None
     want = set(kinds) if kinds else set(KINDS)
-    conv = {"holes": _hole, "bosses": _boss, "slots": _slot, "pockets": _pocket, "grooves": _groove,
+    conv = {"holes": _hole, "bosses": _boss, "slots": _slot, "pockets": _pocket, "pads": _pad, "grooves": _groove,
             "steps": _step, "patterns": _pattern,
             "fillets": lambda g: _group(g, ("radius",)), "chamfers": lambda g: _group(g, ("size", "size2"))}
     out: dict = {}

@@ -19,11 +19,12 @@ from jail.wire.caps import FEATURES_LIST_CAP, NAME_CAP, PATTERN_EMPTY_CAP
 from launcher.replies import validate as replies
 from launcher.replies.cad import ReplyRefused
 
-KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "grooves", "steps", "patterns")
+KINDS = ("holes", "bosses", "fillets", "chamfers", "slots", "pockets", "pads", "grooves", "steps", "patterns")
 SLOT_ENDS = ("round", "square", "open")
 CENTERS_CAP = 20
 BORES_CAP = 8  # a stepped hole's bores listed (more: the first ones)
 POCKET_SHAPES = ("rectangle", "regular", "L", "sector", "oval", "freeform", "other")
+PAD_SHAPES = ("rectangle", "obround", "regular", "other")
 ONE_WALL = ("oval", "freeform")  # shapes whose one wall may go all the way round (an ellipse, a closed spline)
 LIMIT = 1e12
 
@@ -166,6 +167,20 @@ POCKET = _obj({"center": dict(_VEC, description="centre of the outline where the
                                          "or none; width is then radial, length the outer chord"),
                                     {"type": "null"}]}},
               "walls all round a void along one axis: a window, a milled pocket, a hex socket, a wheel's window")
+PAD = _obj({"center": dict(_VEC, description="centre of its outline on the floor it stands on (mm)"),
+            "axis": dict(_VEC, description="unit vector from the floor to its top"),
+            "shape": {"type": "string", "enum": list(PAD_SHAPES),
+                      "description": "rectangle (a square too; corner radii allowed), obround (two straight "
+                                     "sides and two half-round ends), regular (a hexagon), or other"},
+            "width": dict(_POS, description="narrowest extent across one of its straight sides (across flats; "
+                                            "an obround's: its ends' diameter) (mm)"),
+            "length": dict(_POS, description="extent along that side, along direction (mm)"),
+            "direction": dict(_VEC, description="unit vector along length"),
+            "height": dict(_POS, description="from the floor to its top (mm)"),
+            "sides": {"type": "integer", "minimum": 1, "description": "its straight sides"},
+            "corner_radius": dict(_OPT_POS, description="the largest corner's; null for sharp corners")},
+           "a raised feature that is not round: a flat top, walls square to it all round, standing on a floor "
+           "(a mounting pad, a hex or obround boss, a rib)")
 GROOVE = _obj({"center": dict(_VEC, description="on the axis, midway along the groove; a face groove's: at its "
                                                 "mouth (mm)"),
                "axis": dict(_VEC, description="a face groove's: from the mouth into the material"),
@@ -192,7 +207,7 @@ STEP = _obj({"center": dict(_VEC, description="where the step is entered: mid-le
                       "part) or square (stopped by an end wall)"}},
             "a rebate or shoulder: a floor and one wall along the part's edge")
 _MEMBERS = {"type": "array", "items": _COUNT, "maxItems": FEATURES_LIST_CAP}
-_OF = {"type": "string", "enum": ["holes", "bosses", "slots", "pockets"]}
+_OF = {"type": "string", "enum": ["holes", "bosses", "slots", "pockets", "pads"]}
 _ROUND = {"center": _VEC, "radius": _POS, "axis": _VEC, "pitch_angle": _NUM, "start_angle": _NUM}
 ROUND_TYPES = ("bolt_circle", "arc", "radial")  # the pattern types with the _ROUND fields
 GRID_TYPES = ("grid", "staggered", "bundle")  # the pattern types with counts, pitch and directions
@@ -227,7 +242,8 @@ PATTERN = {"anyOf": [
 OUTPUT_SCHEMA = _obj({
     "name": {"type": "string"},
     "holes": _list(HOLE), "bosses": _list(BOSS), "fillets": _list(FILLET), "chamfers": _list(CHAMFER),
-    "slots": _list(SLOT), "pockets": _list(POCKET), "grooves": _list(GROOVE), "steps": _list(STEP),
+    "slots": _list(SLOT), "pockets": _list(POCKET), "pads": _list(PAD), "grooves": _list(GROOVE),
+    "steps": _list(STEP),
     "patterns": _list(PATTERN),
     "truncated": {"type": "object", "additionalProperties": _COUNT,
                   "description": "kinds whose list was cut, with how many were found"},
@@ -443,6 +459,20 @@ def _pocket(p, w) -> dict:
             "sector": _sector(p.get("sector"), w + ".sector")}
 
 
+def _pad(p, w) -> dict:
+    p = _dict(p, w)
+    shape = p.get("shape")
+    if shape not in PAD_SHAPES:
+        _Path(w + ".shape").refuse("is not " + ", ".join(PAD_SHAPES))
+    return {"center": _vec(p.get("center"), w + ".center"), "axis": _vec(p.get("axis"), w + ".axis"),
+            "shape": shape, "width": _num(p.get("width"), w + ".width", 0.0),
+            "length": _num(p.get("length"), w + ".length", 0.0),
+            "direction": _vec(p.get("direction"), w + ".direction"),
+            "height": _num(p.get("height"), w + ".height", 0.0),
+            "sides": _int(p.get("sides"), w + ".sides", 10 ** 6),
+            "corner_radius": _opt(p.get("corner_radius"), w + ".corner_radius")}
+
+
 def _island(v, w) -> dict | None:
     if v is None:
         return None
@@ -476,7 +506,7 @@ def _groove(g, w) -> dict:
 
 
 _REBUILD = {"holes": _hole, "bosses": _boss, "fillets": _fillet, "chamfers": _chamfer, "slots": _slot,
-            "pockets": _pocket, "grooves": _groove, "steps": _step}
+            "pockets": _pocket, "pads": _pad, "grooves": _groove, "steps": _step}
 
 
 def features_reply(r, name: str) -> dict:

@@ -424,6 +424,24 @@ def _pocket_kind(p: dict, along: bool = True) -> str:
     return s + _draft(p) + (" through" if p["through"] else f" depth {_g(p['depth'])}") + _island(p)
 
 
+def _pad_kind(p: dict, along: bool = True) -> str:
+    """A pad's outline and height; ``along`` as for a pocket."""
+    w, n = _g(p["width"]), p["sides"]
+    if p["shape"] == "rectangle":
+        s = f"square {w}" if p["width"] == p["length"] else f"rectangle {_g(p['length'])} x {w}"
+    elif p["shape"] == "regular":
+        s = f"{'hex' if n == 6 else f'{n}-sided'} {w} across flats"
+    elif p["shape"] == "obround":
+        s = f"obround {_g(p['length'])} x {w}"
+    else:
+        s = f"{_g(p['length'])} x {w} ({n} straight sides)"
+    if along and p["width"] != p["length"] and p["shape"] != "regular":
+        s += f" along {_axis_word(p['direction'])}"
+    if p["corner_radius"] is not None:
+        s += f" r={_g(p['corner_radius'])}"
+    return s + f" height {_g(p['height'])}"
+
+
 def _island(p: dict) -> str:
     """What stands on a pocket's floor: the largest island's size."""
     i = p["island"]
@@ -480,7 +498,7 @@ def features_content(result: dict) -> list[dict]:
         return failed
     f = result["features"]
     lines = [f"{f['name']}:"]
-    said: dict[str, set] = {"holes": set(), "bosses": set(), "slots": set(), "pockets": set(),
+    said: dict[str, set] = {"holes": set(), "bosses": set(), "slots": set(), "pockets": set(), "pads": set(),
                             "steps": set()}  # lists a line named
 
     def grouped(of: str, kind_of) -> None:
@@ -532,6 +550,7 @@ def features_content(result: dict) -> list[dict]:
             + ("" if turned or not s["open_end"] else f" along {_axis_word(s['direction'])}" if "round" not in s["ends"]
                and "square" not in s["ends"] else f" opening {_axis_word(s['direction'])}"))
     grouped("pockets", lambda p, radial, turned: _pocket_kind(p, along=not turned) + way(p, radial))
+    grouped("pads", lambda p, radial, turned: _pad_kind(p, along=not turned) + way(p, radial))
     for g in f["grooves"]:
         if g["face"]:
             inner = g["diameter"] - 2 * g["width"]
@@ -563,7 +582,8 @@ def features_content(result: dict) -> list[dict]:
 
 FEATURES = Tool(
     "features", "Find holes, bosses, fillets",
-    "Find one object's holes, bosses, fillets, chamfers, slots, pockets, grooves, steps and patterns from its exact "
+    "Find one object's holes, bosses, fillets, chamfers, slots, pockets, pads, grooves, steps and patterns from its "
+    "exact "
     "geometry "
     "(OCCT). Holes: centre of the entry circle, axis into the material, diameter, depth or through, countersink {diameter, angle}, counterbore "
     "{diameter, depth}, a stepped bore's further bores {diameter, start, end}, keyway {width, depth}, flat (a D or double D), partial: its wall open on one side, draft, ball: a "
@@ -572,9 +592,11 @@ FEATURES = Tool(
     "slots (round, square or open ends: a U channel across a block is open at both; straight or arc, counterbored, drafted; "
     "V grooves and dovetails: draft; T-slots: tee), "
     "pockets (walls all round: windows, rectangular, L, oval or freeform (spline) pockets, hex "
-    "sockets, a wheel's sector windows; width, length, sides, corner radius, draft, depth or through), grooves (flat, v or round-bottomed; round a shaft, in a bore or in a face), steps (a rebate or shoulder: a floor and one wall along an edge; "
+    "sockets, a wheel's sector windows; width, length, sides, corner radius, draft, depth or through), pads "
+    "(raised outlines that are not round: a rectangular pad, a hex or obround boss, a rib; shape, width, length, "
+    "height), grooves (flat, v or round-bottomed; round a shaft, in a bore or in a face), steps (a rebate or shoulder: a floor and one wall along an edge; "
     "width, depth, length, side), and "
-    "patterns of holes, bosses, slots or pockets (bolt circles, arcs, grids, staggered rows and bundles, "
+    "patterns of holes, bosses, slots, pockets or pads (bolt circles, arcs, grids, staggered rows and bundles, "
     "linear arrays, radial; a grid or array's empty positions). A mesh made solid (mostly flat triangles, an STL) is said to be one: faceted. "
     "The numbers are in structuredContent; the text is a summary. Read-only: runs in "
     "a disposable jailed process.",

@@ -148,6 +148,17 @@ CASES = {  # name: (body of HOSTILE(r), what the reply must be: "ok" or a substr
                      "return r", "patterns[0].empty"),
     "empty_huge": ("p = r['patterns'][0]; p.update(type='linear', pitch=1, direction=[1, 0, 0], "
                    "empty=[[1e11, -1e11, 0.5]] * 2000); return r", "ok"),
+    # pads (stop 55): an enum, numbers, an int, vectors of three
+    "pad_shape": (f"r['pads'] = [dict(center=[0, 0, 5], axis=[0, 0, 1], shape={ANSI!r}, width=1, length=2, "
+                  "direction=[1, 0, 0], height=3, sides=4, corner_radius=None)]; return r", "pads[0].shape"),
+    "pad_nan": ("r['pads'] = [dict(center=[0, 0, 5], axis=[0, 0, 1], shape='rectangle', width=1, length=2, "
+                "direction=[1, 0, 0], height=float('inf'), sides=4, corner_radius=None)]; return r", "error"),
+    "pad_sides_bool": ("r['pads'] = [dict(center=[0, 0, 5], axis=[0, 0, 1], shape='other', width=1, length=2, "
+                       "direction=[1, 0, 0], height=3, sides=True, corner_radius=None)]; return r", "pads[0].sides"),
+    "pads_many": ("r['pads'] = [dict(center=[0, 0, 5], axis=[0, 0, 1], shape='obround', width=1, length=2, "
+                  f"direction=[1, 0, 0], height=3, sides=2, corner_radius=None, junk={ANSI!r})] * 300; "
+                  "r['patterns'] = [dict(r['patterns'][0], of='pads', members=[0, 1, 99])]; return r", "ok"),
+    "pad_member_out_of_range": ("r['patterns'][0]['of'] = 'pads'; return r", "patterns[0].members[0]"),
     "radial_overlap": ("p = dict(r['patterns'][0], type='radial', members=[0, 0, 1]); "
                        "r['patterns'] = [p, dict(p, members=[1, 2, 6])]; return r", "ok"),
 }
@@ -199,6 +210,11 @@ def test_hostile_features_reply(client, case):
         if case == "empty_huge":  # cut to the cap, a few named in one short line
             assert data["patterns"][0]["empty"] == [[1e11, -1e11, 0.5]] * 50, data["patterns"][0]["empty"][:2]
             assert text.count("(50 empty: (1e+11, -1e+11, 0.5), ") == 1 and text.count("1e+11") == 8, text
+        if case == "pads_many":  # cut to the cap, the junk key dropped, one line for the pattern's members
+            assert len(data["pads"]) == 100 and data["truncated"] == {"pads": 300} and "pads (300 found)" in text
+            assert set(data["pads"][0]) == {"center", "axis", "shape", "width", "length", "direction", "height",
+                                            "sides", "corner_radius"}, data["pads"][0]
+            assert "pads: 3 x obround 2 x 1 along +X height 3 +Z on a" in text, text
         if case == "many_steps":
             assert len(data["steps"]) == 100 and data["truncated"] == {"steps": 500} and "steps (500 found)" in text
     else:

@@ -24,6 +24,8 @@ inside corners rounded) must read their cavity: 20, and 200 more with ``--soak``
 Random parts converted to all-B-spline faces must read as the analytic part: 24, and 400 more with
 ``--soak``. Random grids and rows with up to a quarter of their positions left empty must read as
 one lattice, the empty positions where they are, upright and turned: 20, and 200 more with ``--soak``.
+Random pads (rectangles, rounded or not, regular polygons, obrounds) on plates must read their
+outline and height, upright and turned: 20, and 200 more with ``--soak``.
 """
 from __future__ import annotations
 
@@ -873,3 +875,60 @@ def _off_axis(w, g, axis) -> float:
     d = [b - a for a, b in zip(w, g)]
     along = sum(x * y for x, y in zip(d, axis))
     return math.dist(d, [along * x for x in axis])
+
+
+def _pads_on_a_plate(seed: int):
+    """A random plate with one to three pads well apart: rectangles (maybe with corner radii),
+    regular polygons of 5 to 8 sides, obrounds, each at its own height; returns (part, the pads'
+    (shape, sides, width, length, height), sorted)."""
+    import random
+
+    from build123d import (BuildPart, BuildSketch, Box, Locations, Plane, Rectangle, RectangleRounded,
+                           RegularPolygon, SlotOverall, extrude)
+    rng = random.Random(seed)
+    t = rng.uniform(3, 10)
+    n = rng.randint(1, 3)
+    cell = 40.0
+    want = []
+    with BuildPart() as p:
+        Box(cell * n + 10, cell + 10, t)
+        for i in range(n):
+            kind = rng.choice(["rectangle", "rounded", "regular", "obround"])
+            h = rng.uniform(1, 12)
+            x = -cell * (n - 1) / 2 + cell * i
+            with BuildSketch(Plane.XY.offset(t / 2)):
+                with Locations((x + rng.uniform(-3, 3), rng.uniform(-3, 3))):
+                    if kind in ("rectangle", "rounded"):
+                        a, b = rng.uniform(6, 25), rng.uniform(6, 25)
+                        if kind == "rounded":
+                            RectangleRounded(a, b, rng.uniform(0.5, min(a, b) / 2 - 0.5))
+                        else:
+                            Rectangle(a, b)
+                        want.append(("rectangle", 4, min(a, b), max(a, b), h))
+                    elif kind == "regular":
+                        k, r = rng.randint(5, 8), rng.uniform(5, 12)
+                        RegularPolygon(r, k)
+                        # narrowest across a side: to the opposite side, or (odd) the opposite corner
+                        across = r * math.cos(math.pi / k) + (r if k % 2 else r * math.cos(math.pi / k))
+                        want.append(("regular", k, across, None, h))
+                    else:
+                        length, w = rng.uniform(14, 30), rng.uniform(4, 12)
+                        SlotOverall(length, w, rotation=rng.choice([0, 90]))
+                        want.append(("obround", 2, w, length, h))
+            extrude(amount=h)
+    return p.part, sorted(want, key=lambda x: x[4])
+
+
+def test_random_pads_read_their_outline_and_height_upright_and_turned(soak):
+    """Stop 55: raised outlines that are not round read as nothing. Each random pad reads its shape,
+    sides, width, length (a regular polygon's: any) and height, upright and turned at random."""
+    seeds = list(range(20)) + (list(range(11000, 11200)) if soak else [])
+    for seed in seeds:
+        part, want = _pads_on_a_plate(seed)
+        for turned, p in ((False, part), (True, _turned_and_moved(part, seed))):
+            got = sorted(_reply(p)["pads"], key=lambda x: x["height"])
+            assert len(got) == len(want), (seed, turned, got, want)
+            for g, (shape, sides, width, length, h) in zip(got, want):
+                assert (g["shape"], g["sides"]) == (shape, sides), (seed, turned, g, shape)
+                assert abs(g["width"] - width) < 1e-3 and abs(g["height"] - h) < 1e-3, (seed, turned, g, width, h)
+                assert length is None or abs(g["length"] - length) < 1e-3, (seed, turned, g, length)

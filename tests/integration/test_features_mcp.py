@@ -342,3 +342,23 @@ def test_a_grid_round_a_central_boss_through_the_client(client):
     assert grid["empty"] == [[0, 0, 5]] or all(abs(a - b) < 0.05 for a, b in zip(grid["empty"][0], (0, 0, 5))), grid
     assert "holes: 8 x through d=5 -Z on a 3x3 grid pitch 20 x 20 (1 empty: (0, 0, 5)) at (" in text, text
     assert "bolt circle" not in text and len(data["bosses"]) == 1, text
+
+
+def test_pads_through_the_client(client):
+    """A rectangular pad with rounded corners, a hex boss and an obround boss on a plate: each a pad
+    with its outline, height and centre (before: nothing, and the obround's ends as two fillets)."""
+    code = ("with BuildPart() as pb:\n    Box(120, 60, 10)\n"
+            "    with BuildSketch(Plane.XY.offset(5)):\n"
+            "        with Locations((-35, 0)):\n            RectangleRounded(30, 20, 3)\n"
+            "        with Locations((5, 0)):\n            RegularPolygon(10, 6)\n"
+            "        with Locations((40, 0)):\n            SlotOverall(30, 12, rotation=90)\n"
+            "    extrude(amount=6)\npad_plate = pb.part\n")
+    assert client.text("execute", {"code": code}).startswith("OK")
+    data, text = features(client, {"object_name": "pad_plate"})
+    got = sorted((p["shape"], p["width"], p["length"], p["height"], p["corner_radius"]) for p in data["pads"])
+    assert [g[0] for g in got] == ["obround", "rectangle", "regular"] and all(g[3] == 6 for g in got), got
+    assert got[0][1:3] == (12, 30) and got[1][1:3] == (20, 30) and got[1][4] == 3, got
+    assert "pads: 1 x rectangle 30 x 20 along +X r=3 height 6 +Z at (-35, 0, 5)" in text, text
+    assert "pads: 1 x obround 30 x 12 along +Y height 6 +Z at (40, 0, 5)" in text, text
+    assert "pads: 1 x hex 17.3205 across flats height 6 +Z at (5, 0, 5)" in text, text
+    assert data["fillets"] == [] and data["bosses"] == [], text

@@ -631,7 +631,7 @@ def test_objects_without_a_solid_are_refused_with_what_to_do():
             features.features({"s": value}, "s")
 
 
-@pytest.mark.parametrize("kinds,line", [(None, "no holes, bosses, fillets, chamfers, slots, pockets, grooves or steps found"),
+@pytest.mark.parametrize("kinds,line", [(None, "no holes, bosses, fillets, chamfers, slots, pockets, pads, grooves or steps found"),
                                         (["holes"], "no holes found"),
                                         (["slots", "holes", "patterns"], "no slots or holes found")])
 def test_nothing_found_says_what_was_looked_for(kinds, line):
