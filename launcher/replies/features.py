@@ -4,9 +4,10 @@ The op ran in a disposable next of a session that may have run hostile code, so 
 rebuilt field by field into exactly the shape of :data:`OUTPUT_SCHEMA`: known keys only, every
 number finite and within +-1e12 (``ReplyRefused`` otherwise, naming the field), vectors of three,
 booleans that are booleans, enums from the list, lists cut to ``FEATURES_LIST_CAP`` (the cut
-counted in ``truncated``; a pattern's ``empty`` positions to ``PATTERN_EMPTY_CAP``). Nothing the jail sends is copied as text: the only strings kept are
-enum values. :func:`check` validates the rebuilt dict against the schema once more (the MCP
-server sends it as ``structuredContent``, which clients validate).
+counted in ``truncated``; a pattern's ``empty`` positions to ``PATTERN_EMPTY_CAP``). Nothing the
+jail sends is copied as text: the only strings kept are enum values. :func:`check` validates the
+rebuilt dict against the schema once more (the MCP server sends it as ``structuredContent``, which
+clients validate).
 
 Blocks: non-finite or huge numbers, wrong types, unknown keys, oversized lists, text of any kind,
 a ``faceted`` count with more triangles than faces.

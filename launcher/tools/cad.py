@@ -394,13 +394,30 @@ def _step_kind(s: dict) -> str:
             f"{_axis_word(s['axis'])} along {_axis_word(s['direction'])} facing {_axis_word(s['side'])}")
 
 
+def _polygon(p: dict) -> str | None:
+    """A pocket's or pad's rectangle or regular polygon in words; None for other shapes."""
+    w, n = _g(p["width"]), p["sides"]
+    if p["shape"] == "rectangle":
+        return f"square {w}" if p["width"] == p["length"] else f"rectangle {_g(p['length'])} x {w}"
+    if p["shape"] == "regular":
+        return f"{'hex' if n == 6 else f'{n}-sided'} {w} across flats"
+    return None
+
+
+def _laid(p: dict, s: str, along: bool) -> str:
+    """``s`` with the outline's direction (a long one, when ``along``) and corner radius."""
+    if along and p["width"] != p["length"] and p["shape"] != "regular":
+        s += f" along {_axis_word(p['direction'])}"
+    if p["corner_radius"] is not None:
+        s += f" r={_g(p['corner_radius'])}"
+    return s
+
+
 def _pocket_kind(p: dict, along: bool = True) -> str:
     """``along``: name the direction of a long outline (not for copies turned round a circle)."""
     w, n = _g(p["width"]), p["sides"]
-    if p["shape"] == "rectangle":
-        s = f"square {w}" if p["width"] == p["length"] else f"rectangle {_g(p['length'])} x {w}"
-    elif p["shape"] == "regular":
-        s = f"{'hex' if n == 6 else f'{n}-sided'} {w} across flats"
+    if (poly := _polygon(p)) is not None:
+        s = poly
     elif p["shape"] == "L":
         s = f"L-shaped {_g(p['length'])} x {w}"
     elif p["shape"] == "oval":
@@ -417,29 +434,14 @@ def _pocket_kind(p: dict, along: bool = True) -> str:
         s = f"{n}-sided {_g(p['length'])} x {w}"
         if p["curved"]:
             s = f"{n}-sided ({p['curved']} curved) {_g(p['length'])} x {w}"
-    if along and p["width"] != p["length"] and p["shape"] != "regular":
-        s += f" along {_axis_word(p['direction'])}"
-    if p["corner_radius"] is not None:
-        s += f" r={_g(p['corner_radius'])}"
-    return s + _draft(p) + (" through" if p["through"] else f" depth {_g(p['depth'])}") + _island(p)
+    return _laid(p, s, along) + _draft(p) + (" through" if p["through"] else f" depth {_g(p['depth'])}") + _island(p)
 
 
 def _pad_kind(p: dict, along: bool = True) -> str:
     """A pad's outline and height; ``along`` as for a pocket."""
-    w, n = _g(p["width"]), p["sides"]
-    if p["shape"] == "rectangle":
-        s = f"square {w}" if p["width"] == p["length"] else f"rectangle {_g(p['length'])} x {w}"
-    elif p["shape"] == "regular":
-        s = f"{'hex' if n == 6 else f'{n}-sided'} {w} across flats"
-    elif p["shape"] == "obround":
-        s = f"obround {_g(p['length'])} x {w}"
-    else:
-        s = f"{_g(p['length'])} x {w} ({n} straight sides)"
-    if along and p["width"] != p["length"] and p["shape"] != "regular":
-        s += f" along {_axis_word(p['direction'])}"
-    if p["corner_radius"] is not None:
-        s += f" r={_g(p['corner_radius'])}"
-    return s + f" height {_g(p['height'])}"
+    s = _polygon(p) or (f"obround {_g(p['length'])} x {_g(p['width'])}" if p["shape"] == "obround" else
+                        f"{_g(p['length'])} x {_g(p['width'])} ({p['sides']} straight sides)")
+    return _laid(p, s, along) + f" height {_g(p['height'])}"
 
 
 def _island(p: dict) -> str:

@@ -24,8 +24,9 @@ inside corners rounded) must read their cavity: 20, and 200 more with ``--soak``
 Random parts converted to all-B-spline faces must read as the analytic part: 24, and 400 more with
 ``--soak``. Random grids and rows with up to a quarter of their positions left empty must read as
 one lattice, the empty positions where they are, upright and turned: 20, and 200 more with ``--soak``.
-Random pads (rectangles, rounded or not, regular polygons, obrounds) on plates must read their
-outline and height, upright and turned: 20, and 200 more with ``--soak``.
+Random pads (rectangles, rounded or not, regular polygons, obrounds; their top edges maybe rounded
+or chamfered) on plates must read their outline and height, upright and turned: 20, and 200 more
+with ``--soak``.
 """
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ from tests.helpers import random_parts
 
 SIZES = {"holes": ("diameter", "depth", "length"), "slots": ("length", "width", "depth"),
          "pockets": ("width", "length", "depth"), "bosses": ("diameter", "height"),
-         "grooves": ("diameter", "width", "depth"), "steps": ("width", "length", "depth")}
+         "grooves": ("diameter", "width", "depth"), "steps": ("width", "length", "depth"),
+         "pads": ("width", "length", "height")}
 
 
 PROFILED = "profiled"  # a seed's second field: False, True (straight cuts) or this (a V, dovetail, drafted or T cut)
@@ -879,44 +881,50 @@ def _off_axis(w, g, axis) -> float:
 
 def _pads_on_a_plate(seed: int):
     """A random plate with one to three pads well apart: rectangles (maybe with corner radii),
-    regular polygons of 5 to 8 sides, obrounds, each at its own height; returns (part, the pads'
-    (shape, sides, width, length, height), sorted)."""
+    regular polygons of 5 to 8 sides, obrounds, each at its own height, its top edges maybe rounded
+    or chamfered; returns (part, the pads' (shape, sides, width, length, height), sorted)."""
     import random
 
-    from build123d import (BuildPart, BuildSketch, Box, Locations, Plane, Rectangle, RectangleRounded,
-                           RegularPolygon, SlotOverall, extrude)
+    from build123d import (Axis, Box, Plane, Pos, Rectangle, RectangleRounded, RegularPolygon, SlotOverall, chamfer,
+                           extrude, fillet)
     rng = random.Random(seed)
     t = rng.uniform(3, 10)
     n = rng.randint(1, 3)
     cell = 40.0
     want = []
-    with BuildPart() as p:
-        Box(cell * n + 10, cell + 10, t)
-        for i in range(n):
-            kind = rng.choice(["rectangle", "rounded", "regular", "obround"])
-            h = rng.uniform(1, 12)
-            x = -cell * (n - 1) / 2 + cell * i
-            with BuildSketch(Plane.XY.offset(t / 2)):
-                with Locations((x + rng.uniform(-3, 3), rng.uniform(-3, 3))):
-                    if kind in ("rectangle", "rounded"):
-                        a, b = rng.uniform(6, 25), rng.uniform(6, 25)
-                        if kind == "rounded":
-                            RectangleRounded(a, b, rng.uniform(0.5, min(a, b) / 2 - 0.5))
-                        else:
-                            Rectangle(a, b)
-                        want.append(("rectangle", 4, min(a, b), max(a, b), h))
-                    elif kind == "regular":
-                        k, r = rng.randint(5, 8), rng.uniform(5, 12)
-                        RegularPolygon(r, k)
-                        # narrowest across a side: to the opposite side, or (odd) the opposite corner
-                        across = r * math.cos(math.pi / k) + (r if k % 2 else r * math.cos(math.pi / k))
-                        want.append(("regular", k, across, None, h))
-                    else:
-                        length, w = rng.uniform(14, 30), rng.uniform(4, 12)
-                        SlotOverall(length, w, rotation=rng.choice([0, 90]))
-                        want.append(("obround", 2, w, length, h))
-            extrude(amount=h)
-    return p.part, sorted(want, key=lambda x: x[4])
+    part = Box(cell * n + 10, cell + 10, t)
+    for i in range(n):
+        kind = rng.choice(["rectangle", "rounded", "regular", "obround"])
+        h = rng.uniform(1, 12)
+        if kind in ("rectangle", "rounded"):
+            a, b = rng.uniform(6, 25), rng.uniform(6, 25)
+            sketch = RectangleRounded(a, b, rng.uniform(0.5, min(a, b) / 2 - 0.5)) if kind == "rounded" \
+                else Rectangle(a, b)
+            want.append(("rectangle", 4, min(a, b), max(a, b), h))
+            small = min(a, b)
+        elif kind == "regular":
+            k, r = rng.randint(5, 8), rng.uniform(5, 12)
+            sketch = RegularPolygon(r, k)
+            # narrowest across a side: to the opposite side, or (odd) the opposite corner
+            across = r * math.cos(math.pi / k) + (r if k % 2 else r * math.cos(math.pi / k))
+            want.append(("regular", k, across, None, h))
+            small = 2 * r * math.sin(math.pi / k)  # a side
+        else:
+            length, w = rng.uniform(14, 30), rng.uniform(4, 12)
+            sketch = SlotOverall(length, w, rotation=rng.choice([0, 90]))
+            want.append(("obround", 2, w, length, h))
+            small = w
+        pad = extrude(Plane.XY * sketch, h)
+        brk = rng.choice([None, "fillet", "chamfer"])
+        if brk:
+            size = rng.uniform(0.1, 0.3) * min(small, h)
+            top = pad.edges().group_by(Axis.Z)[-1]
+            try:
+                pad = fillet(top, size) if brk == "fillet" else chamfer(top, size)
+            except Exception:  # noqa: BLE001 - OCCT could not break these edges: the pad stays sharp
+                pass
+        part += Pos(-cell * (n - 1) / 2 + cell * i + rng.uniform(-3, 3), rng.uniform(-3, 3), t / 2) * pad
+    return part, sorted(want, key=lambda x: x[4])
 
 
 def test_random_pads_read_their_outline_and_height_upright_and_turned(soak):

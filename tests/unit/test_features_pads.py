@@ -23,9 +23,11 @@ from build123d import (
     Plane,
     Pos,
     Rectangle,
+    RectangleRounded,
     RegularPolygon,
     Rot,
     SlotOverall,
+    chamfer,
     export_step,
     extrude,
     fillet,
@@ -163,3 +165,41 @@ def test_an_l_shaped_pad_is_other_with_its_extents():
     assert (p["shape"], p["sides"], p["corner_radius"]) == ("other", 6, None), p
     assert (p["width"], p["length"], p["height"]) == (30, 30, 5), p
     assert "pads: 1 x 30 x 30 (6 straight sides) height 5 +Z at" in text_of(run(part))
+
+
+def _pad_with(break_top, foot: float | None = None, outline=lambda: Rectangle(30, 20)):
+    with BuildPart() as b:
+        Box(100, 60, 10)
+        with BuildSketch(Plane.XY.offset(5)):
+            outline()
+        extrude(amount=8)
+        break_top(b.edges().filter_by_position(Axis.Z, 13, 13))
+        if foot:
+            fillet(b.edges().filter_by_position(Axis.Z, 5, 5)
+                   .filter_by(lambda e: abs(e.center().X) <= 15.01 and abs(e.center().Y) <= 10.01), foot)
+    return b.part
+
+
+@pytest.mark.parametrize("make,radius,line", [
+    (lambda: _pad_with(lambda e: fillet(e, 2)), None, "fillets: 4 x r=2 (convex rounds)"),
+    (lambda: _pad_with(lambda e: chamfer(e, 1), outline=lambda: RectangleRounded(30, 20, 4)), 4, "chamfers: 8 x 1"),
+    (lambda: _pad_with(lambda e: fillet(e, 2), foot=1.5), None, "fillets: 4 x r=1.5 (concave)"),
+], ids=["rounded-top", "chamfered-top-rounded-corners", "rounded-top-and-foot"])
+def test_a_pad_with_its_top_edges_broken_reads_its_walls_outline(make, radius, line):
+    """Past a rounded or chamfered top edge the walls are found across the round; the outline is the
+    walls' (at their foot), the round stays a fillet (the chamfer a chamfer)."""
+    d = run(make())
+    (p,) = d["pads"]
+    assert (p["shape"], p["length"], p["width"], p["height"], p["corner_radius"]) == ("rectangle", 30, 20, 8, radius), p
+    assert near(p["center"], (0, 0, 5)) and line in text_of(d), text_of(d)
+
+
+@pytest.mark.parametrize("name", ["rounded corners", "hex boss", "obround boss"])
+def test_a_pad_all_in_b_splines_reads_as_the_analytic_one(name):
+    """A STEP file written all in NURBS by another CAD system: the walls read as planes and cylinders,
+    their edges as the lines and arcs they are."""
+    from build123d import Compound
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_NurbsConvert
+    part = CASES[name][0]()
+    nurbs = Compound(BRepBuilderAPI_NurbsConvert(part.wrapped, True).Shape())
+    assert run(nurbs)["pads"] == run(part)["pads"]
