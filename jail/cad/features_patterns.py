@@ -1,4 +1,4 @@
-"""Patterns among holes (or bosses): bolt circles, grids and linear arrays.
+"""Patterns among holes (or bosses, slots, pockets, pads): bolt circles, grids and linear arrays.
 
 Members are grouped when they have the same diameter, the same kind (through/blind, countersink,
 counterbore) and axes the same way (radial patterns: any axes); their centres are projected onto the
@@ -18,6 +18,10 @@ members still loose may make rows (``_rows``: a bar's two rows at two pitches).
   lattice is turned in its plane, the direction from one centre to its nearest neighbour and the
   one square to it), equal pitch each;
 * a **linear array**: three or more members on one line with equal pitch (not already a grid);
+* a grid or linear array with **empty positions** (``empty``, ``_gapped``): when no full lattice
+  holds the members, one with a few positions left empty (a 3x3 grid round a central boss, a row
+  with a hole left out): at most a quarter of them, two members or more on every row and column of
+  a grid, five positions or more in a row, every member at one level;
 * **staggered** rows: rows along one of the part's axes at one pitch, equally spaced, every other
   row shifted by half the pitch, rows of one parity alike (a honeycomb block; not a grid);
 * a **bundle**: staggered rows of different lengths, each without a gap (a heat exchanger's tube
