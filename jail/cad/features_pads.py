@@ -157,6 +157,8 @@ def _outline(edges: list[tuple], n) -> dict | None:
     elif len(lines) >= 3 and not arcs and max(x for _, x, _ in lines) - min(x for _, x, _ in lines) <= 1e-6 * length \
             and _one_apothem(lines, n, length):
         shape = "regular"
+        hub = mul(tuple(map(sum, zip(*(mid for _, _, mid in lines)))), 1.0 / len(lines))
+        centre = sub(hub, mul(n, dot(hub, n)))  # an odd polygon's extents are not centred on it
     else:
         shape = "other"
     return {"width": width, "length": length, "direction": t, "centre": centre, "shape": shape,

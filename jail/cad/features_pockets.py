@@ -18,7 +18,8 @@ the surface it opens onto (a keyway in a shaft: the top of the shaft), ``depth``
 floor; neither = a closed cavity, not listed. ``width`` is the narrowest distance across (between
 two opposite walls: across flats), ``length`` the extent square to that (across corners for a
 polygon, the long side for a rectangle) along ``direction``; ``shape`` "rectangle" (four walls
-at right angles, a square too), "regular" (every side and corner alike: a hexagon) or "other";
+at right angles, a square too), "regular" (every side and corner alike: a hexagon; its centre its
+walls' middle, and an odd one's width from a flat to the opposite corner) or "other";
 ``corner_radius`` the largest corner's, or None. A pocket with a convex corner has shape "L" (six
 walls at right angles) or "other", its width and length are its outline's extents, and its centre
 is the outline's centroid (or, when that lies outside the outline, a point just inside a wall).
@@ -381,7 +382,10 @@ def _shape(loop: list[FaceInfo], d, pts, tol: float, at: float | None = None) ->
     centre = add(mul(n_w, (w_lo + w_hi) / 2), mul(along, (l_lo + l_hi) / 2))
     # a point of the centre line: the outline's centre in the plane across d (its d part is set later)
     centre = sub(centre, mul(d, dot(centre, d)))
-    apothems = [dot(sub(centre, fi.mid), n) for fi, n in zip(walls, normals)]
+    # a regular polygon's centre: its walls' middle (an odd one's extents are not centred on it)
+    hub = mul(tuple(map(sum, zip(*(fi.mid for fi in walls)))), 1.0 / len(walls))
+    hub = sub(hub, mul(d, dot(hub, d)))
+    apothems = [dot(sub(hub, fi.mid), n) for fi, n in zip(walls, normals)]
     turns = []
     for a, b in zip(normals, normals[1:] + normals[:1]):
         turns.append(math.atan2(dot(cross(a, b), d), dot(a, b)))
@@ -398,7 +402,7 @@ def _shape(loop: list[FaceInfo], d, pts, tol: float, at: float | None = None) ->
     elif n == 4 and all(abs(abs(t) - math.pi / 2) <= 1e-6 for t in turns):
         shape = "rectangle"
     elif max(apothems) - min(apothems) <= tol and all(abs(abs(t) - TWO_PI / n) <= 1e-6 for t in turns):
-        shape = "regular"
+        shape, centre = "regular", hub
     else:
         shape = "other"
     radii = [_radius_at(fi, d, at) for fi in loop if fi.kind != "plane"]

@@ -395,12 +395,14 @@ def _step_kind(s: dict) -> str:
 
 
 def _polygon(p: dict) -> str | None:
-    """A pocket's or pad's rectangle or regular polygon in words; None for other shapes."""
+    """A pocket's or pad's rectangle or regular polygon in words; None for other shapes. A regular
+    polygon's width is across flats when its sides come in opposite pairs, else from a flat to the
+    opposite corner (a pentagon)."""
     w, n = _g(p["width"]), p["sides"]
     if p["shape"] == "rectangle":
         return f"square {w}" if p["width"] == p["length"] else f"rectangle {_g(p['length'])} x {w}"
     if p["shape"] == "regular":
-        return f"{'hex' if n == 6 else f'{n}-sided'} {w} across flats"
+        return f"{'hex' if n == 6 else f'{n}-sided'} {w} {'across flats' if n % 2 == 0 else 'flat to corner'}"
     return None
 
 

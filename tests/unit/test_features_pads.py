@@ -20,6 +20,7 @@ from build123d import (
     GridLocations,
     Hole,
     Locations,
+    Mode,
     Plane,
     Pos,
     Rectangle,
@@ -203,3 +204,38 @@ def test_a_pad_all_in_b_splines_reads_as_the_analytic_one(name):
     part = CASES[name][0]()
     nurbs = Compound(BRepBuilderAPI_NurbsConvert(part.wrapped, True).Shape())
     assert run(nurbs)["pads"] == run(part)["pads"]
+
+
+def test_a_pentagon_pads_width_runs_from_a_flat_to_the_opposite_corner():
+    """An odd regular polygon has no flats opposite each other: its width (the narrowest extent) runs
+    from a flat to a corner, and the text says so instead of "across flats"."""
+    d = run(on_plate(lambda: RegularPolygon(10, 5), height=4))
+    (p,) = d["pads"]
+    assert (p["shape"], p["sides"]) == ("regular", 5), p
+    assert p["width"] == pytest.approx(10 * (1 + math.cos(math.pi / 5)), abs=1e-4), p
+    assert "pads: 1 x 5-sided 18.0902 flat to corner height 4 +Z at (" in text_of(d), text_of(d)
+
+
+def _pentagon_pocket():
+    with BuildPart() as b:
+        Box(100, 60, 10)
+        with BuildSketch(Plane.XY.offset(5)):
+            RegularPolygon(10, 5)
+        extrude(amount=-4, mode=Mode.SUBTRACT)
+    return b.part
+
+
+def test_a_pentagon_pockets_text_says_flat_to_corner_too():
+    """Before, a pentagonal pocket read as "other": its walls were measured from its extents' middle."""
+    d = run(_pentagon_pocket())
+    (p,) = d["pockets"]
+    assert (p["shape"], p["sides"]) == ("regular", 5), p
+    assert "pockets: 1 x 5-sided 18.0902 flat to corner depth 4 -Z at (" in text_of(d), text_of(d)
+
+
+@pytest.mark.parametrize("kind", ["pads", "pockets"])
+def test_a_pentagons_centre_is_its_own_not_its_extents_middle(kind):
+    """A pentagon's extents are not centred on it: its centre is its sides' middle."""
+    d = run(on_plate(lambda: RegularPolygon(10, 5), height=4) if kind == "pads" else _pentagon_pocket())
+    (p,) = d[kind]
+    assert near(p["center"][:2], (0, 0)), p
