@@ -79,6 +79,13 @@ def unit(a):
     return (a[0] / n, a[1] / n, a[2] / n) if n > 1e-300 else (0.0, 0.0, 0.0)
 
 
+def middle_across(points, d) -> tuple:
+    """The mean of ``points`` without its part along the unit vector ``d``: the centre of a regular
+    outline seen along ``d``, from its sides' or walls' middles."""
+    c = mul(tuple(map(sum, zip(*points))), 1.0 / len(points))
+    return sub(c, mul(d, dot(c, d)))
+
+
 def along_axis(p, origin, axis, tol: float) -> float | None:
     """Where ``p`` lies along the line through ``origin`` along the unit ``axis`` (t from
     ``origin``), or None when it is farther than ``tol`` from that line: whether a surface of

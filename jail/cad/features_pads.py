@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import math
 
-from jail.cad.features_faces import (FaceInfo, add, canonical_dir, cross, dot, edge_points, mul, outer_edges, sub,
-                                     unit)
+from jail.cad.features_faces import (FaceInfo, add, canonical_dir, cross, dot, edge_points, middle_across, mul,
+                                     outer_edges, sub, unit)
 from jail.cad.features_find import part_scale
 from jail.cad.features_material import Material
 
@@ -155,10 +155,8 @@ def _outline(edges: list[tuple], n) -> dict | None:
             and abs(ends[0][0] - ends[1][0]) <= 1e-9 * max(1.0, ends[0][0]):
         shape = "obround"
     elif len(lines) >= 3 and not arcs and max(x for _, x, _ in lines) - min(x for _, x, _ in lines) <= 1e-6 * length \
-            and _one_apothem(lines, n, length):
-        shape = "regular"
-        hub = mul(tuple(map(sum, zip(*(mid for _, _, mid in lines)))), 1.0 / len(lines))
-        centre = sub(hub, mul(n, dot(hub, n)))  # an odd polygon's extents are not centred on it
+            and _one_apothem(lines, hub := middle_across([mid for _, _, mid in lines], n), n, length):
+        shape, centre = "regular", hub  # an odd polygon's extents are not centred on it
     else:
         shape = "other"
     return {"width": width, "length": length, "direction": t, "centre": centre, "shape": shape,
@@ -187,10 +185,9 @@ def _sides_of(segments, size: float) -> list[tuple]:
     return out
 
 
-def _one_apothem(lines, n, size: float) -> bool:
-    """Do the straight sides (direction, length, midpoint) all lie one distance from their midpoints'
-    centre (with equal lengths: a regular polygon)?"""
-    c = mul(tuple(map(sum, zip(*(mid for _, _, mid in lines)))), 1.0 / len(lines))
+def _one_apothem(lines, c, n, size: float) -> bool:
+    """Do the straight sides (direction, length, midpoint) all lie one distance from ``c``, their
+    midpoints' centre (with equal lengths: a regular polygon)?"""
     apothems = [abs(dot(sub(mid, c), unit(cross(n, t)))) for t, _, mid in lines]
     return max(apothems) - min(apothems) <= 1e-6 * max(size, 1.0)
 

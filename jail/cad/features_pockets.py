@@ -57,7 +57,8 @@ from OCP.GeomAbs import GeomAbs_BezierCurve, GeomAbs_BSplineCurve, GeomAbs_Line
 from OCP.TopoDS import TopoDS
 
 from jail.cad.features_faces import (DRAFT_MAX, EDGE_SAMPLES, TWO_PI, TopAbs_VERTEX, FaceInfo, add, canonical_dir,
-                                     cross, dot, edge_points, flat, mul, norm, sub, unique, unit, void_normal)
+                                     cross, dot, edge_points, flat, middle_across, mul, norm, sub, unique, unit,
+                                     void_normal)
 from jail.cad.features_faces import inside_outline, outer_edges
 from jail.cad.features_find import axis_crossing, entry_first, faces_across, open_beyond, part_scale
 from jail.cad.features_material import Material
@@ -383,8 +384,7 @@ def _shape(loop: list[FaceInfo], d, pts, tol: float, at: float | None = None) ->
     # a point of the centre line: the outline's centre in the plane across d (its d part is set later)
     centre = sub(centre, mul(d, dot(centre, d)))
     # a regular polygon's centre: its walls' middle (an odd one's extents are not centred on it)
-    hub = mul(tuple(map(sum, zip(*(fi.mid for fi in walls)))), 1.0 / len(walls))
-    hub = sub(hub, mul(d, dot(hub, d)))
+    hub = middle_across([fi.mid for fi in walls], d)
     apothems = [dot(sub(hub, fi.mid), n) for fi, n in zip(walls, normals)]
     turns = []
     for a, b in zip(normals, normals[1:] + normals[:1]):
